@@ -1,0 +1,100 @@
+"""Runner for stdlib ``sqlite3`` connections (portable: works in Pyodide, no threads).
+
+The query runs inside a savepoint that is always rolled back, under an authorizer
+that allows reads only, and a progress handler that stops it at the deadline.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from cadet_magic.db.base import RunResult
+from cadet_magic.errors import QueryTimeout
+from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+
+_ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
+# Recursive CTEs report SQLITE_RECURSIVE (33) on newer SQLite versions.
+_ALLOWED_ACTIONS.add(getattr(sqlite3, "SQLITE_RECURSIVE", 33))
+
+
+def read_only_authorizer(action: int, *args: object) -> int:
+    """Allows reading; denies writes, schema changes, TEMP objects, ATTACH and PRAGMA."""
+    return sqlite3.SQLITE_OK if action in _ALLOWED_ACTIONS else sqlite3.SQLITE_DENY
+
+
+class SQLiteRunner:
+    """Runs checked SQL on a ``sqlite3.Connection`` without letting anything persist."""
+
+    dialect = "sqlite"
+
+    def __init__(self, connection: sqlite3.Connection, label: str = "sqlite3") -> None:
+        self.connection = connection
+        self.label = label
+
+    def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
+        con = self.connection
+        deadline = time.monotonic() + timeout
+        timed_out = False
+
+        def progress() -> int:
+            nonlocal timed_out
+            if time.monotonic() > deadline:
+                timed_out = True
+                return 1
+            return 0
+
+        t0 = time.perf_counter()
+        con.execute("SAVEPOINT cadet_magic")
+        cur = None
+        try:
+            con.set_authorizer(read_only_authorizer)
+            con.set_progress_handler(progress, 1000)
+            try:
+                cur = con.execute(sql)
+                rows = cur.fetchmany(limit + 1)
+            except sqlite3.OperationalError as e:
+                if timed_out:
+                    raise QueryTimeout(timeout) from e
+                raise
+            except KeyboardInterrupt:
+                con.interrupt()
+                raise
+            columns = [d[0] for d in cur.description or ()]
+        finally:
+            if cur is not None:
+                cur.close()
+            con.set_progress_handler(None, 0)
+            con.set_authorizer(None)
+            con.execute("ROLLBACK TO cadet_magic")
+            con.execute("RELEASE cadet_magic")
+        truncated = len(rows) > limit
+        return RunResult(
+            columns, [tuple(r) for r in rows[:limit]], truncated, time.perf_counter() - t0, sql
+        )
+
+    def schema(self) -> Schema:
+        con = self.connection
+        names = [
+            r[0]
+            for r in con.execute(
+                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
+                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+            )
+        ]
+        tables = []
+        for name in names:
+            quoted = '"' + name.replace('"', '""') + '"'
+            cols = tuple(
+                Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]))
+                for r in con.execute(f"PRAGMA table_info({quoted})")
+            )
+            fks: dict[int, list] = {}
+            for r in con.execute(f"PRAGMA foreign_key_list({quoted})"):
+                fks.setdefault(r[0], []).append((r[3], r[2], r[4]))
+            foreign = tuple(
+                ForeignKey(tuple(c[0] for c in v), v[0][1], tuple(c[2] or "" for c in v))
+                for v in fks.values()
+            )
+            tables.append(Table(name=name, columns=cols, foreign_keys=foreign))
+        return Schema(tables=tuple(tables), dialect="sqlite")

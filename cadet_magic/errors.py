@@ -1,0 +1,64 @@
+"""The exceptions cadet_magic raises, in one hierarchy.
+
+Everything the package raises on purpose derives from :class:`CadetError`, so a
+caller (the ``%%ask`` magic above all) can catch one class and show the user a
+single clear line instead of a traceback::
+
+    CadetError
+    ├── ConfigurationError        something the user must set up first
+    │   ├── NoModelError          no chat model configured
+    │   └── NoConnectionError     no database connection to ask
+    ├── ModelCallError            the model call itself failed (network, auth, rate limit)
+    └── QueryTimeout              a query ran past its time limit and was cancelled
+
+Example:
+    >>> from cadet_magic.errors import CadetError, NoModelError
+    >>> issubclass(NoModelError, CadetError)
+    True
+"""
+
+from __future__ import annotations
+
+
+class CadetError(Exception):
+    """Base class of every error cadet_magic raises on purpose."""
+
+
+class ConfigurationError(CadetError):
+    """The user must configure something before asking."""
+
+
+class NoModelError(ConfigurationError):
+    """No chat model is configured."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or "No model configured. Pass --model (e.g. %%ask --model openai:gpt-4o-mini), "
+            'run %config AskMagic.model = "openai:gpt-4o-mini", or set the CADET_MODEL '
+            "environment variable."
+        )
+
+
+class NoConnectionError(ConfigurationError):
+    """No database connection is available."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or "No database connection. Connect first with %sql (e.g. %sql duckdb:///shop.duckdb) "
+            "or pass --con VAR naming a SQLAlchemy engine/connection, a duckdb or a sqlite3 "
+            "connection."
+        )
+
+
+class ModelCallError(CadetError):
+    """Calling the chat model failed: network, authentication, rate limit, server error."""
+
+
+class QueryTimeout(CadetError):
+    """A query ran past its time limit and was cancelled in the engine."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"Query cancelled after the {seconds:g} s time limit.")

@@ -1,0 +1,130 @@
+"""What one question produced: plain dataclasses, standard library only.
+
+Example:
+    >>> a = Attempt(number=1, sql="SELECT 1", outcome="ok")
+    >>> r = AskResult(question="one?", ok=True, sql="SELECT 1", attempts=[a],
+    ...               columns=["1"], rows=[(1,)])
+    >>> r.ok, len(r.attempts), r.attempts[0].outcome
+    (True, 1, 'ok')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Outcomes an attempt can have.
+OUTCOMES = ("ok", "refused", "error", "timeout", "no_sql", "model_error")
+
+
+@dataclass
+class Attempt:
+    """One try: the SQL the model wrote, what happened to it, and what we told the model.
+
+    Attributes:
+        number: 1-based attempt number within its phase (never above the maximum).
+        sql: the SQL extracted from the reply (None when the reply had none).
+        outcome: one of ``OUTCOMES``.
+        category: the diagnosis category of a failure (a ``Category`` value) or None.
+        error: the engine's or the safety check's message, or None.
+        feedback: the text sent to the model for the next attempt (None when none followed).
+        suggestions: real names the diagnosis proposed.
+        diff: readable diff of ``sql`` against the previous attempt's.
+        timings: seconds spent per step (``generate``, ``check``, ``execute``, ``diagnose``).
+        reply: the model's raw reply.
+        phase: ``"sql"`` or ``"fallback"``.
+        code: the fallback's pandas code (fallback attempts only).
+    """
+
+    number: int
+    sql: str | None = None
+    outcome: str = "ok"
+    category: str | None = None
+    error: str | None = None
+    feedback: str | None = None
+    suggestions: list[str] = field(default_factory=list)
+    diff: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    reply: str = ""
+    phase: str = "sql"
+    code: str | None = None
+    retryable: bool = True
+
+    @property
+    def elapsed(self) -> float:
+        return sum(self.timings.values())
+
+
+@dataclass
+class Fallback:
+    """The fallback's simple SELECT plus pandas code, and its own attempts."""
+
+    sql: str | None = None
+    code: str | None = None
+    result: Any = None
+    ok: bool = False
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+@dataclass
+class AskResult:
+    """The outcome of one question.
+
+    Attributes:
+        question: the question asked.
+        ok: whether an answer came back.
+        sql: the SQL that produced the answer (None when none did).
+        df: the answer as a pandas DataFrame where pandas exists (else None; see ``rows``).
+        columns, rows: the answer as plain data.
+        truncated: more rows existed than the row limit fetched.
+        attempts: every SQL attempt, in order.
+        fallback: the fallback's record, or None when it did not run.
+        message: a one-paragraph summary for the user when ``ok`` is False.
+        stop_reason: why the loop ended (``success``, ``max_attempts``, ``unchanged_sql``,
+            ``not_retryable``, ``model_error``).
+        model: a label for the model; it says "scripted" for scripted stand-ins.
+        scripted: True when the model is a scripted stand-in, not a real LLM.
+        dialect: the connection's SQL dialect.
+        elapsed: seconds for the whole question.
+        model_calls: how many times the model was called.
+    """
+
+    question: str
+    ok: bool = False
+    sql: str | None = None
+    df: Any = None
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)
+    truncated: bool = False
+    attempts: list[Attempt] = field(default_factory=list)
+    fallback: Fallback | None = None
+    message: str | None = None
+    stop_reason: str | None = None
+    model: str = ""
+    scripted: bool = False
+    dialect: str | None = None
+    connection: str = ""
+    elapsed: float = 0.0
+    model_calls: int = 0
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def summary(self) -> str:
+        """A plain-text account of what was tried and how it ended."""
+        from cadet_magic.display.text import render_text
+
+        return render_text(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        from cadet_magic.display.static import mimebundle
+
+        return mimebundle(self)
+
+    def __repr__(self) -> str:
+        state = "ok" if self.ok else "failed"
+        return (
+            f"<AskResult {state}: {len(self.attempts)} attempt(s), {self.row_count} row(s)"
+            f"{' (scripted model)' if self.scripted else ''}>"
+        )

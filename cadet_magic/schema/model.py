@@ -1,0 +1,92 @@
+"""The schema the agent shows the model and checks names against (stdlib only).
+
+Example:
+    >>> s = Schema.from_mapping({"orders": ["order_id", "amount"]})
+    >>> s.table_names()
+    ['orders']
+    >>> s.as_mapping()
+    {'orders': ['order_id', 'amount']}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its name, declared type and what else the prompt may use."""
+
+    name: str
+    type: str = ""
+    primary_key: bool = False
+    comment: str | None = None
+    samples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """``columns`` of the owning table reference ``ref_columns`` of ``ref_table``."""
+
+    columns: tuple[str, ...]
+    ref_table: str
+    ref_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table (or view) with its columns and foreign keys."""
+
+    name: str
+    columns: tuple[Column, ...] = ()
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    comment: str | None = None
+    schema: str | None = None
+
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+
+@dataclass(frozen=True)
+class Schema:
+    """The tables of one database, in catalog order."""
+
+    tables: tuple[Table, ...] = ()
+    dialect: str | None = None
+    _index: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index.update({t.name.lower(): t for t in self.tables})
+
+    @classmethod
+    def from_mapping(
+        cls, mapping: Mapping[str, Iterable[str]], dialect: str | None = None
+    ) -> Schema:
+        """Builds a schema from a plain ``{table: [column, ...]}`` mapping."""
+        return cls(
+            tables=tuple(
+                Table(name=t, columns=tuple(Column(name=c) for c in cols))
+                for t, cols in mapping.items()
+            ),
+            dialect=dialect,
+        )
+
+    @classmethod
+    def coerce(cls, value: Schema | Mapping[str, Iterable[str]] | None) -> Schema:
+        """Accepts a Schema, a plain mapping or None (an empty schema)."""
+        if value is None:
+            return cls()
+        if isinstance(value, Schema):
+            return value
+        return cls.from_mapping(value)
+
+    def table(self, name: str) -> Table | None:
+        """The table of that name, case-insensitively, or None."""
+        return self._index.get(name.lower())
+
+    def table_names(self) -> list[str]:
+        return [t.name for t in self.tables]
+
+    def as_mapping(self) -> dict[str, list[str]]:
+        return {t.name: t.column_names() for t in self.tables}

@@ -1,0 +1,1 @@
+"""Portable SQL helpers: the safety check, the row limit and normalization."""
