@@ -15,13 +15,13 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from cadet_magic.schema.model import Schema
 
 
-class Category(str, Enum):
+class Category(StrEnum):
     """What kind of failure an attempt had."""
 
     column_not_found = "column_not_found"
