@@ -1,0 +1,46 @@
+"""cadet_magic: ask your notebook's database questions in plain language.
+
+``%load_ext cadet_magic`` registers ``%%ask``/``%ask`` and ``%cadet``. Without
+IPython, use :func:`ask`. The agent, the SQL check and the diagnosis are
+portable (stdlib, sqlglot, sqlparse) and run in JupyterLite's Pyodide kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+__all__ = ["ask", "validate_sql", "diagnose_error", "load_ipython_extension", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy so that `import cadet_magic` stays cheap and portable.
+    if name == "ask":
+        from cadet_magic.api import ask
+
+        return ask
+    if name == "validate_sql":
+        from cadet_magic.sql.validate import validate_sql
+
+        return validate_sql
+    if name == "diagnose_error":
+        from cadet_magic.diagnose import diagnose_error
+
+        return diagnose_error
+    if name in ("llm", "api", "agent", "sql", "diagnose", "schema", "db", "display", "result"):
+        import importlib
+
+        return importlib.import_module(f"cadet_magic.{name}")
+    raise AttributeError(f"module 'cadet_magic' has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext cadet_magic``: registers the magics (and jupysql's ``%sql`` if absent)."""
+    from cadet_magic.magic import AskMagic
+
+    if "sql" not in ipython.magics_manager.magics["line"]:
+        try:
+            ipython.extension_manager.load_extension("sql")
+        except Exception:  # noqa: BLE001 - jupysql is optional for --con users
+            pass
+    ipython.register_magics(AskMagic(shell=ipython))

@@ -1,0 +1,86 @@
+"""The Python API: ``ask(question, con=..., model=...)`` (no IPython needed)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from cadet_magic.agent.run import Event, run_agent
+from cadet_magic.db.connect import resolve_runner
+from cadet_magic.llm import is_scripted, load_model, model_label
+from cadet_magic.metrics import SESSION
+from cadet_magic.result import AskResult
+
+DEFAULTS = {"max_attempts": 3, "row_limit": 1000, "timeout": 30.0}
+
+
+def ask(
+    question: str,
+    con: Any = None,
+    model: Any = None,
+    max_attempts: int = 3,
+    *,
+    row_limit: int = 1000,
+    timeout: float = 30.0,
+    fallback: bool = True,
+    on_event: Callable[[Event], None] | None = None,
+    namespace: dict | None = None,
+) -> AskResult:
+    """Answers ``question`` from the database behind ``con`` with SQL the model writes.
+
+    Args:
+        question: the question in plain language.
+        con: a SQLAlchemy engine/connection, a duckdb or sqlite3 connection, or None for
+            jupysql's current connection.
+        model: a chat model, an ``init_chat_model`` spec such as ``"openai:gpt-4o-mini"``,
+            or None for the ``CADET_MODEL`` environment variable.
+        max_attempts: SQL attempts at most (each retry gets targeted feedback).
+        row_limit: rows fetched at most; ``result.truncated`` says whether more existed.
+        timeout: seconds a query may run before the engine is stopped.
+        fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing.
+        on_event: called after every step, for live displays.
+
+    Returns:
+        An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
+
+    Example:
+        >>> import sqlite3, cadet_magic
+        >>> con = sqlite3.connect(":memory:")
+        >>> _ = con.execute("CREATE TABLE t (x INT)")
+        >>> m = cadet_magic.llm.ScriptedModel({"How many rows?": ["SELECT count(*) AS n FROM t"]})
+        >>> r = cadet_magic.ask("How many rows?", con=con, model=m)
+        >>> r.ok, r.rows, r.scripted
+        (True, [(0,)], True)
+    """
+    chat_model = load_model(model, namespace)
+    runner = resolve_runner(con)
+    result = run_agent(
+        question,
+        model=chat_model,
+        runner=runner,
+        max_attempts=max_attempts,
+        row_limit=row_limit,
+        timeout=timeout,
+        fallback=fallback,
+        on_event=on_event,
+        model_label=model_label(chat_model, model if isinstance(model, str) else None),
+        scripted=is_scripted(chat_model),
+    )
+    result.df = to_dataframe(result)
+    SESSION.record(result)
+    return result
+
+
+def to_dataframe(result: AskResult) -> Any:
+    """The answer as a pandas DataFrame (None without pandas or without an answer)."""
+    if not result.ok:
+        return None
+    if "pandas" not in sys.modules:
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            return None
+    import pandas as pd
+
+    return pd.DataFrame.from_records(result.rows, columns=result.columns)

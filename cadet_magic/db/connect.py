@@ -1,0 +1,76 @@
+"""From whatever the user has to a runner (edge: drivers and jupysql imported lazily).
+
+Accepted: a SQLAlchemy Engine or Connection, a native ``duckdb`` connection, a
+``sqlite3`` connection, a jupysql connection object, an existing runner, or None
+for jupysql's current connection (``%sql ...``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from typing import Any
+
+from cadet_magic.db.base import Runner
+from cadet_magic.errors import NoConnectionError
+
+
+def _is_duckdb(obj: Any) -> bool:
+    duckdb = sys.modules.get("duckdb")
+    return duckdb is not None and isinstance(obj, duckdb.DuckDBPyConnection)
+
+
+def _is_sqlalchemy(obj: Any) -> bool:
+    sa = sys.modules.get("sqlalchemy")
+    return sa is not None and isinstance(obj, sa.engine.Engine | sa.engine.Connection)
+
+
+def jupysql_current() -> Any:
+    """jupysql's current connection object, or None (when jupysql is absent or unconnected)."""
+    if "sql" not in sys.modules and "sql.connection" not in sys.modules:
+        return None
+    try:
+        from sql.connection import ConnectionManager
+    except Exception:  # noqa: BLE001 - not jupysql, or a broken install
+        return None
+    return ConnectionManager.current
+
+
+def _from_jupysql(conn: Any) -> Runner:
+    """A runner for jupysql's SQLAlchemyConnection or DBAPIConnection."""
+    if getattr(conn, "is_dbapi_connection", False):
+        return resolve_runner(getattr(conn, "_connection", None) or conn.connection)
+    try:
+        sa_conn = conn.connection_sqlalchemy
+    except NotImplementedError:
+        return resolve_runner(conn._connection)
+    return resolve_runner(sa_conn)
+
+
+def resolve_runner(con: Any = None) -> Runner:
+    """The runner for ``con``; raises :class:`NoConnectionError` saying what to do."""
+    if con is None:
+        current = jupysql_current()
+        if current is None:
+            raise NoConnectionError()
+        return _from_jupysql(current)
+    if isinstance(con, sqlite3.Connection):
+        from cadet_magic.db.sqlite import SQLiteRunner
+
+        return SQLiteRunner(con)
+    if _is_duckdb(con):
+        from cadet_magic.db.duckdb import DuckDBRunner
+
+        return DuckDBRunner(con)
+    if _is_sqlalchemy(con):
+        from cadet_magic.db.sqlalchemy import runner_for_sqlalchemy
+
+        return runner_for_sqlalchemy(con)
+    if hasattr(con, "connection_sqlalchemy") or getattr(con, "is_dbapi_connection", False):
+        return _from_jupysql(con)
+    if hasattr(con, "run") and hasattr(con, "schema") and hasattr(con, "dialect"):
+        return con  # already a runner
+    raise NoConnectionError(
+        f"Cannot ask a {type(con).__name__}: pass a SQLAlchemy engine or connection, a duckdb "
+        "connection, a sqlite3 connection, or connect with %sql first."
+    )

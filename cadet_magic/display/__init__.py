@@ -1,0 +1,1 @@
+"""Displays: static text/HTML bundles (stdlib) and the live ipywidgets panel (edge)."""

@@ -1,0 +1,160 @@
+"""The ``%%ask`` / ``%ask`` and ``%cadet`` magics: parse, delegate, return a display object."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from traitlets import Bool, Float, Int, Unicode
+from traitlets.config import Configurable
+
+from cadet_magic.errors import CadetError
+from cadet_magic.llm import ENV_VAR
+
+
+class Message:
+    """One clear line for the user (configuration problems, interrupts), not a traceback."""
+
+    def __init__(self, text: str, kind: str = "error") -> None:
+        self.text = text
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        from html import escape
+
+        color = "var(--jp-error-color1,#c62828)" if self.kind == "error" else "inherit"
+        return {
+            "text/plain": self.text,
+            "text/html": f"<div class='cadet-message' style='color:{color}'>{escape(self.text)}</div>",
+        }
+
+
+@magics_class
+class AskMagic(Magics, Configurable):
+    """Ask the notebook's database a question in plain language."""
+
+    model = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="Default model: an init_chat_model spec ('openai:gpt-4o-mini'), 'scripted:PATH', "
+        f"or a notebook variable name. Falls back to the {ENV_VAR} environment variable.",
+    )
+    max_attempts = Int(3, config=True, help="SQL attempts at most per question.")
+    row_limit = Int(1000, config=True, help="Rows fetched at most per answer.")
+    timeout = Float(30.0, config=True, help="Seconds a query may run before it is cancelled.")
+    fallback = Bool(True, config=True, help="Fall back to a simple SELECT plus pandas.")
+    schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
+    live = Bool(True, config=True, help="Show the live attempts panel where widgets work.")
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        Configurable.__init__(self, config=shell.config if shell is not None else None)
+        Magics.__init__(self, shell=shell, **kwargs)
+        if shell is not None:
+            shell.configurables.append(self)
+
+    @magic_arguments()
+    @argument(
+        "--model", "-m", default=None, help="init_chat_model spec or variable holding a chat model."
+    )
+    @argument(
+        "--con",
+        "-c",
+        default=None,
+        help="Variable holding an engine/connection (default: %%sql's).",
+    )
+    @argument("--out", "-o", default=None, help="Store the answer DataFrame in this variable.")
+    @argument("--max-attempts", type=int, default=None, help="SQL attempts at most (default 3).")
+    @argument("--no-fallback", action="store_true", help="Do not fall back to SELECT + pandas.")
+    @argument(
+        "question", nargs="*", help="The question (line magic); in %%ask it is the cell body."
+    )
+    @line_cell_magic
+    def ask(self, line: str, cell: str | None = None) -> Any:
+        """Answer a plain-language question from the notebook's database.
+
+        The question becomes SQL written by the configured model; the SQL is checked
+        for safety, run read-only on the connection, and on failure diagnosed and
+        retried with targeted feedback. The last run is stored as ``_ask``.
+
+        Examples::
+
+            %%ask
+            Which five customers spent the most last year?
+
+            %ask --con engine How many orders were cancelled?
+            %config AskMagic.model = "openai:gpt-4o-mini"
+        """
+        try:
+            args = parse_argstring(self.ask, line)
+        except Exception as e:  # noqa: BLE001 - usage errors are one line too
+            return Message(f"%ask: {e}")
+        question = (cell if cell is not None else " ".join(args.question)).strip()
+        if cell is not None and args.question:
+            question = (" ".join(args.question) + " " + question).strip()
+        if not question:
+            return Message("%ask needs a question: write it after %ask or in the %%ask cell body.")
+        return self._run(question, args)
+
+    def _run(self, question: str, args: Any) -> Any:
+        from cadet_magic.api import ask
+
+        ns = self.shell.user_ns
+        con = None
+        if args.con:
+            if args.con not in ns:
+                return Message(f"--con {args.con}: no such variable in the notebook.")
+            con = ns[args.con]
+        model = args.model or self.model or os.environ.get(ENV_VAR) or None
+        display = None
+        try:
+            if self.live:
+                from cadet_magic.display.live import live_display
+
+                display = live_display(question)
+            result = ask(
+                question,
+                con=con,
+                model=model,
+                max_attempts=args.max_attempts or self.max_attempts,
+                row_limit=self.row_limit,
+                timeout=self.timeout,
+                fallback=self.fallback and not args.no_fallback,
+                on_event=display.update if display is not None else None,
+                namespace=ns,
+            )
+        except CadetError as e:
+            if display is not None:
+                display.close()
+            return Message(str(e))
+        except KeyboardInterrupt:
+            if display is not None:
+                display.close()
+            return Message(
+                "Interrupted: the running query was cancelled; your connection is unchanged."
+            )
+        ns["_ask"] = result
+        if args.out and result.df is not None:
+            ns[args.out] = result.df
+        if display is not None:
+            display.finish(result)
+            return None
+        return result
+
+    @line_magic
+    def cadet(self, line: str) -> Any:
+        """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
+        from cadet_magic.metrics import SESSION
+
+        command = line.strip() or "stats"
+        if command == "stats":
+            return Message(SESSION.to_text(), kind="info")
+        if command == "reset":
+            SESSION.reset()
+            return Message("Session metrics cleared.", kind="info")
+        return Message(f"%cadet: unknown command {command!r}; use 'stats' or 'reset'.")

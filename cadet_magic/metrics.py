@@ -1,0 +1,104 @@
+"""Session metrics (seed querypilot-day5 section 7): first-attempt success kept apart
+from corrected success, so a weak generator is not hidden (stdlib only).
+
+Example:
+    >>> from cadet_magic.result import AskResult, Attempt
+    >>> m = SessionMetrics()
+    >>> m.record(AskResult("q", ok=True, attempts=[Attempt(1)]))
+    >>> m.record(AskResult("q2", ok=True, attempts=[
+    ...     Attempt(1, outcome="error", category="column_not_found"), Attempt(2)]))
+    >>> d = m.as_dict()
+    >>> d["first_attempt_success"], d["corrected_success"], d["avg_attempts"]
+    (1, 1, 1.5)
+    >>> d["by_error_type"]["column_not_found"]
+    {'count': 1, 'corrected': 1, 'correction_rate': 1.0}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cadet_magic.result import AskResult
+
+
+@dataclass
+class SessionMetrics:
+    """Counts over the questions asked in this session."""
+
+    total: int = 0
+    first_attempt_success: int = 0
+    corrected_success: int = 0
+    fallback_success: int = 0
+    final_failures: int = 0
+    attempts: int = 0
+    by_error: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def record(self, result: AskResult) -> None:
+        sql_attempts = [a for a in result.attempts if a.phase == "sql"]
+        self.total += 1
+        self.attempts += len(sql_attempts)
+        answered_by_sql = result.ok and bool(sql_attempts) and sql_attempts[-1].outcome == "ok"
+        if answered_by_sql and len(sql_attempts) == 1:
+            self.first_attempt_success += 1
+        elif answered_by_sql:
+            self.corrected_success += 1
+        elif result.ok:
+            self.fallback_success += 1
+        else:
+            self.final_failures += 1
+        # every error category met on the way, counted once per question
+        for category in dict.fromkeys(a.category for a in sql_attempts if a.category):
+            entry = self.by_error.setdefault(category, {"count": 0, "corrected": 0})
+            entry["count"] += 1
+            entry["corrected"] += int(result.ok)
+
+    def reset(self) -> None:
+        self.__init__()
+
+    def as_dict(self) -> dict:
+        n = self.total
+        failed_first = n - self.first_attempt_success
+        return {
+            "total_queries": n,
+            "first_attempt_success": self.first_attempt_success,
+            "corrected_success": self.corrected_success,
+            "fallback_success": self.fallback_success,
+            "final_failures": self.final_failures,
+            "avg_attempts": round(self.attempts / n, 2) if n else 0.0,
+            "first_attempt_rate": round(self.first_attempt_success / n, 3) if n else 0.0,
+            "correction_effectiveness": (
+                round((self.corrected_success + self.fallback_success) / failed_first, 3)
+                if failed_first
+                else 0.0
+            ),
+            "overall_success_rate": (round((n - self.final_failures) / n, 3) if n else 0.0),
+            "by_error_type": {
+                k: {**v, "correction_rate": round(v["corrected"] / v["count"], 3)}
+                for k, v in sorted(self.by_error.items())
+            },
+        }
+
+    def to_text(self) -> str:
+        d = self.as_dict()
+        if not d["total_queries"]:
+            return "No questions asked yet in this session."
+        lines = [
+            f"Questions asked:          {d['total_queries']}",
+            f"First-attempt success:    {d['first_attempt_success']} ({d['first_attempt_rate']:.0%})",
+            f"Corrected success:        {d['corrected_success']}",
+            f"Answered by fallback:     {d['fallback_success']}",
+            f"Final failures:           {d['final_failures']}",
+            f"Average SQL attempts:     {d['avg_attempts']}",
+            f"Overall success rate:     {d['overall_success_rate']:.0%}",
+        ]
+        if d["by_error_type"]:
+            lines.append("By error category (questions that met it / then answered):")
+            for k, v in d["by_error_type"].items():
+                lines.append(
+                    f"  {k:<20} {v['count']:>3} / {v['corrected']:>3}  ({v['correction_rate']:.0%})"
+                )
+        return "\n".join(lines)
+
+
+#: The metrics of this Python session.
+SESSION = SessionMetrics()
