@@ -1,5 +1,17 @@
-"""Error diagnosis: engine error -> category, suggestions and feedback (portable)."""
+"""Error diagnosis: engine error -> category, suggestions and feedback (portable).
 
-from cadet_magic.diagnose.classify import Category, Diagnosis, diagnose_error
+Modules: :mod:`.error_info` (read any wrapped engine error), :mod:`.classify` (category, in
+priority order), :mod:`.suggest` (names from the engine and the schema), :mod:`.feedback`
+(templates per category) and :mod:`.router` (``diagnose_error``, which ties them together).
 
-__all__ = ["Category", "Diagnosis", "diagnose_error"]
+Example:
+    >>> from cadet_magic.diagnose import diagnose_error
+    >>> diagnose_error("division by zero").category.value
+    'division_by_zero'
+"""
+
+from cadet_magic.diagnose.feedback import no_sql_feedback
+from cadet_magic.diagnose.model import NOT_RETRYABLE, Category, Diagnosis
+from cadet_magic.diagnose.router import diagnose_error
+
+__all__ = ["NOT_RETRYABLE", "Category", "Diagnosis", "diagnose_error", "no_sql_feedback"]

@@ -1,150 +1,236 @@
-"""Engine error -> category (portable: stdlib only).
+"""Engine error -> category, checked in priority order, most specific first (stdlib only).
 
-FIRST VERSION: enough for the agent; the diagnosis issue replaces it with the full
-classifier, suggestions and feedback templates.
+Each rule keys on what engines keep stable: the SQLSTATE (PostgreSQL), the exception class
+name (DuckDB ``BinderException``, psycopg ``GroupingError``, ...), the sqlite3 error name and
+the message *prefix* ("must appear in the GROUP BY clause", "no such column"), never on the
+whole text. The order follows seed querypilot-day4-executor.md Issue #4: system errors
+first, then the specific SQL errors before the generic ones, so that "column x must appear
+in the GROUP BY clause" is an aggregation error, not a column error.
 
 Example:
-    >>> d = diagnose_error("no such column: amout", sql="SELECT amout FROM orders",
-    ...                    dialect="sqlite", schema={"orders": ["amount"]})
-    >>> d.category.value, d.retryable, d.suggestions[:1]
-    ('column_not_found', True, ['orders.amount'])
+    >>> from cadet_magic.diagnose.error_info import read_error
+    >>> classify(read_error('column "orders.status" must appear in the GROUP BY clause'))
+    <Category.aggregation_error: 'aggregation_error'>
+    >>> classify(read_error("no such column: amout")).value
+    'column_not_found'
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.diagnose.error_info import ErrorInfo
+from cadet_magic.diagnose.model import NOT_RETRYABLE, Category, Diagnosis
 
-
-class Category(StrEnum):
-    """What kind of failure an attempt had."""
-
-    column_not_found = "column_not_found"
-    table_not_found = "table_not_found"
-    syntax_error = "syntax_error"
-    type_mismatch = "type_mismatch"
-    join_error = "join_error"
-    aggregation_error = "aggregation_error"
-    function_not_found = "function_not_found"
-    division_by_zero = "division_by_zero"
-    datetime_format = "datetime_format"
-    timeout = "timeout"
-    permission_denied = "permission_denied"
-    connection_error = "connection_error"
-    forbidden = "forbidden"
-    multiple_statements = "multiple_statements"
-    no_sql = "no_sql"
-    unknown = "unknown"
-
-    def __str__(self) -> str:
-        return self.value
+__all__ = ["Category", "Diagnosis", "NOT_RETRYABLE", "RULES", "classify"]
 
 
-NOT_RETRYABLE = frozenset({Category.permission_denied, Category.connection_error})
-
-
-@dataclass
-class Diagnosis:
-    """What went wrong and what to tell the model."""
+@dataclass(frozen=True)
+class Rule:
+    """One category's signature; matches if any of its keys does."""
 
     category: Category
-    retryable: bool
-    details: dict[str, Any] = field(default_factory=dict)
-    suggestions: list[str] = field(default_factory=list)
-    feedback: str = ""
+    sqlstates: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    errornames: tuple[str, ...] = ()
+    pattern: str | None = None
+    check: Callable[[ErrorInfo], bool] | None = None
+
+    def matches(self, info: ErrorInfo) -> bool:
+        if info.sqlstate and any(info.sqlstate.startswith(s) for s in self.sqlstates):
+            return self.check(info) if self.check else True
+        if any(c in self.classes for c in info.classes):
+            return self.check(info) if self.check else True
+        if info.errorname and info.errorname in self.errornames:
+            return True
+        if self.pattern and re.search(self.pattern, info.primary, re.I):
+            return self.check(info) if self.check else True
+        return False
 
 
-_RULES: list[tuple[Category, str]] = [
-    (Category.timeout, r"timeout|timed out|interrupt|canceling statement"),
-    (
-        Category.connection_error,
-        r"connection (?:refused|closed|reset)|server closed|could not connect",
-    ),
-    (Category.permission_denied, r"permission denied|not authorized|read-only transaction"),
-    (Category.aggregation_error, r"group by|aggregate"),
-    (Category.join_error, r"ambiguous"),
-    (
-        Category.column_not_found,
-        r"no such column|column .* (?:not found|does not exist)|referenced column",
-    ),
-    (
-        Category.table_not_found,
-        r"no such table|table .* (?:does not exist)|relation .* does not exist",
-    ),
-    (Category.function_not_found, r"no such function|function .* does not exist|scalar function"),
-    (Category.division_by_zero, r"division by zero"),
-    (
-        Category.type_mismatch,
-        r"conversion|could not convert|invalid input syntax|cannot compare|no operator",
-    ),
-    (Category.syntax_error, r"syntax error|parser error|incomplete input"),
-]
+def _is_operator(info: ErrorInfo) -> bool:
+    return bool(re.match(r"operator does not exist", info.primary, re.I))
 
-_IDENT = re.compile(
-    r'(?:no such column|no such table|column|table|relation)[:\s]+"?([\w.]+)"?', re.I
+
+def _is_function(info: ErrorInfo) -> bool:
+    return not _is_operator(info)
+
+
+_NUMBER_ONLY = re.compile(r"(Could not convert string|invalid input syntax for type) ", re.I)
+_DATETIME_WORDS = re.compile(
+    r"\b(date|time|timestamp|timestamptz|interval|datestyle|time zone)\b|date/time", re.I
 )
 
 
-def _message(error: BaseException | str) -> str:
-    if isinstance(error, BaseException):
-        orig = getattr(error, "orig", None)
-        if orig is not None:
-            error = orig
-        return f"{type(error).__name__}: {error}"
-    return str(error)
+def _is_datetime(info: ErrorInfo) -> bool:
+    """A conversion error whose target is a date, time, timestamp or interval."""
+    text = info.primary
+    if re.search(r"date field|timestamp field|time field|date/time|datestyle", text, re.I):
+        return True
+    m = re.search(r"\bto (\w+)|for type ([\w ]+?):", text, re.I)
+    target = (m.group(1) or m.group(2)) if m else ""
+    return bool(_DATETIME_WORDS.search(target or ""))
 
 
-def diagnose_error(
-    error: BaseException | str,
-    *,
-    sql: str | None = None,
-    dialect: str | None = None,
-    schema: Schema | dict | None = None,
-) -> Diagnosis:
-    """Classifies an engine error and builds feedback for the model."""
-    msg = _message(error)
-    low = msg.lower()
-    codes = getattr(error, "codes", None)
-    if codes is not None:  # a SafetyRefusal from the safety check
-        msg = str(error)
-        category = {
-            "multiple_statements": Category.multiple_statements,
-            "unknown_table": Category.table_not_found,
-            "parse_error": Category.syntax_error,
-        }.get(codes[0] if codes else "", Category.forbidden)
-    else:
-        category = next((c for c, rx in _RULES if re.search(rx, low)), Category.unknown)
-    details: dict[str, Any] = {"message": msg}
-    m = _IDENT.search(msg)
-    if m:
-        details["identifier"] = m.group(1)
-    suggestions: list[str] = []
-    sch = Schema.coerce(schema)
-    if "identifier" in details and category in (
+#: Priority order: the first matching rule wins.
+RULES: tuple[Rule, ...] = (
+    # 1. System errors.
+    Rule(
+        Category.timeout,
+        sqlstates=("57014",),
+        classes=("QueryTimeout", "QueryCanceled", "QueryCanceledError", "InterruptException"),
+        errornames=("SQLITE_INTERRUPT",),
+        pattern=r"^interrupted\b|statement timeout|canceling statement|timed? ?out\b|"
+        r"^INTERRUPT Error|query (was )?cancel",
+    ),
+    Rule(
+        Category.connection_error,
+        sqlstates=("08", "57P01", "57P02", "57P03", "53300"),
+        classes=("ConnectionException", "ConnectionTimeout", "InterfaceError"),
+        errornames=("SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_CORRUPT"),
+        pattern=r"connection (refused|closed|reset|failed|already closed|to server)|"
+        r"server closed the connection|could not connect|unable to open database|"
+        r"no connection|terminating connection|database is closed|"
+        r"closed (database|connection)|connection is closed",
+    ),
+    Rule(
+        Category.permission_denied,
+        sqlstates=("42501", "25006", "28"),
+        classes=("PermissionException", "InsufficientPrivilege", "ReadOnlySqlTransaction"),
+        errornames=("SQLITE_AUTH", "SQLITE_READONLY", "SQLITE_PERM"),
+        pattern=r"permission denied|not authorized|read-only (transaction|mode)|readonly database|"
+        r"^Permission Error|access denied|insufficient privilege",
+    ),
+    # 2. Refusals the engine makes on the shape of the request.
+    Rule(
+        Category.multiple_statements,
+        pattern=r"only execute one statement|cannot insert multiple commands|"
+        r"multiple statements|more than one statement",
+    ),
+    # 3. Specific SQL errors (their texts mention columns too: they must come first).
+    Rule(
+        Category.aggregation_error,
+        sqlstates=("42803",),
+        classes=("GroupingError",),
+        pattern=r"must appear in the GROUP BY|cannot contain aggregates|misuse of aggregate|"
+        r"aggregate functions? (calls )?(are|is) not allowed|aggregate function calls cannot|"
+        r"cannot be nested|not in GROUP BY|GROUP BY clause cannot contain|"
+        r"must be part of an aggregate|window functions are not allowed in|"
+        r"misuse of window function",
+    ),
+    Rule(
+        Category.join_error,
+        sqlstates=("42702", "42P09", "42712"),
+        classes=("AmbiguousColumn", "AmbiguousAlias", "DuplicateAlias"),
+        pattern=r"ambiguous|specified more than once|duplicate alias|"
+        r"duplicate table (name|alias)|is not unique",
+    ),
+    Rule(
         Category.column_not_found,
+        sqlstates=("42703",),
+        classes=("UndefinedColumn",),
+        pattern=r"^no such column|Referenced column .* not found|does not have a column named|"
+        r"^column .* does not exist|^column .* not found|has no column named|"
+        r"Values list .* does not have a column",
+    ),
+    Rule(
         Category.table_not_found,
-    ):
-        ident = details["identifier"].split(".")[-1].lower()
-        if category is Category.column_not_found:
-            pool = {f"{t.name}.{c}": c.lower() for t in sch.tables for c in t.column_names()}
-        else:
-            pool = {t.name: t.name.lower() for t in sch.tables}
-        scored = sorted(pool, key=lambda k: -difflib.SequenceMatcher(a=ident, b=pool[k]).ratio())
-        suggestions = [
-            k for k in scored if difflib.SequenceMatcher(a=ident, b=pool[k]).ratio() > 0.5
-        ][:3]
-    feedback = f"The query failed with {category.value}: {msg.splitlines()[0][:300]}"
-    if suggestions:
-        feedback += f" Did you mean: {', '.join(suggestions)}?"
-    return Diagnosis(
-        category=category,
-        retryable=category not in NOT_RETRYABLE,
-        details=details,
-        suggestions=suggestions,
-        feedback=feedback,
-    )
+        sqlstates=("42P01", "3F000"),
+        classes=("UndefinedTable", "InvalidSchemaName"),
+        pattern=r"^no such table|^Table with name .* does not exist|relation .* does not exist|"
+        r"^Referenced table .* not found|missing FROM-clause entry|^table .* does not exist|"
+        r"^Schema with name .* does not exist|^View with name .* does not exist|"
+        r"^no such schema|^unknown database",
+    ),
+    Rule(
+        Category.division_by_zero,
+        sqlstates=("22012",),
+        classes=("DivisionByZero",),
+        pattern=r"division by zero|divide by zero|divided by zero",
+    ),
+    Rule(
+        Category.datetime_format,
+        sqlstates=("22007", "22008", "22009"),
+        classes=("InvalidDatetimeFormat", "DatetimeFieldOverflow"),
+        pattern=r"date field|timestamp field|time field|date/time|datestyle|"
+        r"invalid (date|time|timestamp)|(Could not convert|invalid input syntax for type) .*",
+        check=lambda info: (
+            bool(info.sqlstate and info.sqlstate.startswith("2200"))
+            or any(c in ("InvalidDatetimeFormat", "DatetimeFieldOverflow") for c in info.classes)
+            or _is_datetime(info)
+        ),
+    ),
+    Rule(
+        Category.function_not_found,
+        sqlstates=("42883",),
+        classes=("UndefinedFunction",),
+        pattern=r"^no such function|^(Scalar|Table|Aggregate|Pragma|Macro) Function with name|"
+        r"^function .* does not exist|^Function with name",
+        check=lambda info: _is_function(info) and not _wrong_argument_types(info),
+    ),
+    Rule(
+        Category.type_mismatch,
+        sqlstates=("22P02", "42804", "42883", "22003", "22018", "42846", "22023"),
+        classes=("ConversionException", "MismatchTypeException", "InvalidTextRepresentation"),
+        errornames=("SQLITE_MISMATCH",),
+        pattern=r"could not convert|cannot compare|no function matches|operator does not exist|"
+        r"invalid input syntax|cannot be cast|cannot cast|type mismatch|datatype mismatch|"
+        r"argument of .* must be type|must be type|Mismatch Type|out of range for type|"
+        r"No operator matches|Unimplemented type for cast|Conversion Error",
+    ),
+    # 4. Generic.
+    Rule(
+        Category.syntax_error,
+        sqlstates=("42601", "42P10", "42000"),
+        classes=("ParserException", "SyntaxError", "ParseError", "TokenError"),
+        pattern=r"syntax error|^incomplete input|unrecognized token|^Parser Error|"
+        r"unterminated|unexpected end|near \".*\"",
+    ),
+)
+
+#: Built-in functions that exist on every engine we read: "no function matches" on one of
+#: them means wrong argument types (type_mismatch), not a missing function.
+_COMMON_FUNCTIONS = frozenset(
+    "abs avg ceil ceiling coalesce concat count date_part date_trunc extract floor greatest "
+    "least length lower ltrim max min nullif position replace round rtrim sign sqrt strpos "
+    "substr substring sum trim trunc upper left right lpad rpad split_part to_char to_date "
+    "to_timestamp now age length char_length octet_length md5 power mod log ln exp".split()
+)
+
+
+def _wrong_argument_types(info: ErrorInfo) -> bool:
+    """PostgreSQL/DuckDB name a real function whose argument types did not match."""
+    m = re.match(r"^function (\w+)\(", info.primary, re.I)
+    if m and m.group(1).lower() in _COMMON_FUNCTIONS:
+        return True
+    return bool(re.search(r"No function matches the given name and argument types '", info.primary))
+
+
+def classify(info: ErrorInfo) -> Category:
+    """The category of an engine error, by the first matching rule of :data:`RULES`.
+
+    Args:
+        info: the error as read by :func:`cadet_magic.diagnose.error_info.read_error`.
+
+    Returns:
+        The category; :attr:`Category.unknown` when no rule matches.
+
+    Example:
+        >>> from cadet_magic.diagnose.error_info import read_error
+        >>> classify(read_error("Conversion Error: invalid date field format: \\"01/02/2024\\""))
+        <Category.datetime_format: 'datetime_format'>
+    """
+    for rule in RULES:
+        if rule.matches(info):
+            return rule.category
+    return Category.unknown
+
+
+def __getattr__(name: str):  # the agent imports diagnose_error from here
+    if name == "diagnose_error":
+        from cadet_magic.diagnose.router import diagnose_error
+
+        return diagnose_error
+    raise AttributeError(name)

@@ -1,0 +1,251 @@
+"""Feedback templates: one short, specific correction per category (stdlib only).
+
+Each template returns at most about 60 words of guidance; :func:`render` puts the failed
+SQL in front of it. The wording follows seed delivery-cadet-error-handling.md (CTEs
+instead of derived-table aliases, NULLIF for division, the dialect's own date functions,
+quoting case-sensitive identifiers) and seed querypilot-day5-self-correction.md
+Improvement 3 for GROUP BY ("keep every aggregation").
+
+Example:
+    >>> print(render("SELECT amout FROM orders", "column_not_found",
+    ...              {"identifier": "amout"}, ["orders.amount"], "duckdb"))
+    Your previous query failed:
+    ```sql
+    SELECT amout FROM orders
+    ```
+    Column "amout" does not exist. Use a real column: orders.amount. Do not invent column names; qualify columns with their table when several tables are joined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Template = Callable[[dict[str, Any], list[str], str], str]
+
+_DATE_FUNCTIONS = {
+    "duckdb": "DuckDB: CAST(x AS DATE), strptime(x, '%Y-%m-%d'), strftime(x, '%Y'), "
+    "date_trunc('month', x), x + INTERVAL 1 DAY",
+    "sqlite": "SQLite stores dates as text 'YYYY-MM-DD': date(x), strftime('%Y', x), "
+    "date(x, '+1 day'), julianday(a) - julianday(b)",
+    "postgres": "PostgreSQL: x::date, to_date(x, 'YYYY-MM-DD'), to_char(x, 'YYYY'), "
+    "EXTRACT(YEAR FROM x), date_trunc('month', x), x + INTERVAL '1 day'",
+}
+
+
+def _dialect(dialect: str | None) -> str:
+    d = (dialect or "").lower()
+    return {"postgresql": "postgres"}.get(d, d)
+
+
+def _names(names: list[str], n: int = 3) -> str:
+    return ", ".join(names[:n])
+
+
+def column_not_found(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    ident = details.get("identifier", "?")
+    text = f'Column "{ident}" does not exist.'
+    if details.get("case_sensitive"):
+        return (
+            text + f" The real name is {_names(suggestions, 1)}: identifiers differ only in "
+            'case, so write it exactly, in double quotes ("Name").'
+        )
+    if details.get("derived_alias"):
+        return (
+            text + " It is not a column of the subquery it refers to. Use a CTE "
+            "(WITH name AS (SELECT ...)) and select only columns the CTE defines."
+        )
+    if suggestions:
+        text += f" Use a real column: {_names(suggestions)}."
+    return text + (
+        " Do not invent column names; qualify columns with their table when several "
+        "tables are joined."
+    )
+
+
+def table_not_found(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    ident = details.get("identifier", "?")
+    if details.get("derived_alias") or (ident and len(str(ident)) <= 2 and not suggestions):
+        return (
+            f'"{ident}" is not a table. Use a CTE instead of a derived-table alias: '
+            "WITH t AS (SELECT ...) SELECT ... FROM t."
+        )
+    text = f'Table "{ident}" does not exist.'
+    if suggestions:
+        text += f" Did you mean {_names(suggestions)}?"
+    allowed = details.get("tables")
+    if allowed:
+        text += f" Use only these tables: {_names(allowed, 12)}."
+    return text + " Do not abbreviate or invent table names."
+
+
+def syntax_error(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    near = details.get("near")
+    where = f' near "{near}"' if near else ""
+    return (
+        f"The SQL has a syntax error{where}. Check keyword spelling, commas between "
+        f"select items, balanced parentheses and quotes, and use {dialect or 'the engine'} "
+        "syntax. Return one complete SELECT statement."
+    )
+
+
+def type_mismatch(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    what = details.get("value")
+    text = "A value was compared or combined with a column of another type"
+    text += f" ({what})." if what else "."
+    return text + (
+        " Compare numbers with numbers and text with quoted text; where the types really "
+        "differ, add an explicit CAST(column AS type) on one side."
+    )
+
+
+def join_error(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    ident = details.get("identifier", "?")
+    text = f'Column "{ident}" is ambiguous: several joined tables have it.'
+    if suggestions:
+        text += f" Qualify it with its table: {_names(suggestions, 4)}."
+    return text + " Qualify every column in SELECT, WHERE, GROUP BY and ORDER BY."
+
+
+def aggregation_error(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    if details.get("aggregate_in_where"):
+        return (
+            "Aggregates such as COUNT or SUM cannot be used in WHERE. Move that condition to "
+            "HAVING (after GROUP BY), keeping the other WHERE conditions."
+        )
+    col = _names(suggestions, 3) or details.get("identifier", "the non-aggregated columns")
+    return (
+        f"Fix the GROUP BY clause: add {col} to GROUP BY. Keep every aggregation (COUNT, "
+        "SUM, AVG, ...) and add only the missing GROUP BY columns."
+    )
+
+
+def function_not_found(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    fn = details.get("identifier", "?")
+    text = f'Function "{fn}" does not exist in {dialect or "this engine"}.'
+    if suggestions:
+        text += f" Use {suggestions[0]} instead."
+    date_help = _DATE_FUNCTIONS.get(_dialect(dialect))
+    if date_help and details.get("date_function"):
+        text += f" Date functions in {date_help}."
+    return text + " Use only functions of this dialect."
+
+
+def division_by_zero(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    return (
+        "Division by zero. Protect every division: a / NULLIF(b, 0) (or CASE WHEN b = 0 "
+        "THEN NULL ELSE a / b END)."
+    )
+
+
+def datetime_format(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    value = details.get("value")
+    text = f"A date/time value could not be read{f' ({value})' if value else ''}."
+    text += " Write dates as 'YYYY-MM-DD' literals and use the dialect's own functions"
+    help_ = _DATE_FUNCTIONS.get(_dialect(dialect))
+    return text + (f": {help_}." if help_ else ".")
+
+
+def timeout(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    return (
+        "The query ran past the time limit and was cancelled. Simplify it: filter early "
+        "with WHERE, avoid cross joins (join on keys), aggregate before joining, add LIMIT."
+    )
+
+
+def permission_denied(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    return "The database refused access. Only read the tables you are allowed to; no writes."
+
+
+def connection_error(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    return "The database connection failed; this is not a problem of the SQL."
+
+
+def forbidden(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    issues = details.get("issues") or []
+    text = " ".join(issues) if issues else "The safety check refused the query."
+    return text + (
+        " Write only a read-only SELECT (no CREATE, INSERT, UPDATE, DELETE, DROP); use a "
+        "CTE (WITH ...) instead of temporary tables."
+    )
+
+
+def multiple_statements(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    issues = " ".join(details.get("issues") or [])
+    return (issues + " " if issues else "") + (
+        "Write exactly one SELECT statement; express the steps as CTEs (WITH a AS (...), "
+        "b AS (...) SELECT ...)."
+    )
+
+
+def no_sql(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    return (
+        "Your reply contained no SQL query. Reply with exactly one SELECT query in a "
+        "fenced ```sql block, and nothing else."
+    )
+
+
+def unknown(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    msg = str(details.get("primary") or details.get("message") or "").strip()
+    return (
+        f"The engine said: {msg[:200]}. Fix the query accordingly, using only tables and "
+        "columns of the schema."
+    )
+
+
+TEMPLATES: dict[str, Template] = {
+    name: fn
+    for name, fn in globals().items()
+    if callable(fn)
+    and name
+    in {
+        "column_not_found",
+        "table_not_found",
+        "syntax_error",
+        "type_mismatch",
+        "join_error",
+        "aggregation_error",
+        "function_not_found",
+        "division_by_zero",
+        "datetime_format",
+        "timeout",
+        "permission_denied",
+        "connection_error",
+        "forbidden",
+        "multiple_statements",
+        "no_sql",
+        "unknown",
+    }
+}
+
+
+def render(
+    sql: str | None,
+    category: str,
+    details: dict[str, Any],
+    suggestions: list[str],
+    dialect: str | None = None,
+) -> str:
+    """The feedback text: the failed SQL, then the category's guidance.
+
+    Args:
+        sql: the failed query (omitted from the text when None).
+        category: a :class:`~cadet_magic.diagnose.model.Category` value.
+        details: what the diagnosis read from the error.
+        suggestions: ranked real names.
+        dialect: the engine's dialect.
+    """
+    guidance = TEMPLATES.get(str(category), unknown)(details, suggestions, dialect or "")
+    if not sql:
+        return guidance
+    return f"Your previous query failed:\n```sql\n{sql.strip()}\n```\n{guidance}"
+
+
+def no_sql_feedback(reply: str | None = None) -> str:
+    """The feedback for a reply that held no SQL (the agent detects that case itself).
+
+    Example:
+        >>> no_sql_feedback().startswith("Your reply contained no SQL")
+        True
+    """
+    return no_sql({"reply": reply or ""}, [], "")

@@ -1,0 +1,62 @@
+"""The diagnosis vocabulary: failure categories and the Diagnosis record (stdlib only).
+
+Example:
+    >>> Category("join_error") is Category.join_error, str(Category.timeout)
+    (True, 'timeout')
+    >>> Diagnosis(Category.connection_error, retryable=False).retryable
+    False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Category(StrEnum):
+    """What kind of failure an attempt had (a ``str``: compares equal to its value)."""
+
+    column_not_found = "column_not_found"
+    table_not_found = "table_not_found"
+    syntax_error = "syntax_error"
+    type_mismatch = "type_mismatch"
+    join_error = "join_error"
+    aggregation_error = "aggregation_error"
+    function_not_found = "function_not_found"
+    division_by_zero = "division_by_zero"
+    datetime_format = "datetime_format"
+    timeout = "timeout"
+    permission_denied = "permission_denied"
+    connection_error = "connection_error"
+    forbidden = "forbidden"
+    multiple_statements = "multiple_statements"
+    no_sql = "no_sql"
+    unknown = "unknown"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Regenerating the SQL cannot fix these (seed querypilot-day5-self-correction.md 6.3).
+NOT_RETRYABLE = frozenset({Category.permission_denied, Category.connection_error})
+
+
+@dataclass
+class Diagnosis:
+    """What went wrong and what to tell the model.
+
+    Attributes:
+        category: the failure category.
+        retryable: whether another model attempt can fix it.
+        details: what was read from the error: ``message``, ``identifier``, ``position``, ...
+        suggestions: ranked real names (``table.column`` or ``table``; functions for
+            function_not_found), best first.
+        feedback: the text for the model (the failed SQL plus a short, specific fix).
+    """
+
+    category: Category
+    retryable: bool
+    details: dict[str, Any] = field(default_factory=dict)
+    suggestions: list[str] = field(default_factory=list)
+    feedback: str = ""

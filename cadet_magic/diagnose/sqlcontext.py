@@ -1,0 +1,113 @@
+"""What a failed query refers to: its tables, aliases, CTEs and derived tables (sqlglot only).
+
+Example:
+    >>> ctx = sql_context("SELECT o.amount FROM orders AS o JOIN customers c ON o.id = c.id")
+    >>> ctx.tables, ctx.aliases["o"], ctx.aliases["c"]
+    (['orders', 'customers'], 'orders', 'customers')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_SQLGLOT_DIALECTS = {"postgresql": "postgres", "psycopg": "postgres", "pg": "postgres"}
+_FROM = re.compile(
+    r"\b(?:FROM|JOIN)\s+([\w.\"`\[\]]+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|JOIN\b|GROUP\b|ORDER\b|"
+    r"LEFT\b|RIGHT\b|INNER\b|OUTER\b|CROSS\b|FULL\b|LIMIT\b|HAVING\b|UNION\b|NATURAL\b)(\w+))?",
+    re.I,
+)
+
+
+def sqlglot_dialect(dialect: str | None) -> str | None:
+    """The sqlglot name of a dialect (``postgresql`` -> ``postgres``)."""
+    if not dialect:
+        return None
+    d = dialect.lower()
+    return _SQLGLOT_DIALECTS.get(d, d)
+
+
+@dataclass
+class SqlContext:
+    """Names used by a query.
+
+    Attributes:
+        tables: real table names in order of appearance (CTEs and derived tables excluded).
+        aliases: alias (and table name) -> table name, lower-cased keys.
+        ctes: names of CTEs.
+        derived: aliases of derived tables (subqueries in FROM).
+        functions: names of the functions called, lower-cased.
+    """
+
+    tables: list[str] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    ctes: list[str] = field(default_factory=list)
+    derived: list[str] = field(default_factory=list)
+    functions: list[str] = field(default_factory=list)
+
+    def resolve(self, qualifier: str | None) -> str | None:
+        """The table behind an alias or table name used in the query, or None."""
+        if not qualifier:
+            return None
+        return self.aliases.get(qualifier.strip('"`[]').lower())
+
+
+def sql_context(sql: str | None, dialect: str | None = None) -> SqlContext:
+    """Parses ``sql`` (leniently) for its tables and aliases; never raises.
+
+    Args:
+        sql: the failed query (may be None or unparsable).
+        dialect: the engine's dialect name (``duckdb``, ``sqlite``, ``postgresql``...).
+
+    Returns:
+        A :class:`SqlContext`; a regex reading of FROM/JOIN when sqlglot cannot parse it.
+    """
+    ctx = SqlContext()
+    if not sql:
+        return ctx
+    try:
+        import sqlglot
+        from sqlglot import exp
+
+        tree = None
+        for d in (sqlglot_dialect(dialect), None):
+            try:
+                tree = sqlglot.parse_one(sql, read=d)
+                break
+            except Exception:  # noqa: BLE001 - any parse failure: try the next reading
+                continue
+        if tree is None:
+            raise ValueError("unparsable")
+        ctx.ctes = [c.alias_or_name for c in tree.find_all(exp.CTE)]
+        cte_lower = {c.lower() for c in ctx.ctes}
+        for sub in tree.find_all(exp.Subquery):
+            if sub.alias:
+                ctx.derived.append(sub.alias)
+                ctx.aliases[sub.alias.lower()] = sub.alias
+        for t in tree.find_all(exp.Table):
+            if not t.name or t.name.lower() in cte_lower:
+                continue
+            if t.name not in ctx.tables:
+                ctx.tables.append(t.name)
+            ctx.aliases.setdefault(t.name.lower(), t.name)
+            if t.alias:
+                ctx.aliases[t.alias.lower()] = t.name
+        for f in tree.find_all(exp.Anonymous):
+            ctx.functions.append(str(f.name).lower())
+        for f in tree.find_all(exp.Func):
+            if not isinstance(f, exp.Anonymous):
+                ctx.functions.append(f.sql_name().lower())
+        return ctx
+    except Exception:  # noqa: BLE001 - fall back on a regex reading
+        ctx = SqlContext()
+    for m in _FROM.finditer(sql):
+        name = m.group(1).strip('"`[]').split(".")[-1]
+        if name.startswith("("):
+            continue
+        if name not in ctx.tables:
+            ctx.tables.append(name)
+        ctx.aliases.setdefault(name.lower(), name)
+        if m.group(2):
+            ctx.aliases[m.group(2).lower()] = name
+    ctx.functions = [f.lower() for f in re.findall(r"\b(\w+)\s*\(", sql)]
+    return ctx
