@@ -56,7 +56,11 @@ def call_model(model: Any, messages: list[tuple[str, str]]) -> str:
 
 def read_schema(state: AskState, ctx: Context) -> dict:
     """Reads the schema once per question."""
-    schema = ctx.schema if ctx.schema is not None else ctx.runner.schema()
+    try:
+        schema = ctx.schema if ctx.schema is not None else ctx.runner.schema()
+    except Exception as e:  # noqa: BLE001 - the attempt will meet (and diagnose) the same error
+        log.warning("[schema] could not be read: %s", _error_text(e))
+        schema = Schema()
     log.info("[schema] %d table(s) read once for this question", len(schema.tables))
     return {
         "schema": schema,
@@ -190,7 +194,7 @@ def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
         error=error,
         feedback=diagnosis.feedback if (feedback_sent and diagnosis is not None) else None,
         suggestions=list(diagnosis.suggestions) if diagnosis is not None else [],
-        diff=sql_diff(previous_sql, state.get("sql")) if same_phase else None,
+        diff=sql_diff(previous_sql, state.get("sql")) if same_phase and state.get("sql") else None,
         timings=dict(state.get("timings") or {}),
         reply=state.get("reply") or "",
         phase=state["phase"],

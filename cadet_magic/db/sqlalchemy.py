@@ -75,8 +75,9 @@ class SQLAlchemyRunner:
 
         conn = self.connection
         raw = native_dbapi(conn)
-        nested = conn.in_transaction()
         autocommit = bool(getattr(raw, "autocommit", False))
+        # SQLAlchemy may report a transaction on an AUTOCOMMIT connection: the driver decides.
+        nested = not autocommit and conn.in_transaction()
         pg = self.dialect == "postgres"
         cur = raw.cursor()
         t0 = time.perf_counter()

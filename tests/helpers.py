@@ -1,0 +1,30 @@
+"""Small helpers shared by tests: scripted models and replies."""
+
+from __future__ import annotations
+
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+
+
+def sql_reply(sql: str, prose: str = "Here is the query:") -> str:
+    """A model reply holding ``sql`` in a fenced block, as real models write it."""
+    return f"{prose}\n```sql\n{sql}\n```\n"
+
+
+def fake_model(*replies: str) -> GenericFakeChatModel:
+    """langchain-core's scripted chat model replying with ``replies`` in order."""
+    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+
+
+class CountingModel:
+    """Wraps a model, recording every prompt it received."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.prompts: list = []
+        self.name = "counting"
+        self.cadet_scripted = True
+
+    def invoke(self, messages, *args, **kwargs):
+        self.prompts.append(messages)
+        return self.model.invoke(messages, *args, **kwargs)

@@ -1,0 +1,209 @@
+"""%%ask in a real IPython shell with jupysql, on real engines, with scripted models."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from IPython.testing.globalipapp import start_ipython
+
+from cadet_magic.magic import Message
+from tests.helpers import fake_model, sql_reply
+
+ORDERS = (
+    "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer VARCHAR, amount DOUBLE);"
+    "INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 32.5), (3, 'ann', 7.5);"
+)
+
+
+@pytest.fixture(scope="module")
+def ip():
+    shell = start_ipython()
+    shell.run_line_magic("load_ext", "cadet_magic")
+    return shell
+
+
+@pytest.fixture
+def duck(ip):
+    ip.run_line_magic("sql", "duckdb:// --alias duck")
+    ip.run_cell_magic("sql", "", ORDERS)
+    yield ip
+    ip.run_line_magic("sql", "--close duck")
+
+
+def ask(ip, *replies, options="", question="Total spent per customer?"):
+    ip.user_ns["model"] = fake_model(*replies)
+    out = ip.run_cell_magic("ask", f"--model model {options}", question)
+    return out, ip.user_ns.get("_ask")
+
+
+def sql_still_works(ip):
+    assert list(ip.run_line_magic("sql", "SELECT 1 AS one").dict()["one"]) == [1]
+
+
+def test_first_try(duck):
+    out, r = ask(duck, sql_reply("SELECT sum(amount) AS total FROM orders"))
+    assert out is r and r.ok and r.df["total"].tolist() == [50.0] and len(r.attempts) == 1
+    assert r.scripted and "scripted" in r.model
+    bundle = r._repr_mimebundle_()
+    assert "scripted" in bundle["text/plain"].lower() and "scripted" in bundle["text/html"].lower()
+    sql_still_works(duck)
+
+
+def test_misspelled_column_corrected_on_second_attempt(duck):
+    out, r = ask(
+        duck,
+        sql_reply("SELECT customer, sum(amout) AS total FROM orders GROUP BY customer"),
+        sql_reply(
+            "SELECT customer, sum(amount) AS total FROM orders GROUP BY customer ORDER BY total DESC"
+        ),
+        options="-o totals",
+    )
+    assert r.ok and [a.outcome for a in r.attempts] == ["error", "ok"]
+    assert r.attempts[0].category == "column_not_found" and r.attempts[0].feedback
+    assert r.df.values.tolist() == [["bob", 32.5], ["ann", 17.5]]
+    assert duck.user_ns["totals"] is r.df
+    assert r.sql == r.attempts[1].sql
+    sql_still_works(duck)  # DuckDB 2.0's aborted transaction was cleared
+
+
+def test_three_failures_end_with_summary(duck):
+    out, r = ask(
+        duck,
+        sql_reply("SELECT a FROM orders"),
+        sql_reply("SELECT b FROM orders"),
+        sql_reply("SELECT c FROM orders"),
+        options="--no-fallback",
+    )
+    assert not r.ok and len(r.attempts) == 3 and r.stop_reason == "max_attempts"
+    text = r._repr_mimebundle_()["text/plain"]
+    assert "No answer" in text and "Traceback" not in text
+    sql_still_works(duck)
+
+
+def test_unchanged_sql_stops_early(duck):
+    _, r = ask(duck, sql_reply("SELECT nope FROM orders"), sql_reply("SELECT nope FROM orders;"))
+    assert r.stop_reason == "unchanged_sql" and len(r.attempts) == 2
+    sql_still_works(duck)
+
+
+def test_non_retryable_error_stops(duck):
+    closed = duckdb.connect()
+    closed.close()
+    duck.user_ns["closed"] = closed
+    _, r = ask(duck, sql_reply("SELECT 1"), sql_reply("SELECT 2"), options="--con closed")
+    assert not r.ok and r.stop_reason == "not_retryable" and len(r.attempts) == 1
+    assert r.attempts[0].category == "connection_error"
+    sql_still_works(duck)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_attempts_never_exceed_max(duck, n):
+    replies = [sql_reply(f"SELECT col{i} FROM orders") for i in range(n + 2)]
+    _, r = ask(duck, *replies, options=f"--max-attempts {n} --no-fallback")
+    assert len(r.attempts) == n
+    sql_still_works(duck)
+
+
+def test_line_magic_and_native_duckdb_connection(ip):
+    con = duckdb.connect()
+    con.execute(ORDERS)
+    ip.user_ns["con"] = con
+    ip.user_ns["model"] = fake_model(sql_reply("SELECT count(*) AS n FROM orders"))
+    r = ip.run_line_magic("ask", "--model model --con con How many orders are there?")
+    assert r.ok and r.df["n"].tolist() == [3] and r.question == "How many orders are there?"
+
+
+def test_native_duckdb_connection_through_jupysql(ip):
+    con = duckdb.connect()
+    con.execute(ORDERS)
+    ip.user_ns["native"] = con
+    ip.run_line_magic("sql", "native --alias native")
+    try:
+        _, r = ask(
+            ip,
+            sql_reply("SELECT max(amount) AS m FROM orderz"),
+            sql_reply("SELECT max(amount) AS m FROM orders"),
+        )
+        assert r.ok and r.df["m"].tolist() == [32.5] and r.attempts[0].category == "table_not_found"
+        assert con.execute("SELECT count(*) FROM orders").fetchone() == (3,)
+    finally:
+        ip.run_line_magic("sql", "--close native")
+
+
+def test_sqlite_through_jupysql(ip, tmp_path):
+    ip.run_line_magic("sql", f"sqlite:///{tmp_path / 'shop.db'} --alias lite")
+    try:
+        ip.run_cell_magic("sql", "", ORDERS.replace("VARCHAR", "TEXT").replace("DOUBLE", "REAL"))
+        _, r = ask(ip, sql_reply("SELECT customer FROM orders WHERE amount > 9 ORDER BY customer"))
+        assert r.ok and r.df["customer"].tolist() == ["ann", "bob"] and r.dialect == "sqlite"
+        sql_still_works(ip)
+    finally:
+        ip.run_line_magic("sql", "--close lite")
+
+
+def test_postgres_through_jupysql(ip, pg_url):
+    ip.run_line_magic("sql", f"{pg_url} --alias pg")
+    try:
+        ip.run_cell_magic(
+            "sql",
+            "",
+            "DROP TABLE IF EXISTS orders; " + ORDERS.replace("DOUBLE", "DOUBLE PRECISION"),
+        )
+        _, r = ask(
+            ip,
+            sql_reply("SELECT customer, sum(amount) FROM orders"),
+            sql_reply(
+                "SELECT customer, sum(amount) AS total FROM orders GROUP BY customer ORDER BY customer"
+            ),
+        )
+        assert r.ok, r.summary()
+        assert r.dialect == "postgres" and r.attempts[0].category == "aggregation_error"
+        assert r.df.values.tolist() == [["ann", 17.5], ["bob", 32.5]]
+        sql_still_works(ip)
+    finally:
+        ip.run_line_magic("sql", "--close pg")
+
+
+def test_no_model_says_how_to_set_one(duck, monkeypatch):
+    monkeypatch.delenv("CADET_MODEL", raising=False)
+    out = duck.run_cell_magic("ask", "", "How many orders?")
+    assert isinstance(out, Message) and "--model" in out.text and "CADET_MODEL" in out.text
+
+
+def test_no_connection_says_how_to_connect(ip):
+    from sql.connection import ConnectionManager
+
+    saved = ConnectionManager.current
+    ConnectionManager.current = None
+    try:
+        ip.user_ns["model"] = fake_model(sql_reply("SELECT 1"))
+        out = ip.run_cell_magic("ask", "--model model", "How many orders?")
+    finally:
+        ConnectionManager.current = saved
+    assert isinstance(out, Message) and "%sql" in out.text and "--con" in out.text
+
+
+def test_config_and_env_var(duck, monkeypatch, tmp_path):
+    replies = tmp_path / "replies.json"
+    replies.write_text('{"How many orders?": ["```sql\\nSELECT count(*) AS n FROM orders\\n```"]}')
+    monkeypatch.setenv("CADET_MODEL", f"scripted:{replies}")
+    out = duck.run_cell_magic("ask", "", "How many orders?")
+    assert out.ok and out.df["n"].tolist() == [3] and "scripted" in out.model
+    duck.run_line_magic("config", "AskMagic.max_attempts = 2")
+    try:
+        assert duck.run_line_magic("config", "AskMagic.max_attempts") in (None, 2)
+        magic = duck.magics_manager.registry["AskMagic"]
+        assert magic.max_attempts == 2
+    finally:
+        duck.run_line_magic("config", "AskMagic.max_attempts = 3")
+
+
+def test_help_and_stats(ip):
+    from cadet_magic.magic import AskMagic
+
+    doc = AskMagic.ask.__doc__
+    assert (
+        "--model" in doc and "--con" in doc and "--no-fallback" in doc and "--max-attempts" in doc
+    )
+    stats = ip.run_line_magic("cadet", "stats")
+    assert "First-attempt success" in stats.text and "Average SQL attempts" in stats.text
