@@ -20,7 +20,7 @@ def attempt_text(a: Attempt) -> list[str]:
     if a.diff:
         lines.append(f"    diff: {a.diff}")
     if a.feedback:
-        lines.append(f"    feedback sent: {_first_line(a.feedback, 300)}")
+        lines.append(f"    feedback sent: {' '.join(a.feedback.split())[:400]}")
     return lines
 
 

@@ -29,7 +29,9 @@ def normalize_sql(sql: str, dialect: str | None = None) -> str:
 
 
 def _words(sql: str) -> list[str]:
-    return re.findall(r"'(?:[^']|'')*'|\"[^\"]*\"|\w+|[^\s\w]", sql.strip().rstrip(";"))
+    return re.findall(
+        r"'(?:[^']|'')*'|\"[^\"]*\"|\w+|<>|<=|>=|!=|\|\||::|[^\s\w]", sql.strip().rstrip(";")
+    )
 
 
 def sql_diff(before: str | None, after: str | None, max_changes: int = 4) -> str:

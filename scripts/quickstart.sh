@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The main job: execute notebooks/quickstart.ipynb headless on the embedded DuckDB sample
+# database; writes notebooks/quickstart.executed.ipynb (and .html).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CADET_SETUP_BROWSER=0 bash scripts/setup.sh
+export PLOOMBER_STATS_ENABLED=false
+"${PYTHON:-python3}" scripts/run_quickstart.py "$@"

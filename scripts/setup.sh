@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what a new machine lacks: Debian packages, the Python packages, and the
+# Jupyter kernel. Idempotent and quick when everything is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
+
+need_apt=()
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+if [ "${CADET_SETUP_BROWSER:-1}" = "1" ]; then
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+if ! "$PY" -c "import cadet_magic, nbclient, pytest, ruff, psycopg, langchain_openai" >/dev/null 2>&1 \
+   || [ "${CADET_SETUP_FORCE:-0}" = "1" ]; then
+  echo "setup: installing Python packages"
+  "$PY" -m pip install -q --disable-pip-version-check -e ".[dev]"
+fi
+"$PY" -m ipykernel install --user --name python3 >/dev/null 2>&1 || true

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: lint and format check, then pytest (real DuckDB, SQLite,
+# PostgreSQL, IPython/jupysql; a throwaway PostgreSQL cluster is started and stopped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+PY="${PYTHON:-python3}"
+export PLOOMBER_STATS_ENABLED=false
+"$PY" -m ruff check cadet_magic tests benchmarks scripts
+"$PY" -m ruff format --check cadet_magic tests benchmarks scripts
+"$PY" -m pytest "$@"
