@@ -1,0 +1,31 @@
+"""Tables and schemas from plain JSON for the schema tests."""
+
+from __future__ import annotations
+
+from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+
+
+def table_from(data: dict) -> Table:
+    return Table(
+        name=data["name"],
+        columns=tuple(
+            Column(
+                name=c["name"],
+                type=c.get("type", ""),
+                primary_key=c.get("primary_key", False),
+                comment=c.get("comment"),
+                samples=tuple(c.get("samples", ())),
+            )
+            for c in data.get("columns", ())
+        ),
+        foreign_keys=tuple(
+            ForeignKey(tuple(f["columns"]), f["ref_table"], tuple(f["ref_columns"]))
+            for f in data.get("foreign_keys", ())
+        ),
+        comment=data.get("comment"),
+        schema=data.get("schema"),
+    )
+
+
+def schema_from(tables: list[dict]) -> Schema:
+    return Schema(tables=tuple(table_from(t) for t in tables))

@@ -1,0 +1,27 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from cadet_magic.schema.model import Schema
+from cadet_magic.schema.render import render_schema, render_table
+from schema_helpers import table_from
+
+CASES = json.loads((Path(__file__).parent / "render_cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_render_table(case):
+    assert render_table(table_from(case["table"]), case.get("detail", 0)) == case["text"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_rendered_text_cannot_break_the_fence(case):
+    text = render_table(table_from(case["table"]), case.get("detail", 0)).lower()
+    assert "</schema" not in text and "<schema" not in text and "```" not in text
+
+
+def test_schema_is_tables_in_catalog_order():
+    s = Schema.from_mapping({"b": ["x"], "a": ["y"]})
+    assert render_schema(s) == "b(x)\na(y)"
+    assert render_schema(Schema()) == ""
