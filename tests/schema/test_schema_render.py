@@ -2,10 +2,10 @@ import json
 from pathlib import Path
 
 import pytest
+from schema_helpers import table_from
 
 from cadet_magic.schema.model import Schema
 from cadet_magic.schema.render import render_schema, render_table
-from schema_helpers import table_from
 
 CASES = json.loads((Path(__file__).parent / "render_cases.json").read_text())
 
