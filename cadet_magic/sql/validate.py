@@ -1,23 +1,37 @@
 """The SQL safety check (portable: stdlib + sqlglot).
 
-PLACEHOLDER-LEVEL: a first version sufficient for the agent; the safety issue
-replaces it with the full check.
+Every decision is taken on the sqlglot syntax tree of the query, parsed in the
+connection's dialect: exactly one statement, a read-only statement kind, and,
+anywhere in the tree, no data-modifying CTE, no ``SELECT INTO``, no row lock, no
+function that touches files, the network, settings or secrets, runs a SQL
+string, sleeps or signals the server, and no table outside the allowed set
+(CTE names, subquery aliases and value-only table functions are told apart on
+the tree). Comments and a trailing semicolon are harmless and accepted.
+
+The SQL to run (:attr:`Validation.sql`) is generated from the checked tree
+without comments, so what runs is exactly what was checked, even where an engine
+would read a comment differently from the parser.
 
 Example:
-    >>> v = validate_sql("SELECT name FROM singer;", "sqlite", tables=["singer"])
-    >>> v.ok, v.issues
-    (True, [])
+    >>> v = validate_sql("SELECT name FROM singer; -- all singers", "sqlite", tables=["singer"])
+    >>> v.ok, v.issues, v.sql
+    (True, [], 'SELECT name FROM singer')
     >>> validate_sql("DROP TABLE singer", "sqlite").issues[0].code
     'forbidden_statement'
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import difflib
+import logging
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
+
+from cadet_magic.sql import rules
 
 
 @dataclass(frozen=True)
@@ -37,58 +51,442 @@ class Validation:
     sql: str = ""
 
 
-_READ_ONLY = (exp.Select, exp.Union, exp.Intersect, exp.Except)
+#: Names the notebook world uses for dialects, mapped to sqlglot's names.
+DIALECT_ALIASES = {
+    "postgresql": "postgres",
+    "pg": "postgres",
+    "psycopg": "postgres",
+    "mssql": "tsql",
+    "sqlserver": "tsql",
+    "sqlite3": "sqlite",
+    "mariadb": "mysql",
+    "googlesql": "bigquery",
+    "databricks": "databricks",
+}
+
+_QUERY_HINT = "Write one read-only query: SELECT ..., WITH ... SELECT ..., or VALUES ...."
+
+_STATEMENT_WORDS: dict[type[exp.Expression], str] = {
+    exp.Insert: "INSERT (it writes rows)",
+    exp.Update: "UPDATE (it changes rows)",
+    exp.Delete: "DELETE (it removes rows)",
+    exp.Merge: "MERGE (it changes rows)",
+    exp.Copy: "COPY (it reads or writes files)",
+    exp.Create: "CREATE (it changes the schema)",
+    exp.Drop: "DROP (it removes objects)",
+    exp.Alter: "ALTER (it changes the schema)",
+    exp.TruncateTable: "TRUNCATE (it removes rows)",
+    exp.Transaction: "a transaction statement",
+    exp.Commit: "COMMIT",
+    exp.Rollback: "ROLLBACK",
+    exp.Set: "SET (it changes settings)",
+    exp.Use: "USE (it switches the database)",
+    exp.Pragma: "PRAGMA (it reads or changes settings)",
+    exp.Grant: "GRANT (it changes permissions)",
+    exp.Revoke: "REVOKE (it changes permissions)",
+    exp.Describe: "DESCRIBE",
+    exp.Show: "SHOW",
+    exp.Attach: "ATTACH (it opens another database)",
+    exp.Detach: "DETACH",
+    exp.Analyze: "ANALYZE",
+}
+
+
+@contextmanager
+def _quiet_sqlglot() -> Iterator[None]:
+    """Silences sqlglot's 'falling back to Command' warnings during one parse."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def resolve_dialect(dialect: str | None) -> str | None:
+    """The sqlglot dialect name for ``dialect`` (None when sqlglot does not know it)."""
+    if not dialect:
+        return None
+    name = DIALECT_ALIASES.get(dialect.lower(), dialect.lower())
+    try:
+        sqlglot.Dialect.get_or_raise(name)
+    except ValueError:
+        return None
+    return name
+
+
+def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
+    """The statements of ``sql``, without the empty ones a trailing ``;`` or comment leaves.
+
+    Raises:
+        sqlglot.errors.SqlglotError: when the SQL does not tokenize or parse.
+    """
+    with _quiet_sqlglot():
+        trees = sqlglot.parse(sql, read=dialect)
+    return [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
+
+
+def _parse_error_message(error: Exception, dialect: str | None) -> str:
+    where = f"as {dialect} SQL" if dialect else "as SQL"
+    detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    errors = getattr(error, "errors", None)
+    if errors:
+        first = errors[0]
+        detail = first.get("description") or detail
+        line, col = first.get("line"), first.get("col")
+        near = (first.get("highlight") or "").strip()
+        if line:
+            detail += f" at line {line}, column {col}"
+        if near:
+            detail += f" (near '{near}')"
+    return f"The SQL does not parse {where}: {detail}. Fix the syntax; {_QUERY_HINT}"
+
+
+def _first_word(sql: str, dialect: str | None) -> str | None:
+    """The first token of ``sql`` (comments skipped), lower-cased; None if it does not tokenize."""
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    except Exception:  # noqa: BLE001 - only used to word a refusal
+        return None
+    return tokens[0].text.lower() if tokens else None
+
+
+def _not_a_query(sql: str, dialect: str | None) -> Issue | None:
+    """A ``forbidden_statement`` issue when ``sql`` starts with a non-query statement keyword."""
+    word = _first_word(sql, dialect)
+    if word in rules.NON_QUERY_KEYWORDS:
+        return Issue(
+            "forbidden_statement",
+            f"Only read-only queries may run; {word.upper()} statements are not allowed. "
+            + _QUERY_HINT,
+        )
+    return None
+
+
+def _statement_name(tree: exp.Expression) -> str:
+    if isinstance(tree, exp.Command):
+        return str(tree.this).upper()
+    for cls, words in _STATEMENT_WORDS.items():
+        if isinstance(tree, cls):
+            return words
+    return tree.key.upper()
+
+
+def _is_query(tree: exp.Expression) -> bool:
+    """A read-only statement kind: SELECT, a set operation, VALUES, or a DuckDB PIVOT."""
+    if isinstance(tree, exp.Subquery):
+        return _is_query(tree.unnest())
+    return isinstance(tree, (exp.Select, exp.SetOperation, exp.Values, exp.Pivot))
+
+
+_SIDE_EFFECT_NODES: tuple[type[exp.Expression], ...] = (
+    exp.DML,
+    exp.DDL,
+    exp.Command,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    exp.Set,
+    exp.Use,
+    exp.Pragma,
+    exp.Grant,
+    exp.Revoke,
+    exp.Attach,
+    exp.Detach,
+    exp.Analyze,
+    exp.TruncateTable,
+    exp.Alter,
+    exp.Drop,
+)
+
+
+def function_names(node: exp.Func) -> set[str]:
+    """Every lower-case name under which ``node`` may be called."""
+    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
+        return {node.name.lower()}
+    return {n.lower() for n in type(node).sql_names()} | {node.key}
+
+
+def forbidden_function(names: set[str]) -> tuple[str, str] | None:
+    """``(code, reason)`` when a function with one of ``names`` is refused, else None."""
+    for name in sorted(names):
+        if name in rules.FILE_FUNCTIONS or name.startswith(rules.FILE_PREFIXES):
+            return "file_access", "reads or writes files or the network"
+        if name in rules.OTHER_FUNCTIONS:
+            return "forbidden_function", rules.OTHER_FUNCTIONS[name]
+        for prefix, reason in rules.OTHER_PREFIXES.items():
+            if name.startswith(prefix):
+                return "forbidden_function", reason
+    return None
+
+
+_FORBIDDEN_CLASSES: dict[type[exp.Expression], tuple[str, str]] = {
+    exp.ReadCSV: ("file_access", "reads files"),
+    exp.ReadParquet: ("file_access", "reads files"),
+    exp.ToFile: ("file_access", "reads staged files"),
+    exp.NextValueFor: ("forbidden_function", "advances a sequence (a write)"),
+    exp.Secret: ("forbidden_function", "exposes secrets"),
+}
+
+
+def _display_name(node: exp.Func) -> str:
+    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
+        return node.name
+    return type(node).sql_names()[0].lower()
+
+
+def _is_table_function_position(node: exp.Func) -> bool:
+    """True for a function used as a row source: ``FROM f(...)``, ``JOIN f(...)``, ``LATERAL``."""
+    child, parent = node, node.parent
+    if isinstance(parent, exp.Dot):
+        child, parent = parent, parent.parent
+    return isinstance(parent, (exp.Table, exp.From, exp.Join, exp.Lateral)) and (
+        child.arg_key == "this"
+    )
+
+
+def _ctes_in_scope(node: exp.Expression) -> set[str]:
+    """Lower-case names of the CTEs a table reference at ``node`` can see."""
+    names: set[str] = set()
+    child, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, exp.With):
+            ctes = parent.expressions
+            if parent.args.get("recursive"):
+                names.update(c.alias_or_name.lower() for c in ctes)
+            else:
+                for cte in ctes:
+                    if cte is child:
+                        break
+                    names.add(cte.alias_or_name.lower())
+        else:
+            with_ = parent.args.get("with_") or parent.args.get("with")
+            if isinstance(with_, exp.With) and with_ is not child:
+                names.update(c.alias_or_name.lower() for c in with_.expressions)
+        child, parent = parent, parent.parent
+    return names
+
+
+def _looks_like_path(name: str) -> bool:
+    return any(ch in name for ch in "/\\:*?~") or "." in name
+
+
+def _inside_cte(node: exp.Expression) -> bool:
+    return node.find_ancestor(exp.CTE) is not None
+
+
+class _Checker:
+    """Walks one parsed statement and collects issues (at most one per distinct message)."""
+
+    def __init__(self, tables: Iterable[str] | None) -> None:
+        self.allowed: set[str] | None = None
+        self.allowed_display: list[str] = []
+        if tables is not None:
+            self.allowed_display = sorted({str(t) for t in tables}, key=str.lower)
+            self.allowed = {t.lower() for t in self.allowed_display}
+        self.issues: list[Issue] = []
+        self.unknown: list[str] = []
+
+    def add(self, code: str, message: str) -> None:
+        if all(i.message != message for i in self.issues):
+            self.issues.append(Issue(code, message))
+
+    def check(self, tree: exp.Expression) -> list[Issue]:
+        for node in tree.walk():
+            if node is tree:
+                continue
+            if isinstance(node, _SIDE_EFFECT_NODES):
+                self._side_effect(node)
+            elif isinstance(node, exp.Into):
+                self.add(
+                    "select_into",
+                    "SELECT ... INTO creates a table or writes a file; remove the INTO clause "
+                    "and just SELECT the rows.",
+                )
+            elif isinstance(node, exp.Lock):
+                self.add(
+                    "row_lock",
+                    "Row-locking clauses (FOR UPDATE / FOR SHARE ...) are not allowed; remove "
+                    "the FOR ... clause, a read-only query needs no locks.",
+                )
+            elif isinstance(node, exp.Func):
+                self._function(node)
+            elif isinstance(node, exp.Table):
+                self._table(node)
+        if self.unknown:
+            self._unknown_tables()
+        return self.issues
+
+    def _side_effect(self, node: exp.Expression) -> None:
+        name = _statement_name(node)
+        if _inside_cte(node):
+            self.add(
+                "data_modifying_cte",
+                f"A CTE may not contain {name}; every WITH part must be a plain SELECT. "
+                + _QUERY_HINT,
+            )
+        else:
+            self.add(
+                "forbidden_statement",
+                f"Only read-only queries may run, and this one contains {name}. " + _QUERY_HINT,
+            )
+
+    def _function(self, node: exp.Func) -> None:
+        names = function_names(node)
+        verdict = _FORBIDDEN_CLASSES.get(type(node)) or forbidden_function(names)
+        shown = _display_name(node)
+        if verdict is not None:
+            code, reason = verdict
+            self.add(
+                code,
+                f"The function {shown}() is not allowed: it {reason}. Query only the "
+                "database's tables with ordinary functions.",
+            )
+        elif _is_table_function_position(node) and not names & rules.SAFE_TABLE_FUNCTIONS:
+            self.add(
+                "forbidden_function",
+                f"The table function {shown}() is not allowed in FROM; read from the "
+                "database's tables (value generators such as range, generate_series and "
+                "unnest are fine).",
+            )
+
+    def _table(self, node: exp.Table) -> None:
+        if not isinstance(node.this, exp.Identifier):
+            return  # a table function, a placeholder or a nested expression: walked on its own
+        name = node.name
+        lowered = name.lower()
+        qualified = ".".join(p.name.lower() for p in node.parts)
+        if not node.args.get("db") and lowered in _ctes_in_scope(node):
+            return
+        if _looks_like_path(name):
+            self.add(
+                "file_access",
+                f"'{name}' looks like a file or URL, and scanning files is not allowed; "
+                "read from the database's tables.",
+            )
+            return
+        if lowered in rules.SENSITIVE_TABLES or qualified in rules.SENSITIVE_TABLES:
+            self.add(
+                "system_table",
+                f"The system table {qualified} exposes secrets, settings or other sessions "
+                "and may not be read; query the database's own tables.",
+            )
+            return
+        if self.allowed is None or self._allowed(node, lowered, qualified):
+            return
+        shown = ".".join(p.name for p in node.parts)
+        if shown not in self.unknown:
+            self.unknown.append(shown)
+
+    def _allowed(self, node: exp.Table, lowered: str, qualified: str) -> bool:
+        assert self.allowed is not None
+        if qualified in self.allowed:
+            return True
+        qualifiers = [p.name.lower() for p in node.parts[:-1]]
+        if len(qualifiers) > 1 or (qualifiers and qualifiers[0] not in rules.DEFAULT_SCHEMAS):
+            return False
+        return lowered in self.allowed or any(
+            f"{schema}.{lowered}" in self.allowed for schema in rules.DEFAULT_SCHEMAS
+        )
+
+    def _unknown_tables(self) -> None:
+        listed = ", ".join(repr(u) for u in self.unknown)
+        noun = "table" if len(self.unknown) == 1 else "tables"
+        shown = ", ".join(self.allowed_display[:60]) or "(none)"
+        if len(self.allowed_display) > 60:
+            shown += f" (and {len(self.allowed_display) - 60} more)"
+        message = f"Unknown {noun} {listed}; tables you may use: {shown}."
+        for u in self.unknown:
+            close = difflib.get_close_matches(u.split(".")[-1], self.allowed_display, n=1)
+            if close:
+                message += f" Did you mean '{close[0]}' instead of '{u}'?"
+        message += " Use only these tables; define helper results as CTEs (WITH name AS (...))."
+        self.add("unknown_table", message)
 
 
 def validate_sql(sql: str, dialect: str | None, tables: Iterable[str] | None = None) -> Validation:
-    """Checks that ``sql`` is one read-only statement over the allowed tables."""
+    """Checks that ``sql`` is one read-only statement over the allowed tables.
+
+    Args:
+        sql: The SQL text, as the model wrote it (comments and a trailing ``;`` are fine).
+        dialect: The connection's dialect (``"duckdb"``, ``"sqlite"``, ``"postgres"``,
+            ``"mysql"``, ... or a SQLAlchemy name such as ``"postgresql"``); None parses
+            generic SQL.
+        tables: The table names the query may read (optionally ``schema.table``); None
+            switches the allow-list off.
+
+    Returns:
+        A :class:`Validation`: ``ok`` and no ``issues`` when the query may run, with
+        ``sql`` the text to run (generated from the checked tree, comments dropped);
+        otherwise ``ok`` False and the issues, the first one the most important
+        (``multiple_statements``, ``parse_error``, ``forbidden_statement``, then what was
+        found inside the tree, ``unknown_table`` last).
+
+    Example:
+        >>> v = validate_sql("SELECT * FROM orders_2024", "duckdb", ["customers", "orders"])
+        >>> v.ok, v.issues[0].code
+        (False, 'unknown_table')
+        >>> print(v.issues[0].message)  # doctest: +NORMALIZE_WHITESPACE
+        Unknown table 'orders_2024'; tables you may use: customers, orders. Did you mean
+        'orders' instead of 'orders_2024'? Use only these tables; define helper results as
+        CTEs (WITH name AS (...)).
+        >>> validate_sql("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "postgres").ok
+        False
+    """
+    read = resolve_dialect(dialect)
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except sqlglot.errors.ParseError as e:
-        return Validation(False, [Issue("parse_error", f"The SQL does not parse: {e}")], sql)
-    if len(statements) != 1:
+        statements = parse_statements(sql, read)
+    except Exception as e:  # noqa: BLE001 - a parser crash is still a refusal, never an escape
+        issue = _not_a_query(sql, read) or Issue("parse_error", _parse_error_message(e, read))
+        return Validation(False, [issue], sql)
+    if not statements:
+        return Validation(
+            False, [Issue("parse_error", f"The SQL is empty (only comments). {_QUERY_HINT}")], sql
+        )
+    if len(statements) > 1:
+        kinds = ", ".join(_statement_name(s) for s in statements)
         return Validation(
             False,
             [
                 Issue(
                     "multiple_statements",
-                    "Write exactly one SELECT statement (use a CTE for steps).",
+                    f"Write exactly one statement; found {len(statements)} ({kinds}). "
+                    "Combine the steps into one query with CTEs (WITH step AS (...) SELECT ...).",
                 )
             ],
             sql,
         )
     tree = statements[0]
-    if not isinstance(tree, _READ_ONLY):
+    if not _is_query(tree):
+        if isinstance(tree, (exp.Query, *_SIDE_EFFECT_NODES)) or isinstance(
+            tree, tuple(_STATEMENT_WORDS)
+        ):
+            message = f"Only read-only queries may run; this is {_statement_name(tree)}. "
+            return Validation(False, [Issue("forbidden_statement", message + _QUERY_HINT)], sql)
+        issue = _not_a_query(sql, read)
+        if issue is not None:
+            return Validation(False, [issue], sql)
         return Validation(
             False,
             [
                 Issue(
-                    "forbidden_statement",
-                    f"Only read-only SELECT queries are allowed, not {tree.key.upper()}.",
+                    "parse_error",
+                    f"This is not a SQL statement (it parses as a bare {tree.key} expression; "
+                    f"check the spelling of SELECT and FROM). {_QUERY_HINT}",
                 )
             ],
             sql,
         )
-    if tables is not None:
-        allowed = {t.lower() for t in tables}
-        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-        unknown = sorted(
-            {
-                t.name
-                for t in tree.find_all(exp.Table)
-                if t.name and t.name.lower() not in allowed | ctes
-            }
+    issues = _Checker(tables).check(tree)
+    if issues:
+        return Validation(False, issues, sql)
+    try:
+        text = tree.sql(dialect=read, comments=False)
+    except Exception as e:  # noqa: BLE001 - cannot be generated safely: refuse
+        return Validation(
+            False,
+            [Issue("parse_error", f"The SQL cannot be handled ({e}). Simplify it. {_QUERY_HINT}")],
+            sql,
         )
-        if unknown:
-            names = ", ".join(sorted(tables))
-            return Validation(
-                False,
-                [
-                    Issue(
-                        "unknown_table",
-                        f"Unknown table {', '.join(repr(u) for u in unknown)}; tables you may use: {names}",
-                    )
-                ],
-                sql,
-            )
-    return Validation(True, [], sql.strip().rstrip(";").strip())
+    return Validation(True, [], text)
