@@ -114,3 +114,13 @@ def pg_url():
             capture_output=True,
         )
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def ipython_shell():
+    """One real IPython shell for the session, with cadet_magic (and jupysql) loaded."""
+    from IPython.testing.globalipapp import get_ipython, start_ipython
+
+    shell = start_ipython() or get_ipython()
+    shell.run_line_magic("load_ext", "cadet_magic")
+    return shell

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from IPython.testing.globalipapp import start_ipython
 
 from cadet_magic.magic import Message
 from tests.helpers import fake_model, sql_reply
@@ -15,11 +14,9 @@ ORDERS = (
 )
 
 
-@pytest.fixture(scope="module")
-def ip():
-    shell = start_ipython()
-    shell.run_line_magic("load_ext", "cadet_magic")
-    return shell
+@pytest.fixture
+def ip(ipython_shell):
+    return ipython_shell
 
 
 @pytest.fixture

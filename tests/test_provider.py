@@ -1,0 +1,74 @@
+"""%%ask through a real provider client: init_chat_model("openai:...") over HTTP to a
+scripted OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import pytest
+from fake_openai import fake_openai  # noqa: F401
+
+from cadet_magic.magic import Message
+from tests.helpers import sql_reply
+
+pytest.importorskip("langchain_openai")
+
+
+@pytest.fixture
+def shell(monkeypatch, fake_openai, ipython_shell):  # noqa: F811
+    for var in ("OPENAI_API_BASE", "LANGSMITH_GATEWAY", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    ip = ipython_shell
+    ip.run_line_magic("sql", "duckdb:// --alias provider")
+    ip.run_cell_magic(
+        "sql",
+        "",
+        "CREATE TABLE orders (id INT, amount DOUBLE); INSERT INTO orders VALUES (1, 5), (2, 7)",
+    )
+    yield ip
+    ip.run_line_magic("sql", "--close provider")
+
+
+def test_openai_model_over_http(shell, fake_openai):  # noqa: F811
+    fake_openai.script(
+        [
+            sql_reply("SELECT sum(amont) AS total FROM orders"),
+            sql_reply("SELECT sum(amount) AS total FROM orders"),
+        ]
+    )
+    r = shell.run_cell_magic(
+        "ask", "--model openai:scripted-test-model", "What is the total amount?"
+    )
+    assert r.ok and r.df["total"].tolist() == [12.0] and len(r.attempts) == 2
+    assert not r.scripted and r.model == "openai:scripted-test-model"
+    assert len(fake_openai.requests) == 2
+    first, second = fake_openai.requests
+    assert first["model"] == "scripted-test-model"
+    roles = [m["role"] for m in second["messages"]]
+    assert roles == ["system", "user"] and "amont" in second["messages"][-1]["content"]
+    shell.run_line_magic("sql", "SELECT 1")
+
+
+def test_server_error_is_one_clear_line(shell, fake_openai):  # noqa: F811
+    error = {
+        "status": 500,
+        "message": "upstream model overloaded",
+        "headers": {"retry-after-ms": "10"},
+    }
+    fake_openai.script([error, error, error])
+    r = shell.run_cell_magic(
+        "ask", "--model openai:scripted-test-model", "What is the total amount?"
+    )
+    assert not r.ok and r.stop_reason == "model_error"
+    assert "\n" not in r.message and "upstream model overloaded" in r.message and "500" in r.message
+    text = r._repr_mimebundle_()["text/plain"]
+    assert "Traceback" not in text
+    shell.run_line_magic("sql", "SELECT 1")
+
+
+def test_missing_api_key_is_a_configuration_message(shell, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY")
+    out = shell.run_cell_magic(
+        "ask", "--model openai:scripted-test-model", "What is the total amount?"
+    )
+    assert isinstance(out, Message) and "OPENAI_API_KEY" in out.text and "\n" not in out.text
