@@ -44,7 +44,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from cadet_magic.schema.model import Column, Schema, Table
-from cadet_magic.schema.render import FULL, NAMES, TYPED, render_schema, render_table
+from cadet_magic.schema.render import (
+    FULL,
+    NAMES,
+    TYPED,
+    render_column,
+    render_schema,
+    render_table,
+)
 from cadet_magic.schema.text import STOPWORDS, likeness, stem, words
 
 #: The default character budget of the schema text in the prompt.
@@ -323,25 +330,35 @@ def _strip(table: Table, detail: int) -> Table:
     return replace(table, columns=cols, comment=None)
 
 
-def _trim(table: Table, scores: list[float], room: int) -> Table | None:
-    """The table with its least relevant non-key columns dropped until it fits ``room``."""
+def _trim(table: Table, scores: list[float], room: int, detail: int = TYPED) -> Table | None:
+    """The table with its least relevant non-key columns dropped until it fits ``room``.
+
+    Keys (primary and foreign) stay; a comment says how many columns are not shown.
+    """
     keys = {c for fk in table.foreign_keys for c in fk.columns}
-    base = _strip(table, NAMES)
-    keep = list(range(len(base.columns)))
+    base = _strip(table, detail)
     removable = sorted(
         (i for i, c in enumerate(base.columns) if not c.primary_key and c.name not in keys),
         key=lambda i: (scores[i], -i),
     )
-    dropped = 0
+    cost = [len(render_column(c, detail)) + 2 for c in base.columns]
+    over = len(render_table(base)) - room
+    dropped: set[int] = set()
+    for i in removable:
+        if over <= 0:
+            break
+        dropped.add(i)
+        over -= cost[i]
     while True:
-        note = f"{dropped} more columns not shown" if dropped else None
-        cand = replace(base, columns=tuple(base.columns[i] for i in keep), comment=note)
+        note = f"{len(dropped)} more columns not shown" if dropped else None
+        columns = tuple(c for i, c in enumerate(base.columns) if i not in dropped)
+        cand = replace(base, columns=columns, comment=note)
         if len(render_table(cand)) <= room:
             return cand
-        if not removable:
+        rest = [i for i in removable if i not in dropped]
+        if not rest:
             return None
-        keep.remove(removable.pop(0))
-        dropped += 1
+        dropped.add(rest[0])
 
 
 def _only_shown_keys(table: Table, shown: set[str], namespace: str | None) -> Table:
@@ -360,7 +377,7 @@ def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
     chosen: dict[int, Table] = {}
     used = 0
-    for i in order:
+    for rank, i in enumerate(order):
         for detail in (FULL, TYPED, NAMES):
             shown, length = idx.shown(i, detail)
             cost = length + (1 if chosen else 0)
@@ -368,12 +385,18 @@ def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]
                 chosen[i] = shown
                 used += cost
                 break
-    if not chosen and order:
-        # Not even the best table fits by name: show its most relevant columns.
-        best = order[0]
-        trimmed = _trim(schema.tables[best], idx.column_scores(best, question), budget)
-        if trimmed is not None:
-            chosen[best] = trimmed
+        else:
+            if rank == 0:
+                # The best table is too wide even by name: its most relevant columns,
+                # in at most half the budget when other tables could use the rest.
+                room = budget if len(order) == 1 else budget // 2
+                scores_i = idx.column_scores(i, question)
+                for detail in (TYPED, NAMES):
+                    trimmed = _trim(schema.tables[i], scores_i, room, detail)
+                    if trimmed is not None:
+                        chosen[i] = trimmed
+                        used += len(render_table(trimmed))
+                        break
     shown = {schema.tables[i].name.lower() for i in chosen}
     tables = tuple(
         _only_shown_keys(chosen[i], shown, _namespace(chosen[i])[0]) for i in sorted(chosen)
