@@ -1,0 +1,43 @@
+"""The README's main job: the quickstart notebook executed headless with the scripted model."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_quickstart_runs_headless_with_the_labelled_scripted_model(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "CADET_MODEL"}
+    env["PLOOMBER_STATS_ENABLED"] = "false"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "run_quickstart.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    nb = nbformat.read(tmp_path / "quickstart.executed.ipynb", as_version=4)
+    asks = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%ask")]
+    assert len(asks) == 4
+    for cell in asks:
+        text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+        html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+        assert "SCRIPTED" in text and "scripted" in html.lower(), cell.source
+        assert "Answer" in text and "Traceback" not in text
+    first, corrected, grouped, refused = (
+        "".join(o.get("data", {}).get("text/plain", "") for o in c.outputs) for c in asks
+    )
+    assert "Julia Lopez" in first and "4584.76" in first
+    assert "column_not_found" in corrected and "Attempt 2: ok" in corrected
+    assert "aggregation_error" in grouped
+    assert "refused" in refused
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors
+    assert (tmp_path / "quickstart.executed.html").exists()
