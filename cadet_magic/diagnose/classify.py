@@ -178,7 +178,8 @@ RULES: tuple[Rule, ...] = (
         pattern=r"could not convert|cannot compare|no function matches|operator does not exist|"
         r"invalid input syntax|cannot be cast|cannot cast|type mismatch|datatype mismatch|"
         r"argument of .* must be type|must be type|Mismatch Type|out of range for type|"
-        r"No operator matches|Unimplemented type for cast|Conversion Error",
+        r"No operator matches|Unimplemented type for cast|Conversion Error|"
+        r"^function \w+\(.*\) does not exist",
     ),
     # 4. Generic.
     Rule(

@@ -236,6 +236,9 @@ def render(
         dialect: the engine's dialect.
     """
     guidance = TEMPLATES.get(str(category), unknown)(details, suggestions, dialect or "")
+    issues = details.get("issues")
+    if issues and str(category) not in ("forbidden", "multiple_statements"):
+        guidance = " ".join(issues) + " " + guidance  # the safety check's own words
     if not sql:
         return guidance
     return f"Your previous query failed:\n```sql\n{sql.strip()}\n```\n{guidance}"

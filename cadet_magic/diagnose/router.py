@@ -159,7 +159,7 @@ def diagnose_error(
         ident = _first(_IDENTIFIER.get(category, []), info.primary)
         if ident is not None:
             details["identifier" if category is not Category.syntax_error else "near"] = ident
-        category = _refine(category, details, info, ctx, sql)
+        category = _refine(category, details, info, ctx, sql, sch)
     suggestions = _suggestions(category, details, info, ctx, sch, dialect)
     if info is not None:
         pos = _position(info, sql, details.get("identifier") or details.get("near"))
@@ -181,8 +181,25 @@ def diagnose_error(
     )
 
 
+def _missing_qualified_column(alias: str, ctx: SqlContext, sql: str, schema: Schema) -> str | None:
+    """The first ``alias.column`` of the query whose table lacks that column."""
+    table = schema.table(ctx.resolve(alias) or "")
+    if table is None:
+        return None
+    columns = {c.lower() for c in table.column_names()}
+    for m in re.finditer(rf"(?<![\w.]){re.escape(alias)}\.\"?(\w+)", sql, re.I):
+        if m.group(1).lower() not in columns:
+            return f"{alias}.{m.group(1)}"
+    return None
+
+
 def _refine(
-    category: Category, details: dict[str, Any], info: ErrorInfo, ctx: SqlContext, sql: str | None
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo,
+    ctx: SqlContext,
+    sql: str | None,
+    schema: Schema,
 ) -> Category:
     """Corrections the query itself makes possible."""
     ident = (details.get("identifier") or "").strip('"')
@@ -194,6 +211,18 @@ def _refine(
             details["identifier"] = m.group(1)
             details["date_function"] = True
             return Category.function_not_found
+    if (
+        category is Category.table_not_found
+        and sql
+        and ident.lower() in ctx.aliases
+        and re.match(r"Referenced table", info.primary)
+    ):
+        # DuckDB, in a subquery: T1.bad_column is looked up in the outer query too and
+        # reported as a missing table "T1"; the alias exists, the column does not.
+        bad = _missing_qualified_column(ident, ctx, sql, schema)
+        if bad:
+            details["identifier"] = bad
+            return Category.column_not_found
     if category is Category.column_not_found and "." in ident:
         qualifier = ident.split(".")[0]
         if qualifier.lower() in {d.lower() for d in ctx.derived}:

@@ -25,7 +25,7 @@ from cadet_magic.schema.model import Schema
 
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 _WORDS = re.compile(r"[a-z]+|\d+")
-_ENGINE_BONUS = 0.35
+_ENGINE_BONUS = 0.12
 _MIN_SCORE = 0.5
 
 
@@ -151,7 +151,7 @@ def rank_columns(
         for t in owners[:2]:
             col = next(c for c in t.column_names() if c.lower() == cc.lower())
             key = f"{t.name}.{col}"
-            scores[key] = scores.get(key, 0.0) + _ENGINE_BONUS - 0.03 * rank
+            scores[key] = scores.get(key, 0.0) + _ENGINE_BONUS - 0.02 * rank
     ranked = sorted((k for k, v in scores.items() if v >= _MIN_SCORE), key=lambda k: -scores[k])
     return ranked[:limit]
 
@@ -174,7 +174,7 @@ def rank_tables(
     for rank, cand in enumerate(engine):
         real = schema.table(_split(cand)[1])
         if real is not None:
-            scores[real.name] += _ENGINE_BONUS - 0.03 * rank
+            scores[real.name] += _ENGINE_BONUS - 0.02 * rank
     ranked = sorted((k for k, v in scores.items() if v >= _MIN_SCORE), key=lambda k: -scores[k])
     return ranked[:limit]
 

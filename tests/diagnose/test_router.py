@@ -1,0 +1,195 @@
+"""diagnose_error's contract: categories, retryability, details, suggestions, feedback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cadet_magic.diagnose import Category, Diagnosis, diagnose_error, no_sql_feedback
+from cadet_magic.diagnose import classify as classify_module
+from cadet_magic.errors import QueryTimeout
+from cadet_magic.schema.model import Schema
+from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.sql.validate import Issue
+
+SCHEMA = {
+    "orders": ["order_id", "customer_id", "amount", "status"],
+    "customers": ["customer_id", "Name"],
+}
+MESSAGES = json.loads((Path(__file__).parent / "data" / "messages.json").read_text())
+
+
+def test_category_values_are_exactly_the_issue_list():
+    assert [c.value for c in Category] == [
+        "column_not_found", "table_not_found", "syntax_error", "type_mismatch", "join_error",
+        "aggregation_error", "function_not_found", "division_by_zero", "datetime_format",
+        "timeout", "permission_denied", "connection_error", "forbidden",
+        "multiple_statements", "no_sql", "unknown",
+    ]  # fmt: skip
+    assert isinstance(Category.timeout, str) and Category.timeout == "timeout"
+
+
+def test_agent_import_path():
+    from cadet_magic.diagnose.classify import Category as C2
+    from cadet_magic.diagnose.classify import Diagnosis as D2
+    from cadet_magic.diagnose.classify import diagnose_error as de
+
+    assert C2 is Category and D2 is Diagnosis and de is diagnose_error
+    assert classify_module.RULES  # the priority-ordered rules are public
+
+
+@pytest.mark.parametrize("case", MESSAGES, ids=[m["id"] for m in MESSAGES])
+def test_messages(case):
+    """Recorded messages (system errors, wrappers, other engines' texts) by category."""
+    d = diagnose_error(
+        case["message"], sql=case.get("sql"), dialect=case.get("dialect"), schema=SCHEMA
+    )
+    assert d.category.value == case["expect"]
+    assert d.retryable is (case["expect"] not in ("permission_denied", "connection_error"))
+    if "suggestion" in case:
+        assert case["suggestion"] in d.suggestions[:3]
+    if "identifier" in case:
+        assert d.details["identifier"] == case["identifier"]
+
+
+def test_priority_group_by_beats_column():
+    d = diagnose_error('column "orders.status" must appear in the GROUP BY clause or be used in '
+                       "an aggregate function", sql="SELECT status, SUM(amount) FROM orders",
+                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    assert d.category is Category.aggregation_error
+    assert d.suggestions == ["orders.status"]
+    assert "Keep every aggregation" in d.feedback and "orders.status" in d.feedback
+
+
+def test_sqlstate_attribute_wins_over_text():
+    class UndefinedTable(Exception):
+        sqlstate = "42P01"
+
+    d = diagnose_error(UndefinedTable('relation "ordrs" does not exist'), schema=SCHEMA)
+    assert d.category is Category.table_not_found and d.suggestions[0] == "orders"
+
+
+def test_wrapped_orig_and_cause():
+    class OperationalError(Exception):
+        sqlite_errorname = "SQLITE_ERROR"
+
+    class ProgrammingError(Exception):
+        def __init__(self, orig):
+            super().__init__(f"(sqlite3.OperationalError) {orig}\n[SQL: SELECT amout FROM orders]")
+            self.orig = orig
+
+    wrapped = ProgrammingError(OperationalError("no such column: amout"))
+    d = diagnose_error(wrapped, sql="SELECT amout FROM orders", dialect="sqlite", schema=SCHEMA)
+    assert d.category is Category.column_not_found and d.suggestions[0] == "orders.amount"
+    assert d.details["exception"] == "OperationalError"
+    assert d.details["position"] == 8
+    try:
+        try:
+            raise OperationalError("no such table: ordes")
+        except OperationalError as e:
+            raise RuntimeError("query failed") from e
+    except RuntimeError as outer:
+        d = diagnose_error(outer, schema=SCHEMA)
+    assert d.category is Category.table_not_found and d.suggestions[0] == "orders"
+
+
+def test_query_timeout():
+    d = diagnose_error(QueryTimeout(5), sql="SELECT * FROM orders a, orders b")
+    assert d.category is Category.timeout and d.retryable
+    assert d.details["seconds"] == 5
+    assert "LIMIT" in d.feedback and "WHERE" in d.feedback
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("multiple_statements", Category.multiple_statements),
+        ("unknown_table", Category.table_not_found),
+        ("parse_error", Category.syntax_error),
+        ("forbidden_statement", Category.forbidden),
+        ("comment", Category.forbidden),
+    ],
+)
+def test_safety_refusal(code, expected):
+    message = {
+        "unknown_table": "Unknown table 'ordrs'; tables you may use: customers, orders",
+    }.get(code, f"refused: {code}")
+    err = SafetyRefusal([Issue(code, message)])
+    d = diagnose_error(err, sql="SELECT * FROM ordrs", dialect="duckdb", schema=SCHEMA)
+    assert d.category is expected
+    assert d.details["codes"] == [code]
+    assert message in d.feedback  # the feedback uses the issue messages
+    if code == "unknown_table":
+        assert d.suggestions[0] == "orders"
+
+
+def test_schema_object_and_mapping_agree():
+    err = "no such column: amout"
+    a = diagnose_error(err, sql="SELECT amout FROM orders", schema=SCHEMA)
+    b = diagnose_error(err, sql="SELECT amout FROM orders", schema=Schema.from_mapping(SCHEMA))
+    assert a.suggestions == b.suggestions == ["orders.amount"]
+
+
+def test_no_schema_keeps_engine_candidates():
+    d = diagnose_error('Binder Error: Referenced column "amout" not found in FROM clause!\n'
+                       'Candidate bindings: "amount", "status"')  # fmt: skip
+    assert d.suggestions == ["amount", "status"]
+
+
+def test_case_sensitive_column_feedback():
+    d = diagnose_error('column "name" does not exist', sql="SELECT name FROM customers",
+                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    assert d.suggestions[0] == "customers.Name" and d.details["case_sensitive"]
+    assert "double quotes" in d.feedback
+
+
+def test_derived_table_alias_gets_cte_advice():
+    d = diagnose_error("no such column: t.x", sql="SELECT t.x FROM (SELECT amount AS y FROM orders) t",
+                       dialect="sqlite", schema=SCHEMA)  # fmt: skip
+    assert d.category is Category.column_not_found and "CTE" in d.feedback
+
+
+def test_dateadd_day_is_a_foreign_function():
+    d = diagnose_error('column "day" does not exist', sql="SELECT DATEADD(day, 1, created) FROM orders",
+                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    assert d.category is Category.function_not_found and d.details["identifier"] == "DATEADD"
+    assert "INTERVAL" in d.feedback
+
+
+@pytest.mark.parametrize(
+    ("message", "dialect", "needle"),
+    [
+        ("division by zero", "postgresql", "NULLIF"),
+        ('invalid input syntax for type date: "yesterday"', "postgresql", "to_date"),
+        ('Conversion Error: invalid date field format: "01/02/2024"', "duckdb", "strptime"),
+        ("no such function: date_format", "sqlite", "strftime"),
+        (
+            "Binder Error: Cannot compare values of type VARCHAR and type INTEGER_LITERAL",
+            "duckdb",
+            "CAST",
+        ),
+        ("aggregate functions are not allowed in WHERE", "postgresql", "HAVING"),
+        ('relation "t" does not exist', "postgresql", "CTE"),
+    ],
+)
+def test_specific_feedback(message, dialect, needle):
+    d = diagnose_error(message, sql="SELECT 1", dialect=dialect, schema=SCHEMA)
+    assert needle in d.feedback, d.feedback
+
+
+@pytest.mark.parametrize("category", list(Category))
+def test_feedback_is_short_and_shows_the_sql(category):
+    from cadet_magic.diagnose.feedback import render
+
+    sql = "SELECT amout FROM orders"
+    text = render(sql, category.value, {"identifier": "amout", "issues": ["Refused."]},
+                  ["orders.amount", "orders.status", "customers.Name"], "postgresql")  # fmt: skip
+    guidance = text.split("```\n", 2)[-1]
+    assert text.startswith("Your previous query failed:") and sql in text
+    assert len(guidance.split()) <= 62, (category, len(guidance.split()), guidance)
+
+
+def test_no_sql_feedback():
+    assert "```sql" in no_sql_feedback("Sure, here is the answer")
