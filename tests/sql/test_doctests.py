@@ -1,0 +1,15 @@
+"""The docstring examples of the SQL modules run."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+from cadet_magic.sql import limit, rules, validate
+
+
+@pytest.mark.parametrize("module", [validate, limit, rules], ids=lambda m: m.__name__)
+def test_doctests(module) -> None:
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
