@@ -1,0 +1,153 @@
+"""Sample values for low-cardinality text columns: which columns, what SQL, what to keep.
+
+Portable (stdlib + sqlglot): a runner asks :func:`sample_sql` for one query per
+text column, runs it on its connection, and hands the rows to
+:func:`samples_from_rows`; :func:`with_samples` puts the values into the schema.
+The same policy feeds the prompt (a few values per column, see
+:mod:`cadet_magic.schema.render`) and the linker (values the question mentions).
+
+Example:
+    >>> print(sample_sql("orders", "status", "sqlite"))
+    SELECT v, COUNT(*) AS n FROM (SELECT "status" AS v FROM "orders" WHERE NOT "status" IS NULL LIMIT 10000) AS s GROUP BY v ORDER BY n DESC, v LIMIT 21
+    >>> samples_from_rows([("paid", 9), ("open", 3), (None, 1)])
+    ('paid', 'open')
+    >>> samples_from_rows([(f"v{i}", 1) for i in range(21)])  # not low-cardinality
+    ()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+
+import sqlglot
+from sqlglot import exp
+
+from cadet_magic.schema.model import Column, Schema
+
+#: A column with more distinct values than this (in the rows scanned) gets no samples.
+LOW_CARDINALITY = 20
+#: At most this many values are kept per column (most frequent first).
+SAMPLE_VALUES = 5
+#: Values longer than this are left out (descriptions, free text).
+MAX_VALUE_CHARS = 40
+#: Rows scanned per column, so that sampling a large table stays cheap.
+SCAN_ROWS = 10_000
+
+_TEXT_TYPES = ("char", "text", "string", "clob", "enum", "citext", "name")
+
+
+def is_text_type(type_: str) -> bool:
+    """Whether a declared column type holds text (an empty SQLite type counts).
+
+    Example:
+        >>> [is_text_type(t) for t in ["VARCHAR(20)", "TEXT", "", "INTEGER", "character varying"]]
+        [True, True, True, False, True]
+    """
+    t = type_.lower()
+    return not t or any(k in t for k in _TEXT_TYPES)
+
+
+def _table(name: str) -> exp.Table:
+    parts = [exp.to_identifier(p, quoted=True) for p in name.split(".")]
+    kinds = dict(zip(("this", "db", "catalog"), reversed(parts), strict=False))
+    return exp.Table(**kinds)
+
+
+def sample_sql(
+    table: str,
+    column: str,
+    dialect: str | None = None,
+    *,
+    max_distinct: int = LOW_CARDINALITY,
+    scan_rows: int = SCAN_ROWS,
+) -> str:
+    """One query giving ``(value, count)`` rows, most frequent first, at most ``max_distinct + 1``.
+
+    Args:
+        table: the table's name, possibly qualified (``sales.orders``).
+        column: the column's name.
+        dialect: a sqlglot dialect name (``sqlite``, ``duckdb``, ``postgres``...).
+        max_distinct: more distinct values than this: not low-cardinality.
+        scan_rows: how many rows of the table are looked at.
+
+    Returns:
+        SQL in that dialect, identifiers quoted.
+
+    Example:
+        >>> print(sample_sql("sales.Orders", "Status", "postgres", scan_rows=100))
+        SELECT v, COUNT(*) AS n FROM (SELECT "Status" AS v FROM "sales"."Orders" WHERE NOT "Status" IS NULL LIMIT 100) AS s GROUP BY v ORDER BY n DESC NULLS LAST, v NULLS FIRST LIMIT 21
+    """
+    col = exp.column(column, quoted=True)
+    inner = (
+        exp.select(exp.alias_(col, "v"))
+        .from_(_table(table))
+        .where(exp.not_(exp.Is(this=col.copy(), expression=exp.null())))
+        .limit(scan_rows)
+    )
+    query = (
+        exp.select("v", exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_(inner.subquery("s"))
+        .group_by("v")
+        .order_by(exp.Ordered(this=exp.column("n"), desc=True), "v")
+        .limit(max_distinct + 1)
+    )
+    return query.sql(dialect=sqlglot.Dialect.get_or_raise(dialect))
+
+
+def samples_from_rows(
+    rows: Iterable[Sequence[object]],
+    *,
+    max_distinct: int = LOW_CARDINALITY,
+    limit: int = SAMPLE_VALUES,
+    max_chars: int = MAX_VALUE_CHARS,
+) -> tuple[str, ...]:
+    """The values to keep from the rows of :func:`sample_sql` (none if too many distinct).
+
+    Example:
+        >>> samples_from_rows([("a", 5), ("", 2), ("x" * 50, 1), ("b", 1)], limit=5)
+        ('a', 'b')
+    """
+    rows = list(rows)
+    if len(rows) > max_distinct:
+        return ()
+    out = []
+    for row in rows:
+        value = row[0]
+        if not isinstance(value, str) or not value.strip() or len(value) > max_chars:
+            continue
+        out.append(value)
+        if len(out) == limit:
+            break
+    return tuple(out)
+
+
+def with_samples(schema: Schema, values: Mapping[tuple[str, str], Sequence[str]]) -> Schema:
+    """A copy of ``schema`` whose columns carry ``values[(table, column)]`` as samples.
+
+    Example:
+        >>> s = Schema.from_mapping({"orders": ["id", "status"]})
+        >>> t = with_samples(s, {("orders", "status"): ("paid", "open")}).table("orders")
+        >>> t.columns[1].samples
+        ('paid', 'open')
+    """
+    tables = []
+    for t in schema.tables:
+        cols = tuple(
+            replace(c, samples=tuple(values[(t.name, c.name)])) if (t.name, c.name) in values else c
+            for c in t.columns
+        )
+        tables.append(replace(t, columns=cols) if cols != t.columns else t)
+    return replace(schema, tables=tuple(tables), _index={})
+
+
+def text_columns(schema: Schema) -> list[tuple[str, Column]]:
+    """``(table name, column)`` for every text column, the candidates for samples.
+
+    Example:
+        >>> from cadet_magic.schema.model import Table
+        >>> s = Schema((Table("t", (Column("id", "INT"), Column("name", "TEXT"))),))
+        >>> [(t, c.name) for t, c in text_columns(s)]
+        [('t', 'name')]
+    """
+    return [(t.name, c) for t in schema.tables for c in t.columns if is_text_type(c.type)]
