@@ -130,6 +130,11 @@ class SchemaIndex:
         n = len(tables)
         self._idf = {w: math.log(1.0 + (n + 1) / (len(p) + 0.5)) for w, p in self._postings.items()}
         self._matches: dict[str, list[tuple[str, float]]] = {}
+        # Every kind of match shares the first letter: look only there.
+        self._by_initial: dict[str, list[str]] = {}
+        for w in self._postings:
+            self._by_initial.setdefault(w[:1], []).append(w)
+        self._full_length: int | None = None
         self._shown: dict[tuple[int, int], tuple[Table, int]] = {}
         self._neighbours = self._link_neighbours()
         self._ns_members: dict[str, list[int]] = {}
@@ -190,6 +195,12 @@ class SchemaIndex:
                     neighbours[j].add(i)
         return neighbours
 
+    def full_length(self) -> int:
+        """The length of the whole schema's text (``len(render_schema(schema))``), cached."""
+        if self._full_length is None:
+            self._full_length = len(render_schema(self.schema))
+        return self._full_length
+
     def shown(self, index: int, detail: int) -> tuple[Table, int]:
         """Table ``index`` as shown at ``detail``, and the length of its text (cached)."""
         key = (index, detail)
@@ -203,7 +214,7 @@ class SchemaIndex:
         found = self._matches.get(term)
         if found is None:
             found = []
-            for w in self._postings:
+            for w in self._by_initial.get(term[:1], ()):
                 like = likeness(term, w)
                 if like > 0.0:
                     found.append((w, like**_FUZZY_POWER))
@@ -341,7 +352,7 @@ def _trim(table: Table, scores: list[float], room: int, detail: int = TYPED) -> 
         (i for i, c in enumerate(base.columns) if not c.primary_key and c.name not in keys),
         key=lambda i: (scores[i], -i),
     )
-    cost = [len(render_column(c, detail)) + 2 for c in base.columns]
+    cost = [len(render_column(c, detail, c.name in keys)) + 2 for c in base.columns]
     over = len(render_table(base)) - room
     dropped: set[int] = set()
     for i in removable:
@@ -470,9 +481,8 @@ def link(schema: Schema, question: str, budget: int | None = DEFAULT_BUDGET) -> 
         orders(id, amount)
         -- 2 more tables not shown
     """
-    full = render_schema(schema)
-    if budget is None or len(full) <= budget:
-        return Linked(schema, full)
+    if budget is None or index_for(schema).full_length() <= budget:
+        return Linked(schema, render_schema(schema))
     linked, left = _pack(schema, question, budget - _reserve(budget))
     text = render_schema(linked)
     room = budget - len(text) - (1 if text else 0)

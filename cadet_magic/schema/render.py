@@ -92,8 +92,11 @@ def _literal(value: str) -> str:
     return "'" + neutralize(value, MAX_SAMPLE_CHARS).replace("'", "''") + "'"
 
 
-def render_column(column: Column, detail: int = FULL) -> str:
+def render_column(column: Column, detail: int = FULL, key: bool = False) -> str:
     """One column: ``name type PK e.g. 'a'|'b' /* comment */`` (less at lower detail).
+
+    Keys (primary, or ``key=True`` for foreign-key columns) show no samples:
+    identifiers say nothing about the data.
 
     Example:
         >>> render_column(Column("status", "TEXT", samples=("paid", "it's open")))
@@ -107,7 +110,7 @@ def render_column(column: Column, detail: int = FULL) -> str:
     if column.primary_key:
         text += " PK"
     if detail == FULL:
-        if column.samples:
+        if column.samples and not (key or column.primary_key):
             text += " e.g. " + "|".join(_literal(v) for v in column.samples[:MAX_SAMPLES])
         if column.comment:
             text += f" /* {neutralize(column.comment, MAX_COMMENT_CHARS)} */"
@@ -130,7 +133,8 @@ def render_table(table: Table, detail: int = FULL) -> str:
         >>> print(render_table(Table("t", (Column("a", "INT", primary_key=True),)), NAMES))
         t(a PK)
     """
-    cols = ", ".join(render_column(c, detail) for c in table.columns)
+    keys = {name for fk in table.foreign_keys for name in fk.columns}
+    cols = ", ".join(render_column(c, detail, c.name in keys) for c in table.columns)
     lines = [f"{quote_name(table.name)}({cols})"]
     for fk in table.foreign_keys:
         lines.append(
