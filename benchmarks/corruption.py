@@ -106,7 +106,8 @@ class Result:
 
 def _hit(suggestions: list[str], targets: tuple[str, ...]) -> bool:
     top = [s.lower() for s in suggestions[:3]]
-    return any(t in top for t in targets)
+    bare = [s.rsplit(".", 1)[-1] for s in top]  # an unqualified original: any qualifier
+    return any(t in top or ("." not in t and t in bare) for t in targets)
 
 
 def score_mutant(db: Database, engine: str, mutant: Mutant, result: Result) -> None:
