@@ -32,12 +32,12 @@ class DuckDBRunner:
     def _begin(self) -> tuple[Any, bool]:
         """The connection to run on and whether we opened (and must roll back) its transaction."""
         con = self.connection
-        try:
+        # Inside an explicit transaction txid_current() stays the same; a failing BEGIN would
+        # abort the user's transaction on DuckDB 2.0, so look before starting ours.
+        first = con.execute("SELECT txid_current()").fetchone()
+        if con.execute("SELECT txid_current()").fetchone() != first:
             con.execute("BEGIN TRANSACTION")
             return con, True
-        except Exception as e:  # noqa: BLE001
-            if "within a transaction" not in str(e):
-                raise
         # The user has a transaction open: leave it alone and use a sibling connection.
         cur = con.cursor()
         cur.execute("BEGIN TRANSACTION")
@@ -56,6 +56,8 @@ class DuckDBRunner:
         timer = threading.Timer(timeout, stop)
         timer.daemon = True
         t0 = time.perf_counter()
+        user_stop = threading.Event()
+        restore = _on_ctrl_c(lambda: (user_stop.set(), con.interrupt()))
         timer.start()
         try:
             try:
@@ -66,11 +68,17 @@ class DuckDBRunner:
                 con.interrupt()
                 raise
             except Exception as e:
+                if user_stop.is_set():
+                    raise KeyboardInterrupt from e
                 if fired.is_set() and _is_interrupt(e):
                     raise QueryTimeout(timeout) from e
+                if "query interrupted" in str(e).lower():
+                    # DuckDB turns a Ctrl-C (SIGINT) during a query into this error.
+                    raise KeyboardInterrupt from e
                 raise
         finally:
             timer.cancel()
+            restore()
             if owns:
                 _rollback(con)
             if con is not self.connection:
@@ -79,6 +87,17 @@ class DuckDBRunner:
 
     def schema(self) -> Schema:
         return duckdb_schema(self.connection)
+
+
+def _on_ctrl_c(callback: Any) -> Any:
+    """Routes SIGINT to ``callback`` while a query runs (main thread only); returns the undo."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda signum, frame: callback())
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def _rollback(con: Any) -> None:

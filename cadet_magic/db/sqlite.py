@@ -56,6 +56,10 @@ class SQLiteRunner:
             except sqlite3.OperationalError as e:
                 if timed_out:
                     raise QueryTimeout(timeout) from e
+                if str(e) == "interrupted":
+                    # Not our deadline: a Ctrl-C caught inside the progress handler, or
+                    # another thread's interrupt(). Either way the user stopped it.
+                    raise KeyboardInterrupt from e
                 raise
             except KeyboardInterrupt:
                 con.interrupt()
