@@ -236,14 +236,21 @@ def _display_name(node: exp.Func) -> str:
     return type(node).sql_names()[0].lower()
 
 
+_ROW_SOURCES: tuple[type[exp.Expression], ...] = (
+    exp.Table,
+    exp.From,
+    exp.Join,
+    exp.Lateral,
+    *((exp.TableFromRows,) if hasattr(exp, "TableFromRows") else ()),
+)
+
+
 def _is_table_function_position(node: exp.Func) -> bool:
     """True for a function used as a row source: ``FROM f(...)``, ``JOIN f(...)``, ``LATERAL``."""
     child, parent = node, node.parent
     if isinstance(parent, exp.Dot):
         child, parent = parent, parent.parent
-    return isinstance(parent, (exp.Table, exp.From, exp.Join, exp.Lateral)) and (
-        child.arg_key == "this"
-    )
+    return isinstance(parent, _ROW_SOURCES) and child.arg_key == "this"
 
 
 def _ctes_in_scope(node: exp.Expression) -> set[str]:
@@ -279,7 +286,8 @@ def _inside_cte(node: exp.Expression) -> bool:
 class _Checker:
     """Walks one parsed statement and collects issues (at most one per distinct message)."""
 
-    def __init__(self, tables: Iterable[str] | None) -> None:
+    def __init__(self, tables: Iterable[str] | None, dialect: str | None = None) -> None:
+        self.dialect = dialect
         self.allowed: set[str] | None = None
         self.allowed_display: list[str] = []
         if tables is not None:
@@ -352,8 +360,25 @@ class _Checker:
             )
 
     def _table(self, node: exp.Table) -> None:
+        if node.arg_key == "indexed" or node.this is None or isinstance(node.this, exp.Func):
+            return  # an index hint, ROWS FROM (...) or a table function: checked on their own
         if not isinstance(node.this, exp.Identifier):
-            return  # a table function, a placeholder or a nested expression: walked on its own
+            text = node.this.sql(dialect=self.dialect)
+            if not isinstance(node.this, exp.Placeholder) and (
+                text.startswith("@") or _looks_like_path(text)
+            ):
+                self.add(
+                    "file_access",
+                    f"'{text}' reads staged or external files, which is not allowed; read "
+                    "from the database's tables.",
+                )
+            else:
+                self.add(
+                    "table_reference",
+                    f"'{text}' is not a table name; name the table directly (one of the "
+                    "allowed tables, or a CTE).",
+                )
+            return
         name = node.name
         lowered = name.lower()
         qualified = ".".join(p.name.lower() for p in node.parts)
@@ -478,7 +503,7 @@ def validate_sql(sql: str, dialect: str | None, tables: Iterable[str] | None = N
             ],
             sql,
         )
-    issues = _Checker(tables).check(tree)
+    issues = _Checker(tables, read).check(tree)
     if issues:
         return Validation(False, issues, sql)
     try:
