@@ -69,6 +69,8 @@ _FK_SHARE = 1.0
 # Inexact matches (prefix, shared stem, abbreviation) count for less: likeness ** power.
 _FUZZY_POWER = 2.0
 _NAMESPACE_SHARE = 0.5
+# Question words whose matches are remembered, per index.
+_MAX_CACHED_TERMS = 50_000
 # Fewer characters than this left over: no list of the tables not shown.
 _MIN_TRAILER = 24
 
@@ -150,12 +152,14 @@ class SchemaIndex:
         _add(bag, ns, _W_NAMESPACE)
         _add(bag, table.comment, _W_COMMENT)
         columns = []
+        keys = {name for fk in table.foreign_keys for name in fk.columns}
         for c in table.columns:
             cbag: dict[str, float] = {}
             _add(cbag, c.name, _W_COLUMN)
             _add(cbag, c.comment, _W_COMMENT)
-            for v in c.samples:
-                _add(cbag, str(v), _W_VALUE)
+            if not (c.primary_key or c.name in keys):  # identifiers, as in the prompt
+                for v in c.samples:
+                    _add(cbag, str(v), _W_VALUE)
             columns.append(cbag)
             for w, weight in cbag.items():
                 if bag.get(w, 0.0) < weight:
@@ -213,6 +217,8 @@ class SchemaIndex:
     def _matches_of(self, term: str) -> list[tuple[str, float]]:
         found = self._matches.get(term)
         if found is None:
+            if len(self._matches) > _MAX_CACHED_TERMS:
+                self._matches.clear()
             found = []
             for w in self._by_initial.get(term[:1], ()):
                 like = likeness(term, w)
