@@ -187,7 +187,7 @@ RULES: tuple[Rule, ...] = (
         sqlstates=("42601", "42P10", "42000"),
         classes=("ParserException", "SyntaxError", "ParseError", "TokenError"),
         pattern=r"syntax error|^incomplete input|unrecognized token|^Parser Error|"
-        r"unterminated|unexpected end|near \".*\"",
+        r"unterminated|unexpected end|near \".*\"|must have an alias",
     ),
 )
 

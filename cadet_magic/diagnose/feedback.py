@@ -45,6 +45,11 @@ def _names(names: list[str], n: int = 3) -> str:
 def column_not_found(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
     ident = details.get("identifier", "?")
     text = f'Column "{ident}" does not exist.'
+    if details.get("double_quoted_string"):
+        return (
+            text + f" Write text values in single quotes ('{ident}'); double quotes name "
+            "columns and tables."
+        )
     if details.get("case_sensitive"):
         return (
             text + f" The real name is {_names(suggestions, 1)}: identifiers differ only in "
@@ -80,6 +85,11 @@ def table_not_found(details: dict[str, Any], suggestions: list[str], dialect: st
 
 
 def syntax_error(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    if details.get("derived_alias"):
+        return (
+            "A subquery in FROM needs an alias. Better: use a CTE, "
+            "WITH t AS (SELECT ...) SELECT ... FROM t."
+        )
     near = details.get("near")
     where = f' near "{near}"' if near else ""
     return (

@@ -35,6 +35,8 @@ _DATE_FUNCTION_WORDS = ("date", "time", "year", "month", "day", "char", "strf", 
 # Where each category's offending identifier sits in the primary message.
 _IDENTIFIER = {
     Category.column_not_found: [
+        r'Referenced column "([^"]+)" not found',
+        r'^column "([^"]+)" does not exist',
         r'Referenced column "?([^"\s]+)"? not found',
         r'does not have a column named "?([^"\s]+)"?',
         r"no such column: ?(\S+)",
@@ -66,6 +68,25 @@ _IDENTIFIER = {
     ],
     Category.syntax_error: [r'at or near "([^"]*)"', r'near "([^"]*)": syntax error'],
 }
+
+
+# What was mismatched, for type and date/time errors: (pattern, format).
+_VALUE = (
+    (r"Could not convert string ([\"'].*?[\"']) to ([\w(),]+)", "{0} as {1}"),
+    (r"invalid input syntax for type ([\w ]+): (\".*?\")", "{1} as {0}"),
+    (r"Cannot compare values of type (\w+) and type (\w+)", "{0} compared with {1}"),
+    (r"operator does not exist: (.+)$", "{0}"),
+    (r"argument types '([^']+)'", "{0}"),
+    (r"(?:field format|out of range): (\".*?\")", "{0}"),
+)
+
+
+def _value(text: str) -> str | None:
+    for pattern, fmt in _VALUE:
+        m = re.search(pattern, text, re.I)
+        if m:
+            return fmt.format(*m.groups())[:80]
+    return None
 
 
 def _first(patterns: Iterable[str], text: str) -> str | None:
@@ -160,6 +181,10 @@ def diagnose_error(
         if ident is not None:
             details["identifier" if category is not Category.syntax_error else "near"] = ident
         category = _refine(category, details, info, ctx, sql, sch)
+        if category in (Category.type_mismatch, Category.datetime_format):
+            value = _value(info.primary)
+            if value:
+                details["value"] = value
     suggestions = _suggestions(category, details, info, ctx, sch, dialect)
     if info is not None:
         pos = _position(info, sql, details.get("identifier") or details.get("near"))
@@ -223,6 +248,13 @@ def _refine(
         if bad:
             details["identifier"] = bad
             return Category.column_not_found
+    if category is Category.column_not_found and sql and ident and f'"{ident}"' in sql:
+        if " " in ident or re.search(
+            rf"(=|<>|!=|LIKE|IN\s*\(|,)\s*\"{re.escape(ident)}\"", sql, re.I
+        ):
+            details["double_quoted_string"] = True
+    if category is Category.syntax_error and "must have an alias" in info.primary:
+        details["derived_alias"] = True
     if category is Category.column_not_found and "." in ident:
         qualifier = ident.split(".")[0]
         if qualifier.lower() in {d.lower() for d in ctx.derived}:

@@ -193,3 +193,14 @@ def test_feedback_is_short_and_shows_the_sql(category):
 
 def test_no_sql_feedback():
     assert "```sql" in no_sql_feedback("Sure, here is the answer")
+
+
+def test_double_quoted_string_literal():
+    sql = 'SELECT status FROM orders WHERE status = "JetBlue Airways"'
+    d = diagnose_error('column "JetBlue Airways" does not exist', sql=sql, dialect="postgresql")
+    assert d.category is Category.column_not_found and "single quotes" in d.feedback
+
+
+def test_subquery_without_alias():
+    d = diagnose_error("subquery in FROM must have an alias", sql="SELECT 1", dialect="postgresql")
+    assert d.category is Category.syntax_error and "CTE" in d.feedback
