@@ -53,7 +53,9 @@ def write_section(name: str, title: str, body: str, packages: Sequence[str] = ()
     section = f"<!-- {name}:start -->\n## {title}\n\n{meta}\n\n{body.strip()}\n<!-- {name}:end -->"
     print(section)
     text = BENCHMARKS_MD.read_text() if BENCHMARKS_MD.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(rf"<!-- {re.escape(name)}:start -->.*?<!-- {re.escape(name)}:end -->", re.S)
+    pattern = re.compile(
+        rf"<!-- {re.escape(name)}:start -->.*?<!-- {re.escape(name)}:end -->", re.S
+    )
     if pattern.search(text):
         text = pattern.sub(lambda _: section, text)
     else:

@@ -24,7 +24,10 @@ def main(out_dir: Path | None = None) -> int:
     os.environ.setdefault("PLOOMBER_STATS_ENABLED", "false")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
     )
     status = 0
     try:
