@@ -26,10 +26,15 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from cadet_magic.sql.validate import parse_statements, resolve_dialect
+from cadet_magic.sql.validate import _quiet_sqlglot, parse_statements, resolve_dialect
 
 #: Alias of the derived table when the query has to be wrapped.
 WRAP_ALIAS = "_cadet_limited"
+
+
+_SET_OPERATIONS = tuple(
+    getattr(exp, n) for n in ("SetOperation", "Union", "Intersect", "Except") if hasattr(exp, n)
+)
 
 
 def _int_literal(node: exp.Expression | None) -> int | None:
@@ -40,13 +45,14 @@ def _int_literal(node: exp.Expression | None) -> int | None:
 
 
 def _limit_options_plain(node: exp.Expression) -> bool:
-    options = node.args.get("limit_options")
-    return options is None or not (options.args.get("percent") or options.args.get("with_ties"))
+    """No ``PERCENT`` and no ``WITH TIES`` (on the node itself in older sqlglot versions)."""
+    options = node.args.get("limit_options") or node
+    return not (options.args.get("percent") or options.args.get("with_ties"))
 
 
 def _tighten(query: exp.Query, n: int, dialect: str | None) -> bool:
     """Sets ``query``'s own row limit to at most ``n``; False when it must be wrapped instead."""
-    if isinstance(query, exp.SetOperation) and dialect == "tsql":
+    if isinstance(query, _SET_OPERATIONS) and dialect == "tsql":
         return False  # T-SQL has no TOP for a whole UNION
     current = query.args.get("limit")
     if current is None:
@@ -137,11 +143,12 @@ def add_limit(sql: str, dialect: str | None, n: int) -> str:
         tree = tree.this  # redundant outer parentheses
     if isinstance(tree, exp.Values):
         return tree.sql(dialect=read, comments=False)  # literal rows: nothing to materialize
-    if isinstance(tree, (exp.Select, exp.SetOperation, exp.Subquery)):
+    if isinstance(tree, (exp.Select, exp.Subquery, *_SET_OPERATIONS)):
         if not _tighten(tree, n, read):
             tree = _wrap(tree, n)
     elif isinstance(tree, exp.Query | exp.Pivot):
         tree = _wrap(tree, n)
     else:
         return sql
-    return tree.sql(dialect=read, comments=False)
+    with _quiet_sqlglot():
+        return tree.sql(dialect=read, comments=False)

@@ -64,31 +64,41 @@ DIALECT_ALIASES = {
     "databricks": "databricks",
 }
 
+
+def _classes(*names: str) -> tuple[type[exp.Expression], ...]:
+    """The sqlglot expression classes with these names that this sqlglot version has."""
+    return tuple(getattr(exp, n) for n in names if isinstance(getattr(exp, n, None), type))
+
+
 _QUERY_HINT = "Write one read-only query: SELECT ..., WITH ... SELECT ..., or VALUES ...."
 
 _STATEMENT_WORDS: dict[type[exp.Expression], str] = {
-    exp.Insert: "INSERT (it writes rows)",
-    exp.Update: "UPDATE (it changes rows)",
-    exp.Delete: "DELETE (it removes rows)",
-    exp.Merge: "MERGE (it changes rows)",
-    exp.Copy: "COPY (it reads or writes files)",
-    exp.Create: "CREATE (it changes the schema)",
-    exp.Drop: "DROP (it removes objects)",
-    exp.Alter: "ALTER (it changes the schema)",
-    exp.TruncateTable: "TRUNCATE (it removes rows)",
-    exp.Transaction: "a transaction statement",
-    exp.Commit: "COMMIT",
-    exp.Rollback: "ROLLBACK",
-    exp.Set: "SET (it changes settings)",
-    exp.Use: "USE (it switches the database)",
-    exp.Pragma: "PRAGMA (it reads or changes settings)",
-    exp.Grant: "GRANT (it changes permissions)",
-    exp.Revoke: "REVOKE (it changes permissions)",
-    exp.Describe: "DESCRIBE",
-    exp.Show: "SHOW",
-    exp.Attach: "ATTACH (it opens another database)",
-    exp.Detach: "DETACH",
-    exp.Analyze: "ANALYZE",
+    cls: words
+    for name, words in (
+        ("Insert", "INSERT (it writes rows)"),
+        ("Update", "UPDATE (it changes rows)"),
+        ("Delete", "DELETE (it removes rows)"),
+        ("Merge", "MERGE (it changes rows)"),
+        ("Copy", "COPY (it reads or writes files)"),
+        ("Create", "CREATE (it changes the schema)"),
+        ("Drop", "DROP (it removes objects)"),
+        ("Alter", "ALTER (it changes the schema)"),
+        ("TruncateTable", "TRUNCATE (it removes rows)"),
+        ("Transaction", "a transaction statement"),
+        ("Commit", "COMMIT"),
+        ("Rollback", "ROLLBACK"),
+        ("Set", "SET (it changes settings)"),
+        ("Use", "USE (it switches the database)"),
+        ("Pragma", "PRAGMA (it reads or changes settings)"),
+        ("Grant", "GRANT (it changes permissions)"),
+        ("Revoke", "REVOKE (it changes permissions)"),
+        ("Describe", "DESCRIBE"),
+        ("Show", "SHOW"),
+        ("Attach", "ATTACH (it opens another database)"),
+        ("Detach", "DETACH"),
+        ("Analyze", "ANALYZE"),
+    )
+    for cls in _classes(name)
 }
 
 
@@ -173,31 +183,41 @@ def _statement_name(tree: exp.Expression) -> str:
     return tree.key.upper()
 
 
+_QUERY_NODES = _classes("Select", "SetOperation", "Union", "Intersect", "Except", "Values", "Pivot")
+
+
 def _is_query(tree: exp.Expression) -> bool:
     """A read-only statement kind: SELECT, a set operation, VALUES, or a DuckDB PIVOT."""
     if isinstance(tree, exp.Subquery):
         return _is_query(tree.unnest())
-    return isinstance(tree, (exp.Select, exp.SetOperation, exp.Values, exp.Pivot))
+    return isinstance(tree, _QUERY_NODES)
 
 
-_SIDE_EFFECT_NODES: tuple[type[exp.Expression], ...] = (
-    exp.DML,
-    exp.DDL,
-    exp.Command,
-    exp.Transaction,
-    exp.Commit,
-    exp.Rollback,
-    exp.Set,
-    exp.Use,
-    exp.Pragma,
-    exp.Grant,
-    exp.Revoke,
-    exp.Attach,
-    exp.Detach,
-    exp.Analyze,
-    exp.TruncateTable,
-    exp.Alter,
-    exp.Drop,
+#: Statement nodes that are never read-only, wherever they sit in the tree.
+_SIDE_EFFECT_NODES: tuple[type[exp.Expression], ...] = _classes(
+    "DML",
+    "DDL",
+    "Insert",
+    "Update",
+    "Delete",
+    "Merge",
+    "Copy",
+    "Create",
+    "Command",
+    "Transaction",
+    "Commit",
+    "Rollback",
+    "Set",
+    "Use",
+    "Pragma",
+    "Grant",
+    "Revoke",
+    "Attach",
+    "Detach",
+    "Analyze",
+    "TruncateTable",
+    "Alter",
+    "Drop",
 )
 
 
@@ -222,11 +242,15 @@ def forbidden_function(names: set[str]) -> tuple[str, str] | None:
 
 
 _FORBIDDEN_CLASSES: dict[type[exp.Expression], tuple[str, str]] = {
-    exp.ReadCSV: ("file_access", "reads files"),
-    exp.ReadParquet: ("file_access", "reads files"),
-    exp.ToFile: ("file_access", "reads staged files"),
-    exp.NextValueFor: ("forbidden_function", "advances a sequence (a write)"),
-    exp.Secret: ("forbidden_function", "exposes secrets"),
+    cls: verdict
+    for name, verdict in (
+        ("ReadCSV", ("file_access", "reads files")),
+        ("ReadParquet", ("file_access", "reads files")),
+        ("ToFile", ("file_access", "reads staged files")),
+        ("NextValueFor", ("forbidden_function", "advances a sequence (a write)")),
+        ("Secret", ("forbidden_function", "exposes secrets")),
+    )
+    for cls in _classes(name)
 }
 
 
@@ -236,12 +260,8 @@ def _display_name(node: exp.Func) -> str:
     return type(node).sql_names()[0].lower()
 
 
-_ROW_SOURCES: tuple[type[exp.Expression], ...] = (
-    exp.Table,
-    exp.From,
-    exp.Join,
-    exp.Lateral,
-    *((exp.TableFromRows,) if hasattr(exp, "TableFromRows") else ()),
+_ROW_SOURCES: tuple[type[exp.Expression], ...] = _classes(
+    "Table", "From", "Join", "Lateral", "TableFromRows"
 )
 
 
@@ -507,7 +527,8 @@ def validate_sql(sql: str, dialect: str | None, tables: Iterable[str] | None = N
     if issues:
         return Validation(False, issues, sql)
     try:
-        text = tree.sql(dialect=read, comments=False)
+        with _quiet_sqlglot():
+            text = tree.sql(dialect=read, comments=False)
     except Exception as e:  # noqa: BLE001 - cannot be generated safely: refuse
         return Validation(
             False,
