@@ -436,12 +436,13 @@ class _Checker:
         )
 
     def _unknown_tables(self) -> None:
-        listed = ", ".join(repr(u) for u in self.unknown)
-        noun = "table" if len(self.unknown) == 1 else "tables"
+        listed = repr(self.unknown[0])
+        if len(self.unknown) > 1:
+            listed += "; also unknown: " + ", ".join(repr(u) for u in self.unknown[1:])
         shown = ", ".join(self.allowed_display[:60]) or "(none)"
         if len(self.allowed_display) > 60:
             shown += f" (and {len(self.allowed_display) - 60} more)"
-        message = f"Unknown {noun} {listed}; tables you may use: {shown}."
+        message = f"Unknown table {listed}; tables you may use: {shown}."
         for u in self.unknown:
             close = difflib.get_close_matches(u.split(".")[-1], self.allowed_display, n=1)
             if close:
