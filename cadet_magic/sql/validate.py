@@ -310,6 +310,8 @@ class _Checker:
         self.dialect = dialect
         self.allowed: set[str] | None = None
         self.allowed_display: list[str] = []
+        if isinstance(tables, str):
+            tables = [tables]
         if tables is not None:
             self.allowed_display = sorted({str(t) for t in tables}, key=str.lower)
             self.allowed = {t.lower() for t in self.allowed_display}
