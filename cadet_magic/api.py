@@ -24,6 +24,7 @@ def ask(
     row_limit: int = 1000,
     timeout: float = 30.0,
     fallback: bool = True,
+    schema_budget: int | None = 6000,
     on_event: Callable[[Event], None] | None = None,
     namespace: dict | None = None,
 ) -> AskResult:
@@ -39,6 +40,8 @@ def ask(
         row_limit: rows fetched at most; ``result.truncated`` says whether more existed.
         timeout: seconds a query may run before the engine is stopped.
         fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing.
+        schema_budget: characters of schema in the prompt; large schemas are linked to the
+            question's tables within it (None: the whole schema).
         on_event: called after every step, for live displays.
 
     Returns:
@@ -63,6 +66,7 @@ def ask(
         row_limit=row_limit,
         timeout=timeout,
         fallback=fallback,
+        schema_budget=schema_budget,
         on_event=on_event,
         model_label=model_label(chat_model, model if isinstance(model, str) else None),
         scripted=is_scripted(chat_model),

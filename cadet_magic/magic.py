@@ -125,6 +125,7 @@ class AskMagic(Magics, Configurable):
                 row_limit=self.row_limit,
                 timeout=self.timeout,
                 fallback=self.fallback and not args.no_fallback,
+                schema_budget=self.schema_budget,
                 on_event=display.update if display is not None else None,
                 namespace=ns,
             )

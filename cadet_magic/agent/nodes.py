@@ -15,11 +15,12 @@ from cadet_magic.agent.reply import content_text, extract_sql
 from cadet_magic.agent.routes import decide
 from cadet_magic.agent.state import CURRENT_FIELDS, AskState
 from cadet_magic.db.base import Runner
+from cadet_magic.diagnose import no_sql_feedback
 from cadet_magic.diagnose.classify import Category, Diagnosis, diagnose_error
 from cadet_magic.errors import ModelCallError
 from cadet_magic.result import Attempt
+from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
-from cadet_magic.schema.render import render_schema
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.validate import validate_sql
 
@@ -33,6 +34,7 @@ class Context:
     model: Any
     runner: Runner
     schema: Schema | None = None
+    schema_budget: int | None = 6000
     model_calls: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -64,7 +66,7 @@ def read_schema(state: AskState, ctx: Context) -> dict:
     log.info("[schema] %d table(s) read once for this question", len(schema.tables))
     return {
         "schema": schema,
-        "schema_text": render_schema(schema),
+        "schema_text": link(schema, state["question"], ctx.schema_budget).text,
         "allowed_tables": schema.table_names() if schema.tables else None,
     }
 
@@ -125,13 +127,9 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     t0 = time.perf_counter()
     verdict = state.get("check")
     if not state.get("sql"):
+        reply = state.get("reply") or ""
         diagnosis = Diagnosis(
-            Category.no_sql,
-            True,
-            {"reply": (state.get("reply") or "")[:300]},
-            [],
-            "Your reply contained no SQL query. Reply with exactly one SELECT query in a "
-            "fenced ```sql block, and nothing else.",
+            Category.no_sql, True, {"reply": reply[:300]}, [], no_sql_feedback(reply)
         )
     elif verdict is not None and not verdict.ok:
         diagnosis = diagnose_error(

@@ -69,12 +69,13 @@ def run_agent(
     timeout: float = 30.0,
     fallback: bool = True,
     schema: Schema | None = None,
+    schema_budget: int | None = 6000,
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
     scripted: bool = False,
 ) -> AskResult:
     """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``."""
-    ctx = nodes.Context(model=model, runner=runner, schema=schema)
+    ctx = nodes.Context(model=model, runner=runner, schema=schema, schema_budget=schema_budget)
     state = initial_state(
         question,
         dialect=runner.dialect,

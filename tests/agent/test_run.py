@@ -108,3 +108,20 @@ def test_model_error_is_one_clear_line(con):
     assert (
         "\n" not in r.message and "TimeoutError" in r.message and "connect timed out" in r.message
     )
+
+
+def test_large_schema_is_linked_within_the_budget():
+    con = sqlite3.connect(":memory:")
+    for i in range(200):
+        con.execute(
+            f"CREATE TABLE noise_{i} (id INTEGER PRIMARY KEY, label_{i} TEXT, value_{i} REAL)"
+        )
+    con.execute("CREATE TABLE invoices (invoice_id INTEGER PRIMARY KEY, customer TEXT, total REAL)")
+    model = CountingModel(fake_model(sql_reply("SELECT sum(total) FROM invoices")))
+    r = run_agent(
+        "What is the invoice total?", model=model, runner=SQLiteRunner(con), schema_budget=2000
+    )
+    system = model.prompts[0][0][1]
+    assert r.ok and "invoices(" in system
+    schema_part = system.split("<schema>")[1].split("</schema>")[0]
+    assert len(schema_part.strip()) <= 2000
