@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL cluster for the corruption benchmark (same recipe as tests/conftest.py).
+"""A throwaway PostgreSQL cluster on 127.0.0.1, for the benchmarks and the test suite's ``pg_url``.
 
 Example:
     >>> from benchmarks.corruption_pg import pg_bin

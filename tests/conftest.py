@@ -7,10 +7,6 @@ A component that is missing locally makes its tests skip with the reason; with
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,76 +40,20 @@ def shared_corpus() -> Path:
     return CORPUS
 
 
-def _pg_bin() -> Path | None:
-    for version in ("17", "16", "15", "14", "13"):
-        p = Path(f"/usr/lib/postgresql/{version}/bin")
-        if (p / "initdb").exists():
-            return p
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def pg_url():
     """A throwaway PostgreSQL cluster on 127.0.0.1; yields a SQLAlchemy URL (psycopg 3)."""
-    bindir = _pg_bin()
-    need(bindir is not None, "PostgreSQL server binaries not installed (Debian package postgresql)")
+    from benchmarks.corruption_pg import pg_bin, pg_cluster
+
+    need(
+        pg_bin() is not None, "PostgreSQL server binaries not installed (Debian package postgresql)"
+    )
     try:
         import psycopg  # noqa: F401
     except ImportError:
         need(False, "psycopg (3) not installed")
-    workdir = Path(tempfile.mkdtemp(prefix="cadet-pg-"))
-    port = _free_port()
-    as_postgres: list[str] = []
-    if os.geteuid() == 0:
-        shutil.chown(workdir, "postgres", "postgres")
-        as_postgres = ["runuser", "-u", "postgres", "--"]
-    data = workdir / "data"
-    subprocess.run(
-        [
-            *as_postgres,
-            str(bindir / "initdb"),
-            "-D",
-            str(data),
-            "-A",
-            "trust",
-            "-U",
-            "postgres",
-            "--no-sync",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    opts = f"-p {port} -k {workdir} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        [
-            *as_postgres,
-            str(bindir / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            opts,
-            "-l",
-            str(workdir / "log"),
-            "-w",
-            "start",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(
-            [*as_postgres, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"],
-            capture_output=True,
-        )
-        shutil.rmtree(workdir, ignore_errors=True)
+    with pg_cluster() as url:
+        yield url.replace("postgresql://", "postgresql+psycopg://", 1)
 
 
 @pytest.fixture(scope="session")
