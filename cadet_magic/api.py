@@ -12,8 +12,6 @@ from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SESSION
 from cadet_magic.result import AskResult
 
-DEFAULTS = {"max_attempts": 3, "row_limit": 1000, "timeout": 30.0}
-
 
 def ask(
     question: str,

@@ -15,17 +15,12 @@ from cadet_magic.db.base import RunResult
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 
-#: SQLAlchemy dialect name -> sqlglot dialect name
-SQLGLOT_DIALECTS = {
-    "postgresql": "postgres",
-    "mssql": "tsql",
-    "sqlite": "sqlite",
-    "duckdb": "duckdb",
-}
-
 
 def sqlglot_dialect(name: str) -> str:
-    return SQLGLOT_DIALECTS.get(name, name)
+    """SQLAlchemy's dialect name as sqlglot's (the safety check's own mapping)."""
+    from cadet_magic.sql.validate import resolve_dialect
+
+    return resolve_dialect(name) or name
 
 
 def _label(engine: Any) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_SQLGLOT_DIALECTS = {"postgresql": "postgres", "psycopg": "postgres", "pg": "postgres"}
 _FROM = re.compile(
     r"\b(?:FROM|JOIN)\s+([\w.\"`\[\]]+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|JOIN\b|GROUP\b|ORDER\b|"
     r"LEFT\b|RIGHT\b|INNER\b|OUTER\b|CROSS\b|FULL\b|LIMIT\b|HAVING\b|UNION\b|NATURAL\b)(\w+))?",
@@ -21,10 +20,9 @@ _FROM = re.compile(
 
 def sqlglot_dialect(dialect: str | None) -> str | None:
     """The sqlglot name of a dialect (``postgresql`` -> ``postgres``)."""
-    if not dialect:
-        return None
-    d = dialect.lower()
-    return _SQLGLOT_DIALECTS.get(d, d)
+    from cadet_magic.sql.validate import resolve_dialect
+
+    return resolve_dialect(dialect)
 
 
 @dataclass
