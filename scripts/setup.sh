@@ -19,9 +19,18 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 PY="${PYTHON:-python3}"
-if ! "$PY" -c "import cadet_magic, nbclient, pytest, ruff, psycopg, langchain_openai" >/dev/null 2>&1 \
+# Reinstall when pyproject.toml changed since the last install on this machine (or on a new one).
+mkdir -p .cache
+stamp=".cache/pip-$(sha256sum pyproject.toml | cut -c1-16)"
+if [ ! -f "$stamp" ] || ! "$PY" -c "import cadet_magic, nbclient, pytest, ruff" >/dev/null 2>&1 \
    || [ "${CADET_SETUP_FORCE:-0}" = "1" ]; then
   echo "setup: installing Python packages"
   "$PY" -m pip install -q --disable-pip-version-check -e ".[dev]"
+  rm -f .cache/pip-* && touch "$stamp"
 fi
 "$PY" -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
+
+# Component-specific set-up (each script is idempotent and quick when done already).
+for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh; do
+  if [ -f "$extra" ]; then bash "$extra"; fi
+done
