@@ -12,8 +12,21 @@ import time
 from typing import Any
 
 from cadet_magic.db.base import RunResult
+from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+
+#: One row that changes whenever a table, view, column, key or comment does.
+FINGERPRINT_SQL = (
+    "SELECT (SELECT count(*) || ':' || coalesce(sum(hash(table_oid, sql, comment)), 0) "
+    "FROM duckdb_tables() WHERE database_name = current_database()), "
+    "(SELECT count(*) || ':' || coalesce(sum(hash(view_oid, sql, comment)), 0) "
+    "FROM duckdb_views() WHERE NOT internal AND database_name = current_database()), "
+    "(SELECT count(*) || ':' || coalesce(sum(hash(table_oid, column_name, comment)), 0) "
+    "FROM duckdb_columns() WHERE comment IS NOT NULL AND database_name = current_database()), "
+    "current_database(), current_schema()"
+)
 
 
 def _is_interrupt(error: BaseException) -> bool:
@@ -86,7 +99,23 @@ class DuckDBRunner:
         return RunResult(columns, rows[:limit], len(rows) > limit, time.perf_counter() - t0, sql)
 
     def schema(self) -> Schema:
-        return duckdb_schema(self.connection)
+        """The schema with samples, read once per connection and again when the catalog changes."""
+        return SCHEMA_CACHE.get(
+            self.connection,
+            lambda: duckdb_fingerprint(self.connection),
+            lambda: duckdb_schema(self.connection, samples=True),
+        )
+
+
+def duckdb_fingerprint(con: Any) -> tuple | None:
+    """A cheap summary of the catalog (~1 ms for 100 tables, ~25 ms for 1,000), or None."""
+    cur = con.cursor()
+    try:
+        return tuple(cur.execute(FINGERPRINT_SQL).fetchone())
+    except Exception:  # noqa: BLE001 - cannot tell: read the schema again
+        return None
+    finally:
+        cur.close()
 
 
 def _on_ctrl_c(callback: Any) -> Any:
@@ -107,8 +136,23 @@ def _rollback(con: Any) -> None:
         pass
 
 
-def duckdb_schema(con: Any) -> Schema:
-    """The user's tables and views, read from DuckDB's catalog functions."""
+def duckdb_schema(con: Any, samples: bool = False, time_budget: float = TIME_BUDGET) -> Schema:
+    """The user's tables and views, read from DuckDB's catalog functions.
+
+    Everything is read on a sibling cursor, so the user's connection and its
+    transaction are untouched. With ``samples``, low-cardinality text columns of
+    tables (not views) get a few values, read in a transaction that is rolled
+    back, within ``time_budget`` seconds (see :func:`~cadet_magic.schema.samples.read_samples`).
+
+    Example:
+        >>> import duckdb
+        >>> con = duckdb.connect()
+        >>> _ = con.execute("CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR); INSERT INTO t VALUES (1, 'a')")
+        >>> _ = con.execute("COMMENT ON TABLE t IS 'things'")
+        >>> t = duckdb_schema(con, samples=True).table("t")
+        >>> t.comment, t.columns[1].samples
+        ('things', ('a',))
+    """
     cur = con.cursor()
     try:
         cols = cur.execute(
@@ -127,11 +171,50 @@ def duckdb_schema(con: Any) -> Schema:
             ((s, t), c)
             for s, t, c in cur.execute(
                 "SELECT schema_name, table_name, comment FROM duckdb_tables() "
-                "WHERE database_name = current_database()"
+                "WHERE database_name = current_database() UNION ALL "
+                "SELECT schema_name, view_name, comment FROM duckdb_views() "
+                "WHERE NOT internal AND database_name = current_database()"
             ).fetchall()
         )
+        views = {
+            t if s == "main" else f"{s}.{t}"
+            for s, t in cur.execute(
+                "SELECT schema_name, view_name FROM duckdb_views() "
+                "WHERE NOT internal AND database_name = current_database()"
+            ).fetchall()
+        }
+        schema = _build(cols, cons, comments)
+        if samples:
+            schema = _with_samples(cur, schema, views, time_budget)
     finally:
         cur.close()
+    return schema
+
+
+def _with_samples(cur: Any, schema: Schema, views: set[str], time_budget: float) -> Schema:
+    """Samples read on ``cur`` inside a rolled-back transaction, interrupted at the deadline."""
+    timer = threading.Timer(time_budget + 1.0, cur.interrupt)
+    timer.daemon = True
+
+    def fetch(sql: str) -> list:
+        try:
+            return cur.execute(sql).fetchall()
+        except Exception:
+            _rollback(cur)  # DuckDB 2.0 aborts the transaction on any error
+            cur.execute("BEGIN TRANSACTION")
+            raise
+
+    cur.execute("BEGIN TRANSACTION")
+    timer.start()
+    try:
+        return read_samples(schema, fetch, skip=views, time_budget=time_budget)
+    finally:
+        timer.cancel()
+        _rollback(cur)
+
+
+def _build(cols: list, cons: list, comments: dict) -> Schema:
+    """The schema from the rows of the catalog queries."""
     pks: dict[tuple, set] = {}
     fks: dict[tuple, list] = {}
     for s, t, kind, colnames, ref_table, ref_cols in cons:

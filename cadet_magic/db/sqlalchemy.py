@@ -9,11 +9,54 @@ dialect supports it, with a statement timeout, and always rolled back.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import RunResult
+from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+
+# PostgreSQL catalog queries, limited to the current schema (the first existing one on
+# the search_path), like SQLAlchemy's inspector default.
+_PG_NAMESPACE = "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
+_PG_RELATIONS = (
+    f"relnamespace = {_PG_NAMESPACE} AND relkind IN ('r', 'v', 'm', 'p', 'f') "
+    "AND NOT relispartition"
+)
+#: One row that changes with every table, column, key or comment of the current schema:
+#: row counts and xmin sums of the catalog rows that describe them.
+PG_FINGERPRINT_SQL = f"""
+WITH cls AS (SELECT oid, xmin FROM pg_class WHERE {_PG_RELATIONS})
+SELECT current_schema(),
+  (SELECT count(*) || ':' || coalesce(sum(xmin::text::bigint), 0) FROM cls),
+  (SELECT count(*) || ':' || coalesce(sum(a.xmin::text::bigint), 0)
+     FROM pg_attribute a WHERE a.attrelid IN (SELECT oid FROM cls)),
+  (SELECT count(*) || ':' || coalesce(sum(d.xmin::text::bigint), 0)
+     FROM pg_description d WHERE d.objoid IN (SELECT oid FROM cls)),
+  (SELECT count(*) || ':' || coalesce(sum(k.xmin::text::bigint), 0)
+     FROM pg_constraint k WHERE k.conrelid IN (SELECT oid FROM cls))
+"""
+_PG_COLUMNS = f"""
+SELECT c.oid, c.relname, c.relkind, obj_description(c.oid, 'pg_class'), a.attnum, a.attname,
+       format_type(a.atttypid, a.atttypmod), col_description(c.oid, a.attnum)
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+WHERE c.oid IN (SELECT oid FROM pg_class WHERE {_PG_RELATIONS})
+  AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY c.relname, a.attnum
+"""
+_PG_KEYS = f"""
+SELECT k.conrelid, k.contype, k.conkey, k.confkey, k.confrelid, r.relname,
+       r.relnamespace = {_PG_NAMESPACE}, n.nspname
+FROM pg_constraint k
+LEFT JOIN pg_class r ON r.oid = k.confrelid
+LEFT JOIN pg_namespace n ON n.oid = r.relnamespace
+WHERE k.contype IN ('p', 'f')
+  AND k.conrelid IN (SELECT oid FROM pg_class WHERE {_PG_RELATIONS})
+ORDER BY k.conrelid, k.conname
+"""
 
 
 def sqlglot_dialect(name: str) -> str:
@@ -65,9 +108,9 @@ class SQLAlchemyRunner:
         self.label = label or _label(connection.engine)
         self._schema: Schema | None = None
 
-    def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
-        from cadet_magic.sql.limit import add_limit
-
+    @contextmanager
+    def _transaction(self, timeout: float) -> Iterator[tuple[Any, Any]]:
+        """A driver cursor in a read-only transaction (or savepoint) that is rolled back."""
         conn = self.connection
         raw = native_dbapi(conn)
         autocommit = bool(getattr(raw, "autocommit", False))
@@ -75,7 +118,6 @@ class SQLAlchemyRunner:
         nested = not autocommit and conn.in_transaction()
         pg = self.dialect == "postgres"
         cur = raw.cursor()
-        t0 = time.perf_counter()
         try:
             if nested:
                 cur.execute("SAVEPOINT cadet_magic")
@@ -85,6 +127,15 @@ class SQLAlchemyRunner:
                 cur.execute("SET TRANSACTION READ ONLY")
             if pg:
                 cur.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
+            yield cur, raw
+        finally:
+            _end(raw, cur, nested, autocommit)
+
+    def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
+        from cadet_magic.sql.limit import add_limit
+
+        t0 = time.perf_counter()
+        with self._transaction(timeout) as (cur, raw):
             try:
                 cur.execute(add_limit(sql, self.dialect, limit + 1))
                 rows = cur.fetchmany(limit + 1)
@@ -97,8 +148,6 @@ class SQLAlchemyRunner:
                     if time.perf_counter() - t0 >= timeout * 0.9:
                         raise QueryTimeout(timeout) from e
                 raise
-        finally:
-            _end(raw, cur, nested, autocommit)
         return RunResult(
             columns,
             [tuple(r) for r in rows[:limit]],
@@ -108,7 +157,83 @@ class SQLAlchemyRunner:
         )
 
     def schema(self) -> Schema:
-        return sqlalchemy_schema(self.connection, self.dialect)
+        """The schema (with samples on PostgreSQL), cached per connection while it is unchanged.
+
+        PostgreSQL is read from ``pg_catalog`` in a read-only transaction that is rolled
+        back; other dialects through SQLAlchemy's inspector, without a cache.
+        """
+        if self.dialect != "postgres":
+            return sqlalchemy_schema(self.connection, self.dialect)
+        return SCHEMA_CACHE.get(
+            native_dbapi(self.connection), self._pg_fingerprint, self._pg_schema
+        )
+
+    def _pg_fingerprint(self) -> tuple | None:
+        try:
+            with self._transaction(5.0) as (cur, _):
+                cur.execute(PG_FINGERPRINT_SQL)
+                return tuple(cur.fetchone())
+        except Exception:  # noqa: BLE001 - cannot tell: read the schema again
+            return None
+
+    def _pg_schema(self, time_budget: float = TIME_BUDGET) -> Schema:
+        with self._transaction(time_budget + 30.0) as (cur, _):
+            cur.execute(_PG_COLUMNS)
+            col_rows = cur.fetchall()
+            cur.execute(_PG_KEYS)
+            key_rows = cur.fetchall()
+            schema, views = pg_schema_from_rows(col_rows, key_rows)
+
+            def fetch(sql: str) -> list:
+                cur.execute("SAVEPOINT cadet_magic_sample")
+                try:
+                    cur.execute(sql)
+                    rows = cur.fetchall()
+                except Exception:
+                    cur.execute("ROLLBACK TO SAVEPOINT cadet_magic_sample")
+                    raise
+                cur.execute("RELEASE SAVEPOINT cadet_magic_sample")
+                return rows
+
+            return read_samples(schema, fetch, skip=views, time_budget=time_budget)
+
+
+def pg_schema_from_rows(col_rows: list, key_rows: list) -> tuple[Schema, set[str]]:
+    """The schema (and the names of its views) from the rows of the pg_catalog queries."""
+    names: dict[int, dict[int, str]] = {}
+    info: dict[int, tuple[str, str, str | None]] = {}
+    columns: dict[int, list[tuple[str, str, str | None]]] = {}
+    for oid, rel, kind, comment, attnum, att, typ, col_comment in col_rows:
+        info[oid] = (rel, kind, comment)
+        names.setdefault(oid, {})[attnum] = att
+        columns.setdefault(oid, []).append((att, typ, col_comment))
+    pks: dict[int, set[str]] = {}
+    fks: dict[int, list[ForeignKey]] = {}
+    for rel, kind, conkey, confkey, ref_oid, ref_name, same_ns, ref_ns in key_rows:
+        own = [names.get(rel, {}).get(n, "") for n in conkey or ()]
+        if kind == "p":
+            pks.setdefault(rel, set()).update(own)
+        elif ref_name:
+            ref_cols = names.get(ref_oid)
+            if ref_cols is None:  # another schema: its column names are not loaded
+                ref = tuple(str(n) for n in confkey or ())
+            else:
+                ref = tuple(ref_cols.get(n, "") for n in confkey or ())
+            target = ref_name if same_ns else f"{ref_ns}.{ref_name}"
+            fks.setdefault(rel, []).append(ForeignKey(tuple(own), target, ref))
+    tables = tuple(
+        Table(
+            name=info[oid][0],
+            columns=tuple(
+                Column(c, typ or "", c in pks.get(oid, ()), cc or None) for c, typ, cc in cols
+            ),
+            foreign_keys=tuple(fks.get(oid, ())),
+            comment=info[oid][2] or None,
+        )
+        for oid, cols in columns.items()
+    )
+    views = {info[oid][0] for oid in columns if info[oid][1] in ("v", "m")}
+    return Schema(tables=tables, dialect="postgres"), views
 
 
 def _cancel(raw: Any) -> None:

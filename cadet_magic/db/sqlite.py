@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from cadet_magic.db.base import RunResult
+from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 
 _ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 # Recursive CTEs report SQLITE_RECURSIVE (33) on newer SQLite versions.
@@ -78,27 +82,80 @@ class SQLiteRunner:
         )
 
     def schema(self) -> Schema:
-        con = self.connection
-        names = [
-            r[0]
-            for r in con.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-                "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+        """The schema with samples, read once per connection and again when it changes."""
+        return SCHEMA_CACHE.get(
+            self.connection,
+            lambda: sqlite_fingerprint(self.connection),
+            lambda: sqlite_schema(self.connection, samples=True),
+        )
+
+
+def sqlite_fingerprint(con: sqlite3.Connection) -> tuple | None:
+    """``PRAGMA schema_version`` (bumped by every schema change) and the database's file."""
+    try:
+        version = con.execute("PRAGMA schema_version").fetchone()[0]
+        files = tuple(r[2] for r in con.execute("PRAGMA database_list") if r[1] == "main")
+    except sqlite3.Error:
+        return None
+    return version, files
+
+
+@contextmanager
+def read_only(con: sqlite3.Connection, timeout: float) -> Iterator[None]:
+    """Reads only, inside a savepoint that is rolled back, stopped after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    con.execute("SAVEPOINT cadet_magic_schema")
+    try:
+        con.set_authorizer(read_only_authorizer)
+        con.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+        yield
+    finally:
+        con.set_progress_handler(None, 0)
+        con.set_authorizer(None)
+        con.execute("ROLLBACK TO cadet_magic_schema")
+        con.execute("RELEASE cadet_magic_schema")
+
+
+def sqlite_schema(
+    con: sqlite3.Connection, samples: bool = False, time_budget: float = TIME_BUDGET
+) -> Schema:
+    """Tables and views with columns, keys and (with ``samples``) a few values (SQLite has no comments).
+
+    Example:
+        >>> con = sqlite3.connect(":memory:")
+        >>> _ = con.executescript("CREATE TABLE t (id INTEGER PRIMARY KEY, s TEXT);"
+        ...                       "INSERT INTO t VALUES (1, 'a'), (2, 'b');")
+        >>> [(c.name, c.primary_key, c.samples) for c in sqlite_schema(con, True).table("t").columns]
+        [('id', True, ()), ('s', False, ('a', 'b'))]
+    """
+    names = []
+    views = set()
+    for name, kind in con.execute(
+        "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+        "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
+    ):
+        names.append(name)
+        if kind == "view":
+            views.add(name)
+    tables = []
+    for name in names:
+        quoted = '"' + name.replace('"', '""') + '"'
+        cols = tuple(
+            Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]))
+            for r in con.execute(f"PRAGMA table_info({quoted})")
+        )
+        fks: dict[int, list] = {}
+        for r in con.execute(f"PRAGMA foreign_key_list({quoted})"):
+            fks.setdefault(r[0], []).append((r[3], r[2], r[4]))
+        foreign = tuple(
+            ForeignKey(tuple(c[0] for c in v), v[0][1], tuple(c[2] or "" for c in v))
+            for v in fks.values()
+        )
+        tables.append(Table(name=name, columns=cols, foreign_keys=foreign))
+    schema = Schema(tables=tuple(tables), dialect="sqlite")
+    if samples:
+        with read_only(con, time_budget + 1.0):
+            schema = read_samples(
+                schema, lambda q: con.execute(q).fetchall(), skip=views, time_budget=time_budget
             )
-        ]
-        tables = []
-        for name in names:
-            quoted = '"' + name.replace('"', '""') + '"'
-            cols = tuple(
-                Column(name=r[1], type=r[2] or "", primary_key=bool(r[5]))
-                for r in con.execute(f"PRAGMA table_info({quoted})")
-            )
-            fks: dict[int, list] = {}
-            for r in con.execute(f"PRAGMA foreign_key_list({quoted})"):
-                fks.setdefault(r[0], []).append((r[3], r[2], r[4]))
-            foreign = tuple(
-                ForeignKey(tuple(c[0] for c in v), v[0][1], tuple(c[2] or "" for c in v))
-                for v in fks.values()
-            )
-            tables.append(Table(name=name, columns=cols, foreign_keys=foreign))
-        return Schema(tables=tuple(tables), dialect="sqlite")
+    return schema

@@ -17,7 +17,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 import sqlglot
@@ -33,6 +34,10 @@ SAMPLE_VALUES = 5
 MAX_VALUE_CHARS = 40
 #: Rows scanned per column, so that sampling a large table stays cheap.
 SCAN_ROWS = 10_000
+#: At most this many columns are sampled per schema read (catalog order).
+MAX_COLUMNS = 200
+#: Sampling stops after this many seconds (the columns left get no samples).
+TIME_BUDGET = 0.5
 
 _TEXT_TYPES = ("char", "text", "string", "clob", "enum", "citext", "name")
 
@@ -151,3 +156,81 @@ def text_columns(schema: Schema) -> list[tuple[str, Column]]:
         [('t', 'name')]
     """
     return [(t.name, c) for t in schema.tables for c in t.columns if is_text_type(c.type)]
+
+
+def sample_candidates(
+    schema: Schema, skip: Collection[str] = (), max_columns: int = MAX_COLUMNS
+) -> list[tuple[str, Column]]:
+    """The text columns worth sampling: not keys, not in ``skip`` (e.g. views), at most ``max_columns``.
+
+    Key columns (primary or foreign) are left out: their values are identifiers,
+    which neither the prompt nor the linker uses.
+
+    Example:
+        >>> from cadet_magic.schema.model import ForeignKey, Table
+        >>> t = Table("o", (Column("id", "TEXT", True), Column("c", "TEXT"), Column("s", "TEXT")),
+        ...           (ForeignKey(("c",), "c", ("id",)),))
+        >>> [(n, c.name) for n, c in sample_candidates(Schema((t,)))]
+        [('o', 's')]
+    """
+    skipped = {name.lower() for name in skip}
+    out = []
+    for t in schema.tables:
+        if t.name.lower() in skipped:
+            continue
+        keys = {name for fk in t.foreign_keys for name in fk.columns}
+        for c in t.columns:
+            if is_text_type(c.type) and not c.primary_key and c.name not in keys:
+                out.append((t.name, c))
+                if len(out) >= max_columns:
+                    return out
+    return out
+
+
+def read_samples(
+    schema: Schema,
+    fetch: Callable[[str], Iterable[Sequence[object]]],
+    *,
+    skip: Collection[str] = (),
+    max_columns: int = MAX_COLUMNS,
+    time_budget: float = TIME_BUDGET,
+    scan_rows: int = SCAN_ROWS,
+) -> Schema:
+    """``schema`` with sample values read through ``fetch`` (one bounded query per column).
+
+    Cost is bounded three ways: each query looks at ``scan_rows`` rows at most,
+    at most ``max_columns`` columns are sampled, and no new query starts after
+    ``time_budget`` seconds. A query that fails gives that column no samples.
+
+    Args:
+        schema: the schema as read from the catalog (its ``dialect`` is used).
+        fetch: runs one query and returns its rows (the runner's read-only path).
+        skip: table names not to sample (views, whose queries may be costly).
+        max_columns: columns sampled at most.
+        time_budget: seconds after which sampling stops.
+        scan_rows: rows looked at per column.
+
+    Returns:
+        A copy of the schema with ``samples`` on low-cardinality text columns.
+
+    Example:
+        >>> import sqlite3
+        >>> con = sqlite3.connect(":memory:")
+        >>> _ = con.executescript("CREATE TABLE o (id INT, s TEXT); INSERT INTO o VALUES (1, 'x'), (2, 'y');")
+        >>> s = Schema.from_mapping({"o": ["id", "s"]}, dialect="sqlite")
+        >>> read_samples(s, lambda q: con.execute(q).fetchall()).table("o").columns[1].samples
+        ('x', 'y')
+    """
+    deadline = time.monotonic() + time_budget
+    values: dict[tuple[str, str], tuple[str, ...]] = {}
+    for table, column in sample_candidates(schema, skip, max_columns):
+        if time.monotonic() > deadline:
+            break
+        try:
+            rows = fetch(sample_sql(table, column.name, schema.dialect, scan_rows=scan_rows))
+            found = samples_from_rows(rows)
+        except Exception:  # noqa: BLE001 - an unreadable column simply gets no samples
+            continue
+        if found:
+            values[(table, column.name)] = found
+    return with_samples(schema, values) if values else schema
