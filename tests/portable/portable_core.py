@@ -18,6 +18,7 @@ Tripwires record any thread start, subprocess, signal handler or timer on the wa
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import signal
@@ -45,7 +46,10 @@ def _tripwire(owner: object, name: str) -> None:
 
 
 _tripwire(threading.Thread, "start")  # also covers threading.Timer
-_tripwire(threading, "_start_new_thread")
+for _name in ("_start_new_thread", "_start_joinable_thread"):  # Python 3.11 / 3.13+
+    _tripwire(threading, _name)
+for _name in ("start_new_thread", "start_joinable_thread", "start_new"):
+    _tripwire(_thread, _name)
 _tripwire(subprocess, "Popen")
 for _name in ("signal", "alarm", "setitimer", "pthread_kill"):
     _tripwire(signal, _name)

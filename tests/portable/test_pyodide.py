@@ -100,7 +100,7 @@ def test_no_thread_subprocess_or_signal(run):
     assert s["tripped"] == []
     assert s["threads"] == 1
     # The tripwire works, and Pyodide cannot start a thread at all.
-    assert s["tripwire_control"]["seen"] == ["Thread.start"]
+    assert s["tripwire_control"]["seen"][0] == "Thread.start"
     assert "can't start new thread" in s["tripwire_control"]["error"]
 
 
