@@ -116,7 +116,7 @@ class AskMagic(Magics, Configurable):
             if self.live:
                 from cadet_magic.display.live import live_display
 
-                display = live_display(question)
+                display = live_display(question, model=model, con=args.con, namespace=ns)
             result = ask(
                 question,
                 con=con,

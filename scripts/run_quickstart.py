@@ -27,6 +27,10 @@ def main(out_dir: Path | None = None) -> int:
         nb,
         timeout=600,
         kernel_name="python3",
+        # The %%ask outputs carry the live panel's widget view beside a static HTML/text account;
+        # without stored widget state, nbconvert's HTML export shows that static account (with
+        # it, the export would load the widget manager from a CDN and show 'Loading widget...').
+        store_widget_state=False,
         resources={"metadata": {"path": str(NOTEBOOK.parent)}},
     )
     status = 0

@@ -1,94 +1,299 @@
 """A static text/html + text/plain bundle of a result, for frontends without widgets
-(nbconvert HTML, terminal IPython, notebook viewers). Stdlib only.
+(nbconvert HTML, terminal IPython, notebook viewers).
+
+Standard library only; Pygments highlights the SQL and pandas code where it is installed
+(it comes with IPython). Colours come from JupyterLab's CSS variables, with fallbacks for
+pages that lack them, so the same HTML fits the light and the dark theme.
+
+Example:
+    >>> from cadet_magic.result import AskResult, Attempt
+    >>> r = AskResult(question="n?", ok=True, sql="SELECT 1 AS n", columns=["n"], rows=[(1,)],
+    ...               attempts=[Attempt(number=1, sql="SELECT 1 AS n")])
+    >>> "Attempt 1" in render_html(r) and "1 row" in render_html(r)
+    True
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from html import escape
+from typing import Any
 
-from cadet_magic.display.text import render_text
+from cadet_magic.display.text import (
+    FALLBACK_BANNER,
+    SCRIPTED_NOTE,
+    answered_by_fallback,
+    first_line,
+    render_text,
+    timing_text,
+    verdict,
+)
 from cadet_magic.result import AskResult, Attempt
+
+#: Rows shown in HTML tables (the DataFrame in ``_ask.df`` holds them all).
+MAX_HTML_ROWS = 50
 
 STYLE = """<style>
 .cadet-ask{font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size1,13px);
- color:var(--jp-ui-font-color1,inherit);border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;
- padding:6px 10px;margin:4px 0}
-.cadet-ask pre{background:var(--jp-layout-color2,rgba(127,127,127,.1));color:inherit;padding:4px 6px;
- margin:2px 0;white-space:pre-wrap}
-.cadet-ask .ok{color:var(--jp-success-color1,#2e7d32)} .cadet-ask .bad{color:var(--jp-error-color1,#c62828)}
-.cadet-ask .scripted{background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#6d4c00);
- padding:2px 6px;border-radius:3px;display:inline-block}
-.cadet-ask table{border-collapse:collapse} .cadet-ask td,.cadet-ask th{padding:2px 8px;
- border-bottom:1px solid var(--jp-border-color2,#ddd);text-align:left}
+ color:var(--jp-content-font-color1,inherit);background:var(--jp-layout-color1,transparent);
+ border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;padding:6px 10px;margin:4px 0;
+ max-width:100%;box-sizing:border-box}
+.cadet-ask .cadet-head{margin:1px 0}
+.cadet-ask .cadet-muted{color:var(--jp-content-font-color2,#666)}
+.cadet-ask pre{font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,12px);
+ background:var(--jp-layout-color2,rgba(127,127,127,.1));color:var(--jp-content-font-color1,inherit);
+ border:1px solid var(--jp-border-color3,transparent);border-radius:3px;padding:4px 6px;margin:3px 0;
+ white-space:pre-wrap;word-break:break-word}
+.cadet-ask .cadet-ok{color:var(--jp-success-color1,#2e7d32)}
+.cadet-ask .cadet-bad{color:var(--jp-error-color1,#c62828)}
+.cadet-ask .cadet-scripted{background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#6d4c00);
+ border:1px solid var(--jp-warn-color2,#e0c060);padding:1px 6px;border-radius:3px;display:inline-block;margin:2px 0}
+.cadet-ask .cadet-fallback-banner{border-left:4px solid var(--jp-warn-color1,#f0a000);
+ background:var(--jp-layout-color2,rgba(240,160,0,.08));padding:3px 8px;margin:6px 0 3px 0;font-weight:bold}
+.cadet-ask .cadet-fallback{border-left:4px solid var(--jp-warn-color1,#f0a000);padding-left:8px;margin:4px 0}
+.cadet-ask .cadet-row{margin:2px 0}
+.cadet-ask .cadet-label{font-weight:bold}
+.cadet-ask table.cadet-table{border-collapse:collapse;margin:3px 0;font-size:var(--jp-ui-font-size1,13px)}
+.cadet-ask table.cadet-table td,.cadet-ask table.cadet-table th{padding:2px 8px;text-align:left;
+ border-bottom:1px solid var(--jp-border-color2,#ddd);color:var(--jp-content-font-color1,inherit)}
+.cadet-ask table.cadet-table th{background:var(--jp-layout-color2,rgba(127,127,127,.08))}
+.cadet-ask details{border-top:1px solid var(--jp-border-color2,#ddd);padding:3px 0}
 .cadet-ask summary{cursor:pointer}
+.cadet-ask .cadet-diff .cq-add{color:var(--jp-success-color1,#2e7d32)}
+.cadet-ask .cadet-diff .cq-del{color:var(--jp-error-color1,#c62828)}
+.cadet-ask .cq-k,.cadet-ask .cq-kd,.cadet-ask .cq-kn,.cadet-ask .cq-kr,.cadet-ask .cq-kc,.cadet-ask .cq-ow{
+ color:var(--jp-mirror-editor-keyword-color,#008000);font-weight:bold}
+.cadet-ask .cq-s,.cadet-ask .cq-s1,.cadet-ask .cq-s2,.cadet-ask .cq-sd,.cadet-ask .cq-se{
+ color:var(--jp-mirror-editor-string-color,#ba2121)}
+.cadet-ask .cq-m,.cadet-ask .cq-mi,.cadet-ask .cq-mf{color:var(--jp-mirror-editor-number-color,#080)}
+.cadet-ask .cq-c,.cadet-ask .cq-c1,.cadet-ask .cq-cm{color:var(--jp-mirror-editor-comment-color,#408080);
+ font-style:italic}
+.cadet-ask .cq-o,.cadet-ask .cq-p{color:var(--jp-mirror-editor-operator-color,#aa22ff)}
+.cadet-ask .cq-nb,.cadet-ask .cq-bp{color:var(--jp-mirror-editor-builtin-color,#008000)}
+.cadet-ask .cq-nf,.cadet-ask .cq-fm{color:var(--jp-mirror-editor-def-color,#00f)}
+.cadet-ask .cq-na,.cadet-ask .cq-nv{color:var(--jp-mirror-editor-variable-color,inherit)}
 </style>"""
 
 
-def _attempt_html(a: Attempt, open_: bool) -> str:
-    status = "ok" if a.outcome == "ok" else "bad"
-    label = f"Attempt {a.number}" + (" (fallback)" if a.phase == "fallback" else "")
-    what = a.outcome + (f" · {a.category}" if a.category else "")
-    timing = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in a.timings.items())
-    parts = [
-        f"<details class='cadet-attempt'{' open' if open_ else ''}>",
-        f"<summary><b>{escape(label)}</b>: <span class='{status}'>{escape(what)}</span></summary>",
-    ]
+def highlight(code: str, language: str = "sql") -> str:
+    """``code`` as HTML spans (classes ``cq-*``) where Pygments exists, else escaped text."""
+    try:
+        from pygments import highlight as _highlight
+        from pygments.formatters import HtmlFormatter
+        from pygments.lexers import PythonLexer, SqlLexer
+    except ImportError:  # pragma: no cover - Pygments comes with IPython
+        return escape(code)
+    lexer = SqlLexer() if language == "sql" else PythonLexer()
+    formatter = HtmlFormatter(nowrap=True, classprefix="cq-")
+    return _highlight(code.strip("\n"), lexer, formatter).rstrip("\n")
+
+
+def code_html(code: str, language: str = "sql", css_class: str = "cadet-sql") -> str:
+    """A highlighted code block."""
+    return f"<pre class='{css_class}'>{highlight(code, language)}</pre>"
+
+
+def diff_html(diff: str) -> str:
+    """The readable diff of an attempt's SQL, additions and removals coloured."""
+    lines = []
+    for line in diff.splitlines() or [diff]:
+        cls = "cq-add" if line.startswith("+") else "cq-del" if line.startswith("-") else ""
+        lines.append(f"<span class='{cls}'>{escape(line)}</span>" if cls else escape(line))
+    return "<pre class='cadet-diff'>" + "\n".join(lines) + "</pre>"
+
+
+def attempt_title(a: Attempt) -> str:
+    """A one-line plain title: number, outcome, category and time (for the panel's sections)."""
+    mark = "\u2713" if a.outcome == "ok" else "\u2717"
+    label = f"{mark} Attempt {a.number}" + (" (fallback)" if a.phase == "fallback" else "")
+    what = a.outcome + (f" \u00b7 {a.category}" if a.category else "")
+    return f"{label}: {what} \u00b7 {a.elapsed * 1000:.0f} ms"
+
+
+def attempt_body_html(a: Attempt) -> str:
+    """An attempt's details: SQL (or pandas code), the check's verdict, error, feedback, diff, timings."""
+    parts = []
     if a.sql:
-        parts.append(f"<pre class='cadet-sql'>{escape(a.sql)}</pre>")
+        parts.append(code_html(a.sql))
     if a.code:
-        parts.append(f"<pre class='cadet-code'>{escape(a.code)}</pre>")
-    if a.error:
-        parts.append(f"<div class='cadet-error'><b>Error:</b> {escape(a.error)}</div>")
-    if a.diff:
-        parts.append(f"<div class='cadet-diff'><b>Diff:</b> {escape(a.diff)}</div>")
+        parts.append(code_html(a.code, "python", "cadet-code"))
+    check_cls = "cadet-bad" if a.outcome == "refused" else "cadet-muted"
+    parts.append(
+        f"<div class='cadet-row cadet-verdict'><span class='cadet-label'>Safety check:</span> "
+        f"<span class='{check_cls}'>{escape(verdict(a))}</span></div>"
+    )
+    if a.error and a.outcome != "refused":
+        category = f" <span class='cadet-muted'>[{escape(a.category)}]</span>" if a.category else ""
+        parts.append(
+            f"<div class='cadet-row cadet-error'><span class='cadet-label'>Error:</span> "
+            f"<span class='cadet-bad'>{escape(first_line(a.error))}</span>{category}</div>"
+        )
+    elif a.category:
+        parts.append(
+            f"<div class='cadet-row cadet-category'><span class='cadet-label'>Category:</span> "
+            f"{escape(a.category)}</div>"
+        )
     if a.feedback:
         parts.append(
-            f"<div class='cadet-feedback'><b>Feedback sent to the model:</b><pre>{escape(a.feedback)}</pre></div>"
+            "<div class='cadet-row cadet-feedback'><span class='cadet-label'>"
+            f"Feedback sent to the model:</span><pre>{escape(a.feedback.strip())}</pre></div>"
         )
-    if timing:
-        parts.append(f"<div class='cadet-timing'>{escape(timing)}</div>")
-    parts.append("</details>")
+    if a.diff:
+        parts.append(
+            "<div class='cadet-row'><span class='cadet-label'>Diff against the previous attempt:"
+            f"</span>{diff_html(a.diff)}</div>"
+        )
+    if a.timings:
+        parts.append(
+            f"<div class='cadet-row cadet-timing cadet-muted'>{escape(timing_text(a.timings))}</div>"
+        )
     return "".join(parts)
 
 
-def table_html(columns: list[str], rows: list[tuple], max_rows: int = 50) -> str:
+def _attempt_html(a: Attempt, open_: bool) -> str:
+    status = "cadet-ok" if a.outcome == "ok" else "cadet-bad"
+    return (
+        f"<details class='cadet-attempt'{' open' if open_ else ''}>"
+        f"<summary><span class='{status}'>{escape(attempt_title(a))}</span></summary>"
+        f"{attempt_body_html(a)}</details>"
+    )
+
+
+def _cell(value: Any) -> str:
+    text = "NULL" if value is None else str(value)
+    return escape(text if len(text) <= 200 else text[:199] + "\u2026")
+
+
+def table_html(columns: Sequence[str], rows: Sequence[tuple], max_rows: int = MAX_HTML_ROWS) -> str:
+    """Rows as an HTML table (the first ``max_rows``; a line says how many more exist)."""
     head = "".join(f"<th>{escape(str(c))}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{escape(str(v))}</td>" for v in r) + "</tr>" for r in rows[:max_rows]
+        "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in r) + "</tr>" for r in rows[:max_rows]
     )
-    more = f"<div>… {len(rows) - max_rows} more row(s)</div>" if len(rows) > max_rows else ""
-    return f"<table class='cadet-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{more}"
+    more = (
+        f"<div class='cadet-muted'>\u2026 {len(rows) - max_rows} more row(s) in the DataFrame</div>"
+        if len(rows) > max_rows
+        else ""
+    )
+    return (
+        f"<table class='cadet-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"{more}"
+    )
 
 
-def render_html(result: AskResult) -> str:
-    """The whole result as HTML: header, attempts (earlier ones collapsed), answer."""
-    parts = [STYLE, "<div class='cadet-ask'>"]
-    parts.append(f"<div><b>Question:</b> {escape(result.question)}</div>")
-    parts.append(
-        f"<div><b>Model:</b> {escape(result.model)} · <b>Connection:</b> "
-        f"{escape(result.connection)} ({escape(result.dialect or '')}) · {result.elapsed:.2f} s</div>"
+def header_html(
+    question: str, model: str, connection: str, dialect: str | None, scripted: bool
+) -> str:
+    """Question, model, connection and dialect, and the scripted-model note."""
+    where = escape(connection or "connection") + (f" ({escape(dialect)})" if dialect else "")
+    parts = [
+        f"<div class='cadet-head cadet-question'><span class='cadet-label'>Question:</span> "
+        f"{escape(question)}</div>",
+        f"<div class='cadet-head cadet-muted'><span class='cadet-label'>Model:</span> "
+        f"{escape(model or 'unknown')} \u00b7 <span class='cadet-label'>Connection:</span> {where}"
+        "</div>",
+    ]
+    if scripted:
+        parts.append(f"<div class='cadet-scripted'>{escape(SCRIPTED_NOTE)}</div>")
+    return "".join(parts)
+
+
+def answer_html(result: AskResult) -> str:
+    """The result table with its row count and truncation note, or the failure summary."""
+    if not result.ok:
+        return (
+            f"<pre class='cadet-bad cadet-summary'>{escape(result.message or 'No answer.')}</pre>"
+        )
+    source = " from the fallback (simple SELECT + pandas)" if answered_by_fallback(result) else ""
+    more = (
+        " \u00b7 <span class='cadet-truncated'>truncated at the row limit: more rows exist</span>"
+        if result.truncated
+        else ""
     )
-    if result.scripted:
+    return (
+        f"<div class='cadet-ok cadet-answer'><span class='cadet-label'>Answer{source}:</span> "
+        f"{result.row_count} row(s){more}</div>{table_html(result.columns, result.rows)}"
+    )
+
+
+def fallback_html(result: AskResult, attempts_open_last: bool = True) -> str:
+    """The fallback's block, clearly marked: its SQL, pandas code, attempts and result."""
+    fb = result.fallback
+    if fb is None:
+        return ""
+    banner = (
+        FALLBACK_BANNER
+        if fb.ok
+        else "Fallback (simple SELECT + pandas) ran after SQL kept failing: no answer either"
+    )
+    parts = [
+        f"<div class='cadet-fallback-banner'>{escape(banner)}</div><div class='cadet-fallback'>"
+    ]
+    if fb.sql:
         parts.append(
-            "<div class='scripted'>Scripted stand-in model: these replies were stored in advance, "
-            "not written by a real LLM.</div>"
+            f"<div class='cadet-row'><span class='cadet-label'>Fallback SQL:</span>"
+            f"{code_html(fb.sql)}</div>"
         )
-    attempts = list(result.attempts) + (list(result.fallback.attempts) if result.fallback else [])
-    for i, a in enumerate(attempts):
-        parts.append(_attempt_html(a, open_=i == len(attempts) - 1))
-    if result.ok:
-        from_fallback = result.fallback is not None and result.fallback.ok
-        note = " <b>from the fallback</b> (simple SELECT + pandas)" if from_fallback else ""
-        more = " · truncated at the row limit: more rows exist" if result.truncated else ""
-        parts.append(f"<div class='ok'><b>Answer</b>{note}: {result.row_count} row(s){more}</div>")
-        parts.append(table_html(result.columns, result.rows))
-    else:
+    if fb.code:
         parts.append(
-            f"<pre class='bad cadet-summary'>{escape(result.message or 'No answer.')}</pre>"
+            f"<div class='cadet-row'><span class='cadet-label'>Fallback pandas code:</span>"
+            f"{code_html(fb.code, 'python', 'cadet-code')}</div>"
         )
+    for i, a in enumerate(fb.attempts):
+        parts.append(_attempt_html(a, open_=attempts_open_last and i == len(fb.attempts) - 1))
+    summary = fallback_result_summary(fb.result)
+    if summary:
+        parts.append(f"<div class='cadet-row cadet-muted'>Fallback result: {escape(summary)}</div>")
     parts.append("</div>")
     return "".join(parts)
 
 
+def fallback_result_summary(value: Any) -> str:
+    """A short description of the fallback's result object (a DataFrame's shape, or its type)."""
+    if value is None:
+        return ""
+    shape = getattr(value, "shape", None)
+    if shape is not None and len(shape) == 2:
+        return f"a DataFrame of {shape[0]} row(s) \u00d7 {shape[1]} column(s)"
+    text = first_line(repr(value), 120)
+    return f"{type(value).__name__}: {text}"
+
+
+def attempts_html(attempts: Iterable[Attempt], open_last: bool = True) -> str:
+    """Attempts as collapsible sections; only the last one open."""
+    attempts = list(attempts)
+    return "".join(
+        _attempt_html(a, open_=open_last and i == len(attempts) - 1) for i, a in enumerate(attempts)
+    )
+
+
+def render_html(result: AskResult) -> str:
+    """The whole result as HTML: header, attempts (earlier ones collapsed), fallback, answer."""
+    parts = [
+        STYLE,
+        "<div class='cadet-ask'>",
+        header_html(
+            result.question, result.model, result.connection, result.dialect, result.scripted
+        ),
+        f"<div class='cadet-head cadet-muted cadet-status'>{escape(status_line(result))}</div>",
+        attempts_html(result.attempts, open_last=result.fallback is None),
+        fallback_html(result),
+        answer_html(result),
+        "</div>",
+    ]
+    return "".join(parts)
+
+
+def status_line(result: AskResult) -> str:
+    """Done/failed, attempts used and the elapsed time."""
+    n = len(result.attempts)
+    if result.ok:
+        how = "answered by the fallback" if answered_by_fallback(result) else "answered"
+    else:
+        how = "no answer"
+    return f"Done: {how} after {n} SQL attempt(s) in {result.elapsed:.2f} s"
+
+
 def mimebundle(result: AskResult) -> dict[str, str]:
+    """The text/plain + text/html bundle of a result."""
     return {"text/plain": render_text(result), "text/html": render_html(result)}

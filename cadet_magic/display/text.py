@@ -1,33 +1,86 @@
-"""A plain-text account of a result (stdlib only)."""
+"""A plain-text account of a result (stdlib only).
+
+Example:
+    >>> from cadet_magic.result import AskResult, Attempt
+    >>> a = Attempt(number=1, sql="SELECT 1 AS n", timings={"generate": 0.01})
+    >>> r = AskResult(question="n?", ok=True, sql=a.sql, columns=["n"], rows=[(1,)], attempts=[a])
+    >>> print(render_text(r).splitlines()[3])
+    Attempt 1: ok
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from cadet_magic.result import AskResult, Attempt
 
+SCRIPTED_NOTE = (
+    "Scripted stand-in model: these replies were stored in advance, not written by a real LLM."
+)
+FALLBACK_BANNER = "Answer from the fallback: simple SELECT + pandas"
 
-def _first_line(text: str | None, width: int = 200) -> str:
-    return (text or "").strip().splitlines()[0][:width] if (text or "").strip() else ""
+
+def answered_by_fallback(result: AskResult) -> bool:
+    """Whether the answer came from the fallback (simple SELECT + pandas), not from SQL alone."""
+    flag = getattr(result, "answered_by_fallback", None)
+    if isinstance(flag, bool):
+        return flag
+    return bool(result.ok and result.fallback is not None and result.fallback.ok)
+
+
+def first_line(text: str | None, width: int = 300) -> str:
+    """The first non-empty line of ``text``, cut at ``width`` (errors are shown as one line)."""
+    for line in (text or "").strip().splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= width else line[: width - 1] + "\u2026"
+    return ""
+
+
+def verdict(a: Attempt) -> str:
+    """What the safety check said about an attempt's SQL (or pandas code)."""
+    if a.outcome == "refused":
+        return f"refused: {first_line(a.error) or 'not a single read-only query'}"
+    if a.outcome == "model_error":
+        return "not reached (the model call failed)"
+    if not a.sql and not a.code:
+        return "not reached (the reply held no SQL)"
+    return "passed (one read-only query over known tables)"
+
+
+def timing_text(timings: Mapping[str, float]) -> str:
+    """Seconds per step as milliseconds, with the total."""
+    parts = [f"{k} {v * 1000:.0f} ms" for k, v in timings.items()]
+    total = sum(timings.values())
+    return " \u00b7 ".join([*parts, f"total {total * 1000:.0f} ms"]) if parts else ""
 
 
 def attempt_text(a: Attempt) -> list[str]:
+    """An attempt as indented lines: SQL or code, verdict, error, feedback, diff, timings."""
     head = f"Attempt {a.number}" + (" (fallback)" if a.phase == "fallback" else "")
     head += f": {a.outcome}" + (f" [{a.category}]" if a.category else "")
     lines = [head]
     if a.sql:
         lines += ["    " + line for line in a.sql.strip().splitlines()]
-    if a.error:
-        lines.append(f"    error: {_first_line(a.error)}")
-    if a.diff:
-        lines.append(f"    diff: {a.diff}")
+    if a.code:
+        lines += ["    pandas: " + line for line in a.code.strip().splitlines()]
+    lines.append(f"    safety check: {verdict(a)}")
+    if a.error and a.outcome != "refused":
+        lines.append(f"    error: {first_line(a.error)}")
     if a.feedback:
         lines.append(f"    feedback sent: {' '.join(a.feedback.split())[:400]}")
+    if a.diff:
+        lines += ["    diff: " + line for line in a.diff.strip().splitlines()]
+    if a.timings:
+        lines.append(f"    timings: {timing_text(a.timings)}")
     return lines
 
 
-def table_text(columns: list[str], rows: list[tuple], max_rows: int = 20) -> list[str]:
+def table_text(columns: Sequence[str], rows: Sequence[tuple], max_rows: int = 20) -> list[str]:
+    """Rows as aligned text columns (the first ``max_rows``)."""
     if not columns:
         return ["(no columns)"]
-    shown = [[str(v) for v in r] for r in rows[:max_rows]]
+    shown = [["NULL" if v is None else str(v) for v in r] for r in rows[:max_rows]]
     widths = [max([len(c)] + [len(r[i]) for r in shown]) for i, c in enumerate(columns)]
     widths = [min(w, 40) for w in widths]
     lines = ["  ".join(c[:w].ljust(w) for c, w in zip(columns, widths, strict=False))]
@@ -37,26 +90,42 @@ def table_text(columns: list[str], rows: list[tuple], max_rows: int = 20) -> lis
     return lines
 
 
+def fallback_text(result: AskResult) -> list[str]:
+    """The fallback's block, clearly marked."""
+    fb = result.fallback
+    if fb is None:
+        return []
+    banner = FALLBACK_BANNER if fb.ok else "Fallback (simple SELECT + pandas): no answer either"
+    lines = [f"== {banner} =="]
+    if fb.sql:
+        lines += ["  fallback SQL:"] + ["    " + line for line in fb.sql.strip().splitlines()]
+    if fb.code:
+        lines += ["  pandas code:"] + ["    " + line for line in fb.code.strip().splitlines()]
+    for a in fb.attempts:
+        lines += ["  " + line for line in attempt_text(a)]
+    return lines
+
+
 def render_text(result: AskResult) -> str:
-    """Question, model, every attempt, then the answer or the failure summary."""
-    lines = [f"Question: {result.question}", f"Model: {result.model}"]
+    """Question, model, every attempt, the fallback, then the answer or the failure summary."""
+    lines = [
+        f"Question: {result.question}",
+        f"Model: {result.model}",
+        f"Connection: {result.connection} ({result.dialect})",
+    ]
     if result.scripted:
-        lines.append("NOTE: answers below come from a SCRIPTED stand-in model, not a real LLM.")
-    lines.append(f"Connection: {result.connection} ({result.dialect})")
+        lines.append("NOTE: SCRIPTED stand-in model: replies stored in advance, not a real LLM.")
     for a in result.attempts:
         lines += attempt_text(a)
-    if result.fallback is not None:
-        for a in result.fallback.attempts:
-            lines += attempt_text(a)
+    lines += fallback_text(result)
     if result.ok:
         source = (
-            " (from the FALLBACK: simple SELECT + pandas)"
-            if result.fallback and result.fallback.ok
-            else ""
+            " (from the FALLBACK: simple SELECT + pandas)" if answered_by_fallback(result) else ""
         )
-        more = " (more rows exist: truncated at the row limit)" if result.truncated else ""
+        more = " (truncated at the row limit: more rows exist)" if result.truncated else ""
         lines.append(f"Answer{source}: {result.row_count} row(s){more}")
         lines += table_text(result.columns, result.rows)
     else:
         lines.append(result.message or "No answer.")
+    lines.append(f"({len(result.attempts)} SQL attempt(s), {result.elapsed:.2f} s)")
     return "\n".join(lines)

@@ -1,0 +1,377 @@
+"""The live ``%%ask`` panel (edge: the only module that imports ipywidgets, anywidget, ipylab).
+
+While the agent runs, the panel shows the question, the model, the connection and dialect, a
+status line with the elapsed time, and one collapsible section per attempt (SQL highlighted, the
+safety check's verdict, the engine's error and its category, the feedback sent to the model, the
+diff against the previous attempt, timings). At the end it shows the answer table, the fallback
+when it ran (clearly marked), and two buttons: insert the final SQL as a ``%%sql`` cell below,
+and copy the SQL.
+
+Inserting a cell: a button click reaches the kernel as a comm message, where
+``set_next_input`` payloads never reach the frontend. The kernel therefore asks JupyterLab
+itself, through ipylab's ``JupyterFrontEnd``, to run its own commands
+``notebook:insert-cell-below`` and ``notebook:replace-selection`` (clicking the button makes
+its cell the active one, so the new cell lands right below the ``%%ask`` cell). Where ipylab's
+front end is missing (other frontends), the ``%%sql`` text is shown selected for a manual copy.
+Copying runs in the browser (anywidget's front end, ``navigator.clipboard``), with the same
+visible fallback when the clipboard is blocked.
+"""
+
+from __future__ import annotations
+
+import logging
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import ipywidgets as W
+import traitlets
+
+from cadet_magic.display.static import (
+    STYLE,
+    answer_html,
+    attempt_body_html,
+    attempt_title,
+    code_html,
+    fallback_result_summary,
+    header_html,
+)
+from cadet_magic.display.text import (
+    FALLBACK_BANNER,
+    SCRIPTED_NOTE,
+    answered_by_fallback,
+    first_line,
+)
+from cadet_magic.result import AskResult, Attempt
+
+log = logging.getLogger("cadet_magic")
+
+#: What the status line says after each step of the agent.
+STEP_TEXT = {
+    "read_schema": "schema read; asking the model",
+    "generate": "the model replied; checking the SQL",
+    "check": "safety check done",
+    "execute": "query ran",
+    "diagnose": "error diagnosed; writing feedback",
+    "next_attempt": "feedback sent; asking the model again",
+    "finish": "finishing",
+}
+
+_FRONTEND: Any = None
+_FRONTEND_READY = False
+
+
+def lab_frontend() -> Any:
+    """One ipylab ``JupyterFrontEnd`` per kernel (None when ipylab is not installed)."""
+    global _FRONTEND
+    if _FRONTEND is None:
+        try:
+            from ipylab import JupyterFrontEnd
+        except ImportError:
+            return None
+        _FRONTEND = JupyterFrontEnd()
+        _FRONTEND.on_ready(_mark_ready)
+    return _FRONTEND
+
+
+def _mark_ready() -> None:
+    global _FRONTEND_READY
+    _FRONTEND_READY = True
+
+
+def sql_cell(sql: str) -> str:
+    """The text of a jupysql ``%%sql`` cell running ``sql``."""
+    return "%%sql\n" + sql.strip().rstrip(";").strip() + "\n"
+
+
+class ActionBar(anywidget.AnyWidget):
+    """Buttons: insert the final SQL as a ``%%sql`` cell below, copy the SQL."""
+
+    _esm = (Path(__file__).with_name("actions.js")).read_text()
+    _css = """
+    .cadet-actions-bar{display:flex;gap:6px;align-items:center;flex-wrap:wrap;margin-top:4px}
+    .cadet-actions .cadet-action{width:auto;padding:0 10px}
+    .cadet-actions .cadet-action-note{color:var(--jp-content-font-color2,#666);
+      font-size:var(--jp-ui-font-size1,13px)}
+    .cadet-actions .cadet-manual{width:100%;box-sizing:border-box;margin-top:4px;
+      font-family:var(--jp-code-font-family,monospace);background:var(--jp-layout-color2,#f5f5f5);
+      color:var(--jp-content-font-color1,inherit);border:1px solid var(--jp-border-color2,#ccc)}
+    """
+    sql = traitlets.Unicode("").tag(sync=True)
+    status = traitlets.Unicode("").tag(sync=True)
+    manual_text = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.on_msg(self._on_message)
+        self.inserted = 0
+
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and content.get("event") == "insert":
+            self.insert_cell()
+
+    def insert_cell(self) -> bool:
+        """Asks JupyterLab to insert a ``%%sql`` cell with the SQL below the active cell."""
+        if not self.sql:
+            self.status = "No SQL to insert."
+            return False
+        text = sql_cell(self.sql)
+        app = lab_frontend()
+        if app is None or not _FRONTEND_READY:
+            self.manual_text = text
+            self.status = (
+                "This frontend cannot insert cells from the kernel (JupyterLab with ipylab is "
+                "needed): the %%sql cell is selected below, copy it into a new cell."
+            )
+            return False
+        try:
+            app.commands.execute("notebook:insert-cell-below")
+            app.commands.execute("notebook:replace-selection", {"text": text})
+        except Exception as e:  # noqa: BLE001 - a failed insert must not break the kernel
+            log.warning("insert %%%%sql cell failed: %s", e)
+            self.manual_text = text
+            self.status = "Could not insert the cell: copy the %%sql text below instead."
+            return False
+        self.inserted += 1
+        self.status = "Inserted a %%sql cell below."
+        return True
+
+
+class AskPanel:
+    """The live panel for one question; ``widget`` is what gets displayed.
+
+    Args:
+        question: the question asked.
+        model: a label for the model (the final result's label replaces it).
+        scripted: whether the model is a scripted stand-in (said in the header).
+        connection: a label for the connection (replaced by the result's).
+    """
+
+    def __init__(
+        self, question: str, model: str = "", scripted: bool = False, connection: str = ""
+    ) -> None:
+        self.question = question
+        self.model = model
+        self.scripted = scripted
+        self.connection = connection
+        self.dialect: str | None = None
+        self.header = W.HTML(self._header_value())
+        self.status = W.HTML(self._status_value("starting: reading the schema", 0.0))
+        self.attempts = W.Accordion(children=[])
+        self.attempts.add_class("cadet-attempts")
+        self.fallback_banner = W.HTML("")
+        self.fallback_attempts = W.Accordion(children=[])
+        self.fallback_attempts.add_class("cadet-fallback-attempts")
+        self.fallback_detail = W.HTML("")
+        self.fallback = W.VBox(
+            [self.fallback_banner, self.fallback_attempts, self.fallback_detail],
+            layout=W.Layout(display="none"),
+        )
+        self.fallback.add_class("cadet-fallback")
+        self.answer = W.HTML("")
+        self.actions = ActionBar(layout=W.Layout(display="none"))
+        self.widget = W.VBox(
+            [self.header, self.status, self.attempts, self.fallback, self.answer, self.actions]
+        )
+        self.widget.add_class("cadet-ask")
+        self.widget.add_class("cadet-panel")
+        self._sections: dict[str, list[tuple[Any, str, str]]] = {"sql": [], "fallback": []}
+        lab_frontend()  # created early so that JupyterLab reports ready before any click
+
+    # -- rendering helpers -------------------------------------------------------------------
+
+    def _header_value(self) -> str:
+        return STYLE + header_html(
+            self.question, self.model, self.connection, self.dialect, self.scripted
+        )
+
+    def _status_value(self, text: str, elapsed: float, state: str = "running") -> str:
+        cls = {"running": "cadet-muted", "ok": "cadet-ok", "failed": "cadet-bad"}[state]
+        mark = {"running": "\u23f3 Running", "ok": "\u2713 Done", "failed": "\u2717 Done"}[state]
+        return (
+            f"<div class='cadet-status {cls}'><b>{mark}</b> \u00b7 {escape(text)} \u00b7 "
+            f"{elapsed:.1f} s</div>"
+        )
+
+    def _set_sections(self, phase: str, items: list[tuple[Any, str, str]]) -> None:
+        """Shows ``items`` (key, title, body html) as the phase's sections, changing only what changed."""
+        acc = self.attempts if phase == "sql" else self.fallback_attempts
+        old = self._sections[phase]
+        children = list(acc.children)
+        grew = len(items) > len(old)
+        for i, (key, title, body) in enumerate(items):
+            if i < len(old) and old[i] == (key, title, body):
+                continue
+            if i < len(children):
+                children[i].value = body
+            else:
+                children.append(W.HTML(body))
+        if len(children) != len(acc.children):
+            acc.children = tuple(children[: len(items)])
+        acc.titles = tuple(title for _, title, _ in items)
+        if grew:
+            acc.selected_index = len(items) - 1
+        self._sections[phase] = list(items)
+
+    # -- live updates ------------------------------------------------------------------------
+
+    def update(self, event: Any) -> None:
+        """Shows one step of the agent: the attempt in progress and the status line."""
+        state = event.state
+        dialect = state.get("dialect")
+        if dialect and dialect != self.dialect:
+            self.dialect = dialect
+            self.header.value = self._header_value()
+        phase = state.get("phase") or "sql"
+        finished = list(state.get("attempts") or ())
+        number = state.get("attempt") or 1
+        running = not any(a.phase == phase and a.number == number for a in finished)
+        for name in ("sql", "fallback"):
+            items = [_section(a) for a in finished if a.phase == name]
+            if running and phase == name and event.step != "read_schema":
+                items.append(_running_section(state, phase, number))
+            if items or name == "sql":
+                self._set_sections(name, items)
+        if phase == "fallback":
+            self.fallback.layout.display = ""
+            self.fallback_banner.value = (
+                "<div class='cadet-fallback-banner'>Fallback: SQL kept failing, so a simple "
+                "SELECT is fetched and pandas computes the answer</div>"
+            )
+        where = f"fallback attempt {number}" if phase == "fallback" else f"attempt {number}"
+        total = state.get("max_attempts")
+        if phase != "fallback" and total:
+            where += f" of {total}"
+        self.status.value = self._status_value(
+            f"{where}: {STEP_TEXT.get(event.step, event.step)}", event.elapsed
+        )
+
+    def finish(self, result: AskResult) -> None:
+        """Shows the final state: every attempt, the fallback, the answer, the buttons."""
+        self.model = result.model or self.model
+        self.scripted = result.scripted
+        self.connection = result.connection or self.connection
+        self.dialect = result.dialect or self.dialect
+        self.header.value = self._header_value()
+        self._set_sections("sql", [_section(a) for a in result.attempts])
+        fb = result.fallback
+        if fb is not None:
+            self.fallback.layout.display = ""
+            banner = (
+                FALLBACK_BANNER
+                if fb.ok
+                else "Fallback (simple SELECT + pandas) ran after SQL kept failing: no answer either"
+            )
+            self.fallback_banner.value = (
+                f"<div class='cadet-fallback-banner'>{escape(banner)}</div>"
+            )
+            self._set_sections("fallback", [_section(a) for a in fb.attempts])
+            detail = []
+            if fb.sql:
+                detail.append(f"<div><b>Fallback SQL:</b>{code_html(fb.sql)}</div>")
+            if fb.code:
+                detail.append(
+                    f"<div><b>Fallback pandas code:</b>{code_html(fb.code, 'python', 'cadet-code')}</div>"
+                )
+            summary = fallback_result_summary(fb.result)
+            if summary:
+                detail.append(f"<div class='cadet-muted'>Fallback result: {escape(summary)}</div>")
+            self.fallback_detail.value = "".join(detail)
+            # earlier SQL attempts collapsed; the fallback's last attempt open
+            self.attempts.selected_index = None
+            if fb.attempts:
+                self.fallback_attempts.selected_index = len(fb.attempts) - 1
+        elif result.attempts:
+            self.attempts.selected_index = len(result.attempts) - 1
+        n = len(result.attempts)
+        how = (
+            "answered by the fallback"
+            if answered_by_fallback(result)
+            else "answered"
+            if result.ok
+            else "no answer"
+        )
+        self.status.value = self._status_value(
+            f"{how} after {n} SQL attempt(s)", result.elapsed, "ok" if result.ok else "failed"
+        )
+        self.answer.value = answer_html(result)
+        sql = final_sql(result)
+        if sql:
+            self.actions.sql = sql
+            self.actions.layout.display = ""
+
+    def stop(self, text: str) -> None:
+        """Marks the run as stopped (interrupt, configuration error)."""
+        self.status.value = self._status_value(f"stopped: {text}", 0.0, "failed")
+
+    def close(self) -> None:
+        """Closes every widget of the panel."""
+        for w in (
+            self.header,
+            self.status,
+            *self.attempts.children,
+            self.attempts,
+            self.fallback_banner,
+            *self.fallback_attempts.children,
+            self.fallback_attempts,
+            self.fallback_detail,
+            self.fallback,
+            self.answer,
+            self.actions,
+            self.widget,
+        ):
+            w.close()
+
+
+def final_sql(result: AskResult) -> str | None:
+    """The SQL to offer for a ``%%sql`` cell: the answer's SQL, else the fallback's SELECT."""
+    if result.sql:
+        return result.sql
+    if result.fallback is not None and result.fallback.ok and result.fallback.sql:
+        return result.fallback.sql
+    return None
+
+
+def _section(a: Attempt) -> tuple[Any, str, str]:
+    return ((a.phase, a.number), attempt_title(a), attempt_body_html(a))
+
+
+def _running_section(state: Any, phase: str, number: int) -> tuple[Any, str, str]:
+    """The attempt still in progress: what is known of it so far."""
+    sql = state.get("sql")
+    check = state.get("check")
+    error = state.get("error")
+    parts = []
+    if sql:
+        parts.append(code_html(sql))
+    elif state.get("code"):
+        parts.append(code_html(state["code"], "python", "cadet-code"))
+    else:
+        parts.append("<div class='cadet-muted'>Waiting for the model\u2026</div>")
+    if check is None:
+        verdict = "pending"
+    elif getattr(check, "ok", False):
+        verdict = "passed (one read-only query over known tables)"
+    else:
+        verdict = "refused: " + "; ".join(getattr(i, "message", str(i)) for i in check.issues)
+    if sql:
+        parts.append(
+            f"<div class='cadet-row cadet-verdict'><b>Safety check:</b> {escape(verdict)}</div>"
+        )
+    if error is not None:
+        orig = getattr(error, "orig", None)
+        text = first_line(str(orig if orig is not None else error).split("[SQL:")[0])
+        parts.append(
+            f"<div class='cadet-row cadet-error'><b>Error:</b> "
+            f"<span class='cadet-bad'>{escape(text)}</span></div>"
+        )
+    diagnosis = state.get("diagnosis")
+    category = getattr(getattr(diagnosis, "category", None), "value", None)
+    if category:
+        parts.append(f"<div class='cadet-row'><b>Category:</b> {escape(category)}</div>")
+    title = f"\u23f3 Attempt {number}" + (" (fallback)" if phase == "fallback" else "")
+    return ((phase, number), title + ": running", "".join(parts))
+
+
+__all__ = ["AskPanel", "ActionBar", "SCRIPTED_NOTE", "final_sql", "lab_frontend", "sql_cell"]
