@@ -35,12 +35,13 @@ def __getattr__(name: str) -> Any:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext cadet_magic``: registers the magics (and jupysql's ``%sql`` if absent)."""
+    """``%load_ext cadet_magic``: registers the magics, and jupysql's ``%sql`` if absent.
+
+    jupysql is declared lazily (loaded by the first ``%sql`` or ``%config``), so
+    that loading this extension costs no more than loading jupysql itself.
+    """
+    from cadet_magic.db.jupysql import declare_jupysql
     from cadet_magic.magic import AskMagic
 
-    if "sql" not in ipython.magics_manager.magics["line"]:
-        try:
-            ipython.extension_manager.load_extension("sql")
-        except Exception:  # noqa: BLE001 - jupysql is optional for --con users
-            pass
+    declare_jupysql(ipython)
     ipython.register_magics(AskMagic(shell=ipython))

@@ -204,3 +204,41 @@ def test_help_and_stats(ip):
     )
     stats = ip.run_line_magic("cadet", "stats")
     assert "First-attempt success" in stats.text and "Average SQL attempts" in stats.text
+
+
+_LAZY_SCRIPT = """
+import sys
+from IPython.core.interactiveshell import InteractiveShell
+sh = InteractiveShell.instance()
+sh.run_line_magic("load_ext", "cadet_magic")
+print("jupysql_loaded", "sql.magic" in sys.modules)
+if sys.argv[1] == "config-first":
+    sh.run_line_magic("config", "SqlMagic.autopandas = True")
+sh.run_line_magic("sql", "duckdb://")
+if sys.argv[1] == "sql-first":
+    sh.run_line_magic("config", "SqlMagic.autopandas = True")
+df = sh.run_line_magic("sql", "SELECT 1 AS one")
+print("result", type(df).__name__, df["one"].tolist())
+sh.run_cell_magic("sql", "", "CREATE TABLE t AS SELECT 42 AS x")
+print("cell", sh.run_cell_magic("sql", "", "SELECT x FROM t")["x"].tolist())
+"""
+
+
+@pytest.mark.parametrize("order", ["config-first", "sql-first"])
+def test_load_ext_defers_jupysql_until_first_use(order):
+    """%load_ext cadet_magic does not import jupysql; %sql and %config SqlMagic still work."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PLOOMBER_STATS_ENABLED": "false"}
+    out = subprocess.run(
+        [sys.executable, "-c", _LAZY_SCRIPT, order],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "jupysql_loaded False" in out.stdout
+    assert "result DataFrame [1]" in out.stdout and "cell [42]" in out.stdout
