@@ -75,9 +75,12 @@ def ask(
 
 
 def to_dataframe(result: AskResult) -> Any:
-    """The answer as a pandas DataFrame (None without pandas or without an answer)."""
+    """The answer as a pandas DataFrame (None without pandas or without an answer); a fallback
+    answer is a DataFrame already."""
     if not result.ok:
         return None
+    if result.df is not None:
+        return result.df
     if "pandas" not in sys.modules:
         try:
             import pandas  # noqa: F401

@@ -22,7 +22,8 @@ class Attempt:
     """One try: the SQL the model wrote, what happened to it, and what we told the model.
 
     Attributes:
-        number: 1-based attempt number within its phase (never above the maximum).
+        number: 1-based attempt number within its phase (never above the maximum; the
+            fallback's attempts count from 1 again).
         sql: the SQL extracted from the reply (None when the reply had none).
         outcome: one of ``OUTCOMES``.
         category: the diagnosis category of a failure (a ``Category`` value) or None.
@@ -30,7 +31,8 @@ class Attempt:
         feedback: the text sent to the model for the next attempt (None when none followed).
         suggestions: real names the diagnosis proposed.
         diff: readable diff of ``sql`` against the previous attempt's.
-        timings: seconds spent per step (``generate``, ``check``, ``execute``, ``diagnose``).
+        timings: seconds spent per step (``generate``, ``check``, ``execute``, ``diagnose``;
+            in the fallback also ``check_code`` and ``run_code``).
         reply: the model's raw reply.
         phase: ``"sql"`` or ``"fallback"``.
         code: the fallback's pandas code (fallback attempts only).
@@ -57,13 +59,23 @@ class Attempt:
 
 @dataclass
 class Fallback:
-    """The fallback's simple SELECT plus pandas code, and its own attempts."""
+    """The fallback: a simple SELECT plus pandas code, tried when the SQL attempts ran out.
+
+    Attributes:
+        sql: the last fallback attempt's SELECT (the one that answered when ``ok``).
+        code: the last fallback attempt's pandas code.
+        result: the code's answer as a DataFrame when ``ok``, else None.
+        ok: whether the fallback answered.
+        attempts: its own attempts (``phase="fallback"``, ``.code`` set, numbered from 1).
+        reason: why the SQL phase handed over (``max_attempts``).
+    """
 
     sql: str | None = None
     code: str | None = None
     result: Any = None
     ok: bool = False
     attempts: list[Attempt] = field(default_factory=list)
+    reason: str = "max_attempts"
 
 
 @dataclass
@@ -73,12 +85,15 @@ class AskResult:
     Attributes:
         question: the question asked.
         ok: whether an answer came back.
-        sql: the SQL that produced the answer (None when none did).
+        sql: the SQL that produced the answer (None when none did); the fallback's simple
+            SELECT when the fallback answered.
         df: the answer as a pandas DataFrame where pandas exists (else None; see ``rows``).
         columns, rows: the answer as plain data.
         truncated: more rows existed than the row limit fetched.
-        attempts: every SQL attempt, in order.
+        attempts: every SQL attempt, in order (the fallback's are in ``fallback.attempts``).
         fallback: the fallback's record, or None when it did not run.
+        answered_by: ``"sql"``, ``"fallback"`` or None (a property: displays mark fallback
+            answers with it).
         message: a one-paragraph summary for the user when ``ok`` is False.
         stop_reason: why the loop ended (``success``, ``max_attempts``, ``unchanged_sql``,
             ``not_retryable``, ``model_error``).
@@ -111,6 +126,14 @@ class AskResult:
     def row_count(self) -> int:
         return len(self.rows)
 
+    @property
+    def answered_by(self) -> str | None:
+        """``"fallback"`` when the simple SELECT + pandas answered, ``"sql"`` when SQL did,
+        None without an answer."""
+        if not self.ok:
+            return None
+        return "fallback" if self.fallback is not None and self.fallback.ok else "sql"
+
     def summary(self) -> str:
         """A plain-text account of what was tried and how it ended."""
         from cadet_magic.display.text import render_text
@@ -124,6 +147,8 @@ class AskResult:
 
     def __repr__(self) -> str:
         state = "ok" if self.ok else "failed"
+        if self.answered_by == "fallback":
+            state = "ok (fallback)"
         return (
             f"<AskResult {state}: {len(self.attempts)} attempt(s), {self.row_count} row(s)"
             f"{' (scripted model)' if self.scripted else ''}>"

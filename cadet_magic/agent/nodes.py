@@ -5,37 +5,53 @@ Nodes never mutate the state they are given; the runner merges what they return.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cadet_magic.agent.prompts import build_messages
-from cadet_magic.agent.reply import content_text, extract_sql
+from cadet_magic.agent.prompts import build_fallback_messages, build_messages
+from cadet_magic.agent.reply import content_text, extract_code, extract_sql
 from cadet_magic.agent.routes import decide
 from cadet_magic.agent.state import CURRENT_FIELDS, AskState
 from cadet_magic.db.base import Runner
 from cadet_magic.diagnose import no_sql_feedback
 from cadet_magic.diagnose.classify import Category, Diagnosis, diagnose_error
 from cadet_magic.errors import ModelCallError
+from cadet_magic.fallback import feedback as fallback_feedback
+from cadet_magic.fallback.check import check_code as check_python
+from cadet_magic.fallback.feedback import FallbackCategory
+from cadet_magic.fallback.run import CodeError, CodeRun, make_frame
+from cadet_magic.fallback.run import run_code as run_python
 from cadet_magic.result import Attempt
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.normalize import sql_diff
-from cadet_magic.sql.validate import validate_sql
+from cadet_magic.sql.simple import check_simple_select
+from cadet_magic.sql.validate import Validation, validate_sql
 
 log = logging.getLogger("cadet_magic")
 
 
 @dataclass
 class Context:
-    """What the nodes need besides the state: the model and the runner, passed in."""
+    """What the nodes need besides the state: the model and the runner, passed in.
+
+    ``code_runner(code, df, timeout=...)`` runs the fallback's pandas code (default
+    :func:`cadet_magic.fallback.run.run_code`); ``frame_maker(columns, rows)`` turns the
+    fallback SELECT's rows into ``df`` (default :func:`cadet_magic.fallback.run.make_frame`,
+    which imports pandas only then).
+    """
 
     model: Any
     runner: Runner
     schema: Schema | None = None
     schema_budget: int | None = 6000
     model_calls: int = 0
+    code_runner: Callable[..., CodeRun] = run_python
+    frame_maker: Callable[[list[str], list[tuple]], Any] = make_frame
     extra: dict = field(default_factory=dict)
 
 
@@ -72,9 +88,19 @@ def read_schema(state: AskState, ctx: Context) -> dict:
 
 
 def generate(state: AskState, ctx: Context) -> dict:
-    """Asks the model for SQL, with the earlier attempts and feedback on a retry."""
+    """Asks the model for SQL (in the fallback: a simple SELECT plus pandas code), with the
+    earlier attempts of the phase and the feedback on a retry."""
     attempts = [a for a in state["attempts"] if a.phase == state["phase"]]
-    messages = build_messages(state["question"], state["dialect"], state["schema_text"], attempts)
+    fallback = state["phase"] == "fallback"
+    if fallback:
+        sql_attempts = [a for a in state["attempts"] if a.phase == "sql"]
+        messages = build_fallback_messages(
+            state["question"], state["dialect"], state["schema_text"], sql_attempts, attempts
+        )
+    else:
+        messages = build_messages(
+            state["question"], state["dialect"], state["schema_text"], attempts
+        )
     t0 = time.perf_counter()
     try:
         reply = call_model(ctx.model, messages)
@@ -87,28 +113,67 @@ def generate(state: AskState, ctx: Context) -> dict:
         }
     finally:
         ctx.model_calls += 1
-    sql = extract_sql(reply)
-    return {
+    update = {
         "reply": reply,
-        "sql": sql,
+        "sql": extract_sql(reply),
         "timings": _timed(state, "generate", time.perf_counter() - t0),
     }
+    if fallback:
+        update["code"] = extract_code(reply)
+    return update
 
 
 def check(state: AskState, ctx: Context) -> dict:
-    """Runs the safety check on the SQL."""
+    """Runs the safety check on the SQL; in the fallback also the simple-SELECT rule."""
     t0 = time.perf_counter()
     verdict = validate_sql(state["sql"], state["dialect"], state.get("allowed_tables"))
+    if verdict.ok and state["phase"] == "fallback":
+        simple = check_simple_select(verdict.sql, state["dialect"])
+        if not simple.ok:
+            verdict = Validation(False, simple.issues, verdict.sql)
     return {"check": verdict, "timings": _timed(state, "check", time.perf_counter() - t0)}
+
+
+def check_code(state: AskState, ctx: Context) -> dict:
+    """Runs the code check on the fallback's pandas code (its Python syntax tree)."""
+    t0 = time.perf_counter()
+    verdict = check_python(state["code"] or "")
+    return {
+        "code_check": verdict,
+        "timings": _timed(state, "check_code", time.perf_counter() - t0),
+    }
+
+
+def run_code(state: AskState, ctx: Context) -> dict:
+    """Runs the checked pandas code on the fallback SELECT's rows (fresh namespace, timed)."""
+    t0 = time.perf_counter()
+    execution = state["execution"]
+    try:
+        df = ctx.frame_maker(list(execution.columns), list(execution.rows))
+    except ImportError as e:
+        result = CodeRun(
+            ok=False,
+            error=CodeError(
+                "unavailable",
+                "ImportError",
+                f"pandas cannot be imported in this kernel ({e}); the fallback needs it",
+            ),
+        )
+    else:
+        result = ctx.code_runner(state["code"], df, timeout=state["timeout"])
+    return {"code_run": result, "timings": _timed(state, "run_code", time.perf_counter() - t0)}
 
 
 def execute(state: AskState, ctx: Context) -> dict:
     """Runs the checked SQL on the user's connection (limited, timed, rolled back)."""
     t0 = time.perf_counter()
     try:
-        result = ctx.runner.run(
-            state["check"].sql, limit=state["row_limit"], timeout=state["timeout"]
+        limit = (
+            state.get("fallback_row_limit", state["row_limit"])
+            if state["phase"] == "fallback"
+            else state["row_limit"]
         )
+        result = ctx.runner.run(state["check"].sql, limit=limit, timeout=state["timeout"])
     except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
         return {
             "execution": None,
@@ -125,6 +190,12 @@ def execute(state: AskState, ctx: Context) -> dict:
 def diagnose(state: AskState, ctx: Context) -> dict:
     """Works out why the attempt failed and what to tell the model."""
     t0 = time.perf_counter()
+    if state["phase"] == "fallback":
+        diagnosis = _diagnose_fallback(state)
+        return {
+            "diagnosis": diagnosis,
+            "timings": _timed(state, "diagnose", time.perf_counter() - t0),
+        }
     verdict = state.get("check")
     if not state.get("sql"):
         reply = state.get("reply") or ""
@@ -142,6 +213,119 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
 
 
+def _diagnose_fallback(state: AskState) -> Diagnosis:
+    """The fallback attempt's failure: the first problem's category, feedback on all of them.
+
+    SQL problems come first (missing blocks, the safety check, the simple-SELECT rule), then
+    the code check, then what happened when running: the engine's error (through the usual
+    diagnosis), too many rows, the Python error, the time limit, a missing ``result``.
+    """
+    sql, code = state.get("sql"), state.get("code")
+    verdict, code_check = state.get("check"), state.get("code_check")
+    found: list[tuple[Any, bool, str, list[str], dict]] = []
+    if not sql or not code:
+        found.append(
+            (
+                FallbackCategory.no_blocks,
+                True,
+                fallback_feedback.no_blocks(bool(sql), bool(code)),
+                [],
+                {},
+            )
+        )
+    if verdict is not None and not verdict.ok:
+        codes = {i.code for i in verdict.issues}
+        if codes == {"not_simple"}:
+            found.append(
+                (
+                    FallbackCategory.not_simple,
+                    True,
+                    fallback_feedback.not_simple(verdict.issues),
+                    [],
+                    {"issues": [i.message for i in verdict.issues]},
+                )
+            )
+        else:
+            d = diagnose_error(
+                _refusal(verdict), sql=sql, dialect=state["dialect"], schema=state["schema"]
+            )
+            found.append((d.category, d.retryable, d.feedback, d.suggestions, d.details))
+    if code_check is not None and not code_check.ok:
+        found.append(
+            (
+                FallbackCategory.code_refused,
+                True,
+                fallback_feedback.code_refused(code_check.issues),
+                [],
+                {"issues": [str(i) for i in code_check.issues]},
+            )
+        )
+    execution, run = state.get("execution"), state.get("code_run")
+    if not found and state.get("error") is not None:
+        d = diagnose_error(
+            state["error"], sql=sql, dialect=state["dialect"], schema=state["schema"]
+        )
+        found.append((d.category, d.retryable, d.feedback, d.suggestions, d.details))
+    elif not found and execution is not None and execution.truncated:
+        limit = state.get("fallback_row_limit", state["row_limit"])
+        found.append(
+            (FallbackCategory.too_many_rows, True, fallback_feedback.too_many_rows(limit), [], {})
+        )
+    elif not found and run is not None and not run.ok:
+        found.append(_code_failure(run.error, execution))
+    if not found:  # pragma: no cover - diagnose is only reached after a failure
+        found.append((FallbackCategory.python_error, True, "Fix the code.", [], {}))
+    category, retryable, _, suggestions, details = found[0]
+    return Diagnosis(
+        category,
+        all(f[1] for f in found),
+        details,
+        list(suggestions),
+        "\n\n".join(f[2] for f in found if f[2]),
+    )
+
+
+def _code_failure(error: CodeError | None, execution: Any) -> tuple:
+    columns = list(getattr(execution, "columns", []) or [])
+    kind = getattr(error, "kind", "error")
+    details = {"error": str(error)} if error is not None else {}
+    if kind == "timeout":
+        return (
+            FallbackCategory.code_timeout,
+            True,
+            fallback_feedback.code_timeout(error),
+            [],
+            details,
+        )
+    if kind == "no_result":
+        return (FallbackCategory.no_result, True, fallback_feedback.no_result(), [], details)
+    if kind == "bad_result":
+        return (FallbackCategory.bad_result, True, fallback_feedback.bad_result(error), [], details)
+    if kind == "unavailable":
+        return (
+            FallbackCategory.unavailable,
+            False,
+            fallback_feedback.unavailable(error),
+            [],
+            details,
+        )
+    if kind == "refused":
+        return (
+            FallbackCategory.code_refused,
+            True,
+            fallback_feedback.code_refused([error]),
+            [],
+            details,
+        )
+    return (
+        FallbackCategory.python_error,
+        True,
+        fallback_feedback.python_error(error, columns),
+        [],
+        details,
+    )
+
+
 def _refusal(verdict: Any) -> Any:
     """The safety check's verdict as the error the diagnosis reads."""
     from cadet_magic.sql.refusal import SafetyRefusal
@@ -152,6 +336,8 @@ def _refusal(verdict: Any) -> Any:
 def _outcome(state: AskState) -> tuple[str, str | None]:
     if state.get("model_error"):
         return "model_error", state["model_error"]
+    if state["phase"] == "fallback":
+        return _fallback_outcome(state)
     if state.get("execution") is not None:
         return "ok", None
     if not state.get("sql"):
@@ -163,6 +349,39 @@ def _outcome(state: AskState) -> tuple[str, str | None]:
     if diagnosis is not None and diagnosis.category is Category.timeout:
         return "timeout", _error_text(state.get("error"))
     return "error", _error_text(state.get("error"))
+
+
+def _fallback_outcome(state: AskState) -> tuple[str, str | None]:
+    run = state.get("code_run")
+    if run is not None and run.ok:
+        return "ok", None
+    sql, code = state.get("sql"), state.get("code")
+    verdict, code_check = state.get("check"), state.get("code_check")
+    problems = []
+    if not sql:
+        problems.append("The reply contained no SQL.")
+    if not code:
+        problems.append("The reply contained no Python code.")
+    if verdict is not None and not verdict.ok:
+        problems.append("SQL: " + "; ".join(i.message for i in verdict.issues))
+    if code_check is not None and not code_check.ok:
+        problems.append("Python: " + "; ".join(str(i) for i in code_check.issues))
+    if problems:
+        refused = (verdict is not None and not verdict.ok) or (
+            code_check is not None and not code_check.ok
+        )
+        return ("refused" if refused else "no_sql"), " ".join(problems)
+    if state.get("error") is not None:
+        diagnosis = state.get("diagnosis")
+        timed_out = diagnosis is not None and diagnosis.category is Category.timeout
+        return ("timeout" if timed_out else "error"), _error_text(state["error"])
+    execution = state.get("execution")
+    if execution is not None and execution.truncated:
+        limit = state.get("fallback_row_limit", state["row_limit"])
+        return "error", f"The SELECT returned more than {limit} rows."
+    if run is not None and run.error is not None:
+        return ("timeout" if run.error.kind == "timeout" else "error"), str(run.error)
+    return "error", None
 
 
 def _error_text(error: Any) -> str | None:
@@ -184,6 +403,9 @@ def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
     diagnosis = state.get("diagnosis")
     same_phase = [a for a in state["attempts"] if a.phase == state["phase"]]
     previous_sql = same_phase[-1].sql if same_phase else None
+    diff = sql_diff(previous_sql, state.get("sql")) if same_phase and state.get("sql") else None
+    if state["phase"] == "fallback" and same_phase:
+        diff = _with_code_diff(diff, same_phase[-1].code, state.get("code"))
     attempt = Attempt(
         number=state["attempt"],
         sql=state.get("sql"),
@@ -192,25 +414,44 @@ def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
         error=error,
         feedback=diagnosis.feedback if (feedback_sent and diagnosis is not None) else None,
         suggestions=list(diagnosis.suggestions) if diagnosis is not None else [],
-        diff=sql_diff(previous_sql, state.get("sql")) if same_phase and state.get("sql") else None,
+        diff=diff,
         timings=dict(state.get("timings") or {}),
         reply=state.get("reply") or "",
         phase=state["phase"],
         retryable=diagnosis.retryable if diagnosis is not None else True,
+        code=state.get("code") if state["phase"] == "fallback" else None,
     )
     _log_attempt(attempt, state["max_attempts"])
     return attempt
 
 
+def _with_code_diff(sql_change: str | None, before: str | None, after: str | None) -> str:
+    """The SQL diff plus how many lines of the pandas code changed."""
+    old = (before or "").strip().splitlines()
+    new = (after or "").strip().splitlines()
+    changed = sum(
+        max(i2 - i1, j2 - j1)
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new).get_opcodes()
+        if op != "equal"
+    )
+    code_change = f"pandas code: {changed} line(s) changed" if changed else "pandas code unchanged"
+    if sql_change and sql_change.startswith("No functional changes"):
+        sql_change = "SQL unchanged"
+    return f"{sql_change}; {code_change}" if sql_change else code_change
+
+
 def _log_attempt(a: Attempt, max_attempts: int) -> None:
     log.info(
-        "[attempt %d/%d] %s%s",
+        "[attempt %d/%d] %s%s%s",
         a.number,
         max_attempts,
+        "fallback " if a.phase == "fallback" else "",
         a.outcome,
         f" ({a.category})" if a.category else "",
     )
     log.info("[attempt %d/%d] SQL: %s", a.number, max_attempts, a.sql)
+    if a.code:
+        log.info("[attempt %d/%d] Python: %s", a.number, max_attempts, a.code)
     if a.diff:
         log.info("[attempt %d/%d] diff: %s", a.number, max_attempts, a.diff)
     if a.error:
@@ -229,12 +470,33 @@ def next_attempt(state: AskState, ctx: Context) -> dict:
     }
 
 
+def start_fallback(state: AskState, ctx: Context) -> dict:
+    """Records the last SQL attempt and enters the fallback: its attempt counter restarts."""
+    done = close_attempt(state, feedback_sent=False)
+    log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", done.number)
+    return {
+        "attempts": (*state["attempts"], done),
+        "phase": "fallback",
+        "sql_stop_reason": "max_attempts",
+        "attempt": 1,
+        **{f: None for f in CURRENT_FIELDS},
+    }
+
+
+def answered(state: AskState) -> bool:
+    """Whether the attempt in progress produced the answer (in its phase)."""
+    if state["phase"] == "fallback":
+        run = state.get("code_run")
+        return run is not None and run.ok
+    return state.get("execution") is not None
+
+
 def finish(state: AskState, ctx: Context) -> dict:
     """Records the last attempt and why the run stopped."""
     done = close_attempt(state, feedback_sent=False)
     if state.get("model_error"):
         reason = "model_error"
-    elif state.get("execution") is not None:
+    elif answered(state):
         reason = "success"
     else:
         reason = decide(state)

@@ -1,6 +1,8 @@
 """Getting code out of a model's reply (stdlib only).
 
 Example:
+    >>> extract_code("```sql\\nSELECT 1\\n```\\n```python\\nresult = df.sum()\\n```")
+    'result = df.sum()'
     >>> extract_sql("Here you go:\\n```sql\\nSELECT 1;\\n```\\nEnjoy")
     'SELECT 1;'
     >>> extract_sql("SELECT name FROM t") is not None
@@ -61,4 +63,20 @@ def extract_sql(text: str) -> str | None:
     bare = text.strip()
     if _SQL_START.match(bare):
         return bare
+    return None
+
+
+_CODE_LANGUAGES = ("python", "py", "python3", "pandas", "ipython")
+
+
+def extract_code(text: str) -> str | None:
+    """The fallback's pandas code: a fenced ```python block (or an unlabelled fence that is
+    not SQL and assigns ``result``), or None."""
+    for language in _CODE_LANGUAGES:
+        code = extract_block(text, language)
+        if code:
+            return code
+    for lang, body in fenced_blocks(text):
+        if lang == "" and body and not _SQL_START.match(body) and "result" in body:
+            return body
     return None

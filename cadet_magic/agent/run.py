@@ -23,7 +23,7 @@ from typing import Any
 from cadet_magic.agent import nodes, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.db.base import Runner
-from cadet_magic.result import AskResult
+from cadet_magic.result import AskResult, Attempt, Fallback
 from cadet_magic.schema.model import Schema
 
 #: node name -> the function that runs it
@@ -31,9 +31,12 @@ NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
     "read_schema": nodes.read_schema,
     "generate": nodes.generate,
     "check": nodes.check,
+    "check_code": nodes.check_code,
     "execute": nodes.execute,
+    "run_code": nodes.run_code,
     "diagnose": nodes.diagnose,
     "next_attempt": nodes.next_attempt,
+    "start_fallback": nodes.start_fallback,
     "finish": nodes.finish,
 }
 
@@ -42,9 +45,12 @@ EDGES: dict[str, str | Callable[[AskState], str]] = {
     "read_schema": "generate",
     "generate": routes.route_after_generate,
     "check": routes.route_after_check,
+    "check_code": routes.route_after_check_code,
     "execute": routes.route_after_execute,
+    "run_code": routes.route_after_run_code,
     "diagnose": routes.route_after_diagnose,
     "next_attempt": "generate",
+    "start_fallback": "generate",
     "finish": "end",
 }
 
@@ -68,14 +74,24 @@ def run_agent(
     row_limit: int = 1000,
     timeout: float = 30.0,
     fallback: bool = True,
+    fallback_row_limit: int = 100_000,
+    code_runner: Callable[..., Any] | None = None,
     schema: Schema | None = None,
     schema_budget: int | None = 6000,
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
     scripted: bool = False,
 ) -> AskResult:
-    """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``."""
+    """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``.
+
+    When every SQL attempt failed on a retryable error and ``fallback`` is set, the model is
+    asked once per fallback attempt for a simple SELECT plus pandas code (run by
+    ``code_runner(code, df, timeout=...)``, default :func:`cadet_magic.fallback.run.run_code`)
+    with its own ``max_attempts``; the fallback SELECT may fetch ``fallback_row_limit`` rows.
+    """
     ctx = nodes.Context(model=model, runner=runner, schema=schema, schema_budget=schema_budget)
+    if code_runner is not None:
+        ctx.code_runner = code_runner
     state = initial_state(
         question,
         dialect=runner.dialect,
@@ -83,10 +99,11 @@ def run_agent(
         row_limit=row_limit,
         timeout=timeout,
         fallback=fallback,
+        fallback_row_limit=fallback_row_limit,
     )
     start = time.perf_counter()
     step = "read_schema"
-    max_steps = 10 * (max_attempts + 2)
+    max_steps = 20 * (max_attempts + 2)
     for _ in range(max_steps):
         update = NODES[step](state, ctx)
         state = AskState(**{**state, **update})
@@ -104,18 +121,36 @@ def run_agent(
 def to_result(
     state: AskState, ctx: nodes.Context, elapsed: float, model_label: str, scripted: bool
 ) -> AskResult:
-    """The final state as an :class:`AskResult` (rows as plain tuples; the edge adds a DataFrame)."""
+    """The final state as an :class:`AskResult` (rows as plain tuples; the edge adds a DataFrame
+    for SQL answers; a fallback answer is already one)."""
     execution = state.get("execution")
-    attempts = list(state["attempts"])
-    ok = execution is not None
+    attempts = [a for a in state["attempts"] if a.phase == "sql"]
+    fallback = None
+    df = None
+    if state["phase"] == "fallback":
+        fallback, df = _fallback_record(state)
+        ok = fallback.ok
+        frame = df
+        columns = [str(c) for c in frame.columns] if ok else []
+        rows = list(frame.head(state["row_limit"]).itertuples(index=False, name=None)) if ok else []
+        truncated = ok and len(frame) > state["row_limit"]
+        if truncated:
+            df = frame.head(state["row_limit"])
+    else:
+        ok = execution is not None
+        columns = list(execution.columns) if ok else []
+        rows = list(execution.rows) if ok else []
+        truncated = bool(execution.truncated) if ok else False
     result = AskResult(
         question=state["question"],
         ok=ok,
-        sql=attempts[-1].sql if ok else None,
-        columns=list(execution.columns) if ok else [],
-        rows=list(execution.rows) if ok else [],
-        truncated=bool(execution.truncated) if ok else False,
+        sql=(fallback.sql if fallback is not None else attempts[-1].sql) if ok else None,
+        df=df,
+        columns=columns,
+        rows=rows,
+        truncated=truncated,
         attempts=attempts,
+        fallback=fallback,
         stop_reason=state.get("stop_reason"),
         model=model_label,
         scripted=scripted,
@@ -129,6 +164,23 @@ def to_result(
     return result
 
 
+def _fallback_record(state: AskState) -> tuple[Fallback, Any]:
+    """The fallback's record and its answer (a DataFrame) when it answered."""
+    attempts = [a for a in state["attempts"] if a.phase == "fallback"]
+    last = attempts[-1] if attempts else None
+    run = state.get("code_run")
+    ok = state.get("stop_reason") == "success" and run is not None and run.ok
+    record = Fallback(
+        sql=last.sql if last else None,
+        code=last.code if last else None,
+        result=run.result if ok else None,
+        ok=ok,
+        attempts=attempts,
+        reason=state.get("sql_stop_reason") or "max_attempts",
+    )
+    return record, (run.result if ok else None)
+
+
 _REASONS = {
     "max_attempts": "all {n} attempt(s) failed",
     "unchanged_sql": "the model wrote the same SQL again, so retrying would not help",
@@ -137,20 +189,33 @@ _REASONS = {
 }
 
 
+def _attempt_line(a: Attempt, label: str) -> str:
+    what = a.category or a.outcome
+    error = (a.error or "").strip().splitlines()[0][:200] if (a.error or "").strip() else ""
+    return f"  {label} {a.number}: {what}: {error}".rstrip(": ")
+
+
 def failure_message(result: AskResult) -> str:
     """The ask-for-clarification summary: what was tried, why it failed, what to do."""
-    last = result.attempts[-1] if result.attempts else None
-    if result.stop_reason == "model_error" and last is not None:
+    fallback = result.fallback
+    tried = list(result.attempts) + (list(fallback.attempts) if fallback is not None else [])
+    last = tried[-1] if tried else None
+    if result.stop_reason == "model_error" and last is not None and fallback is None:
         return last.error or "The model call failed."
     reason = _REASONS.get(result.stop_reason or "", "the question could not be answered")
-    lines = [f"No answer: {reason.format(n=len(result.attempts))}."]
+    if fallback is not None:
+        n = len(fallback.attempts)
+        lines = [
+            f"No answer: all {len(result.attempts)} SQL attempt(s) failed, and the fallback "
+            f"(simple SELECT + pandas) failed too: {reason.format(n=n)}."
+        ]
+    else:
+        lines = [f"No answer: {reason.format(n=len(result.attempts))}."]
     for a in result.attempts:
-        what = a.category or a.outcome
-        lines.append(
-            f"  Attempt {a.number}: {what}: {(a.error or '').splitlines()[0][:200] if a.error else ''}".rstrip(
-                ": "
-            )
-        )
+        lines.append(_attempt_line(a, "Attempt"))
+    if fallback is not None:
+        for a in fallback.attempts:
+            lines.append(_attempt_line(a, "Fallback attempt"))
     if last is not None and last.suggestions:
         lines.append(f"Closest real names: {', '.join(last.suggestions[:5])}.")
     if (
@@ -159,6 +224,10 @@ def failure_message(result: AskResult) -> str:
         and last.category == "connection_error"
     ):
         lines.append("Check that the database is reachable, reconnect with %sql, then ask again.")
+    elif last is not None and last.category == "unavailable":
+        lines.append(
+            "Install pandas in this kernel to let the fallback run, or rephrase the question."
+        )
     elif result.stop_reason == "not_retryable":
         lines.append("Check the connection's permissions, then ask again.")
     else:

@@ -6,6 +6,7 @@ from typing import Any, TypedDict
 
 from cadet_magic.db.base import RunResult
 from cadet_magic.diagnose.classify import Diagnosis
+from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.result import Attempt
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.validate import Validation
@@ -15,10 +16,14 @@ class AskState(TypedDict, total=False):
     """Everything one question's run knows.
 
     Inputs: ``question``, ``dialect``, ``max_attempts``, ``row_limit``, ``timeout``,
-    ``fallback``. Read once: ``schema``, ``schema_text``, ``allowed_tables``.
-    The attempt in progress: ``attempt`` (its number), ``reply``, ``sql``,
-    ``check``, ``execution``, ``error``, ``diagnosis``, ``timings``.
-    Done: ``attempts`` (a tuple of finished :class:`Attempt`), ``stop_reason``,
+    ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch).
+    Read once: ``schema``, ``schema_text``, ``allowed_tables``.
+    ``phase``: ``"sql"``, then ``"fallback"`` once the SQL attempts are used up;
+    ``sql_stop_reason``: why the SQL phase ended when the fallback took over.
+    The attempt in progress: ``attempt`` (its number, restarting at 1 in the fallback),
+    ``reply``, ``sql``, ``check``, ``execution``, ``error``, ``diagnosis``, ``timings``;
+    in the fallback also ``code`` (the pandas code), ``code_check`` and ``code_run``.
+    Done: ``attempts`` (a tuple of finished :class:`Attempt`, both phases), ``stop_reason``,
     ``model_error``.
     """
 
@@ -28,7 +33,9 @@ class AskState(TypedDict, total=False):
     row_limit: int
     timeout: float
     fallback: bool
+    fallback_row_limit: int
     phase: str
+    sql_stop_reason: str | None
 
     schema: Schema
     schema_text: str
@@ -42,6 +49,9 @@ class AskState(TypedDict, total=False):
     error: Any
     diagnosis: Diagnosis | None
     timings: dict[str, float]
+    code: str | None
+    code_check: CodeCheck | None
+    code_run: Any
 
     attempts: tuple[Attempt, ...]
     stop_reason: str | None
@@ -49,7 +59,18 @@ class AskState(TypedDict, total=False):
 
 
 #: Fields that describe the attempt in progress; cleared when the next one starts.
-CURRENT_FIELDS = ("reply", "sql", "check", "execution", "error", "diagnosis", "timings")
+CURRENT_FIELDS = (
+    "reply",
+    "sql",
+    "check",
+    "execution",
+    "error",
+    "diagnosis",
+    "timings",
+    "code",
+    "code_check",
+    "code_run",
+)
 
 
 def initial_state(
@@ -60,6 +81,7 @@ def initial_state(
     row_limit: int = 1000,
     timeout: float = 30.0,
     fallback: bool = True,
+    fallback_row_limit: int = 100_000,
 ) -> AskState:
     """The state a run starts from."""
     if max_attempts < 1:
@@ -71,7 +93,9 @@ def initial_state(
         row_limit=row_limit,
         timeout=timeout,
         fallback=fallback,
+        fallback_row_limit=fallback_row_limit,
         phase="sql",
+        sql_stop_reason=None,
         attempt=1,
         attempts=(),
         stop_reason=None,

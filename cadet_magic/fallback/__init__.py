@@ -1,0 +1,16 @@
+"""The fallback's pandas code: checked on its syntax tree, run in a fresh namespace (portable).
+
+:mod:`.check` is standard library only (it runs in Pyodide without pandas); :mod:`.run`
+imports pandas and numpy lazily, inside the functions that need them.
+
+Example:
+    >>> from cadet_magic.fallback import check_code
+    >>> check_code("result = df.groupby('a')['b'].sum()").ok
+    True
+    >>> check_code("import os").ok
+    False
+"""
+
+from cadet_magic.fallback.check import CodeCheck, CodeIssue, check_code
+
+__all__ = ["CodeCheck", "CodeIssue", "check_code"]

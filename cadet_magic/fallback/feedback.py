@@ -1,0 +1,111 @@
+"""What the model is told when a fallback attempt fails, per failure kind (standard library only).
+
+SQL errors of the fallback's SELECT go through the usual diagnosis
+(:func:`cadet_magic.diagnose.diagnose_error`); these templates cover what is particular to the
+fallback: a reply without both blocks, a SELECT that is not simple, too many rows, refused
+pandas code, a Python error (type, message, line), the time limit and a missing ``result``.
+
+Example:
+    >>> from cadet_magic.fallback.run import CodeError
+    >>> print(python_error(CodeError("error", "KeyError", "'amout'", 2), ["customer", "amount"]))
+    Your pandas code raised KeyError at line 2: 'amout'. df holds the columns of your SELECT: customer, amount. Fix the code (or add the missing column to the SELECT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any
+
+from cadet_magic.sql.simple import RULE as SIMPLE_RULE
+
+#: What the code may and may not do, as told to the model.
+CODE_RULES = (
+    "The pandas code gets the rows of your SELECT as the DataFrame `df` (its columns named as "
+    "in the SELECT), with `pd` (pandas) and `np` (numpy) already available, and must assign the "
+    "answer to `result` (a DataFrame, Series or single value). No imports, no files, network or "
+    "clipboard (no read_*, to_csv, to_pickle, ...), no names or attributes with double "
+    "underscores, no eval/exec/open/getattr, no bare `except:` or `finally:`; df.query/df.eval "
+    "only with a literal string over df's columns (no @)."
+)
+
+
+class FallbackCategory(StrEnum):
+    """Failure kinds particular to the fallback (SQL errors keep the diagnosis' categories)."""
+
+    no_blocks = "no_blocks"
+    not_simple = "not_simple"
+    too_many_rows = "too_many_rows"
+    code_refused = "code_refused"
+    python_error = "python_error"
+    code_timeout = "code_timeout"
+    no_result = "no_result"
+    bad_result = "bad_result"
+    unavailable = "unavailable"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def no_blocks(has_sql: bool, has_code: bool) -> str:
+    missing = [
+        what
+        for what, present in (
+            ("a ```sql block with one simple SELECT", has_sql),
+            ("a ```python block that assigns `result`", has_code),
+        )
+        if not present
+    ]
+    return (
+        f"Your reply had no {' and no '.join(missing)}. Reply with exactly one ```sql block "
+        "and one ```python block."
+    )
+
+
+def not_simple(issues: Sequence[Any]) -> str:
+    said = " ".join(getattr(i, "message", str(i)) for i in issues)
+    return f"{said} {SIMPLE_RULE}".strip()
+
+
+def too_many_rows(limit: int) -> str:
+    return (
+        f"Your SELECT returned more than {limit} rows, and an answer computed on part of the data "
+        "would be wrong. Add WHERE filters (the question's time range, status, ...) and select "
+        "only the columns the pandas code needs."
+    )
+
+
+def code_refused(issues: Sequence[Any]) -> str:
+    listed = "\n".join(f"- {i}" for i in issues)
+    return f"Your pandas code was refused by the safety check:\n{listed}\n{CODE_RULES}"
+
+
+def python_error(error: Any, columns: Sequence[str]) -> str:
+    cols = ", ".join(str(c) for c in columns) or "(none)"
+    return (
+        f"Your pandas code raised {error}. df holds the columns of your SELECT: {cols}. "
+        "Fix the code (or add the missing column to the SELECT)."
+    )
+
+
+def code_timeout(error: Any) -> str:
+    where = f" (stopped at line {error.line})" if getattr(error, "line", None) else ""
+    return (
+        f"Your pandas code did not finish within the time limit{where}. Use vectorised pandas "
+        "operations (groupby, merge, sort_values, ...) instead of Python loops."
+    )
+
+
+def no_result() -> str:
+    return (
+        "Your pandas code ran but never assigned the answer to `result`. End it with "
+        "`result = ...` (a DataFrame, Series or single value)."
+    )
+
+
+def bad_result(error: Any) -> str:
+    return f"{getattr(error, 'message', error)}. Assign a DataFrame, Series or single value."
+
+
+def unavailable(error: Any) -> str:
+    return f"The fallback cannot run here: {getattr(error, 'message', error)}."

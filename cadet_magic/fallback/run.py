@@ -1,0 +1,442 @@
+"""Running the fallback's pandas code: checked, in a fresh namespace, within a time limit.
+
+The code runs only after :func:`~cadet_magic.fallback.check.check_code` accepted it, in a
+namespace that holds ``df`` (a copy of the fallback SELECT's rows), ``pd``, ``np`` and a
+small set of safe builtins; never the user's namespace. pandas and numpy are imported here,
+lazily, when code actually runs, so the rest of the agent never needs them.
+
+Time limit: a ``sys.settrace`` deadline checked on every call and on every line of the
+model's code, which needs no threads or signals and so works in Pyodide
+(``sys.platform == "emscripten"``). Where threads exist (CPython kernels) the code also runs in
+a worker thread that the caller stops waiting for shortly after the deadline, so that even a
+single long pandas/numpy call cannot hang the kernel (the abandoned thread finishes on its own,
+its result discarded). While the code runs, an audit hook refuses file writes, reads outside the
+Python installation, processes and sockets: a second line of defence behind the syntax check.
+
+Errors come back as :class:`CodeError` (kind, exception type, message, line of the model's
+code), never as a traceback.
+
+Example:
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"customer": ["ann", "bob", "ann"], "amount": [10.0, 32.5, 7.5]})
+    >>> r = run_code("result = df.groupby('customer')['amount'].sum()", df, timeout=5)
+    >>> r.ok, r.result.values.tolist()
+    (True, [['ann', 17.5], ['bob', 32.5]])
+    >>> str(run_code("x = 1\\nresult = 1 / 0", df, timeout=5).error)
+    'ZeroDivisionError at line 2: division by zero'
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextvars
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from cadet_magic.fallback.check import CodeCheck, check_code
+
+#: The file name the model's code is compiled under (how its frames are recognised).
+FILENAME = "<fallback>"
+
+#: Whether the code may run in a worker thread. False on Pyodide (no threads); tests flip it.
+USE_THREADS = sys.platform != "emscripten"
+
+#: Seconds the caller keeps waiting for the worker thread after the deadline.
+GRACE = 1.0
+
+#: Builtins the code may use: values, containers, iteration, arithmetic, common errors.
+SAFE_BUILTIN_NAMES = (
+    "abs all any ascii bin bool bytes callable chr complex dict divmod enumerate filter float "
+    "format frozenset hash hex int isinstance issubclass iter len list map max min next oct ord "
+    "pow print range repr reversed round set slice sorted str sum tuple zip "
+    "True False None NotImplemented Ellipsis "
+    "Exception ArithmeticError AssertionError AttributeError IndexError KeyError LookupError "
+    "NameError OverflowError RuntimeError StopIteration TypeError ValueError ZeroDivisionError"
+).split()
+
+
+def safe_builtins() -> dict[str, Any]:
+    """A fresh dict of the builtins the fallback code may use.
+
+    Example:
+        >>> b = safe_builtins()
+        >>> "len" in b, "open" in b, "__import__" in b, "getattr" in b
+        (True, False, False, False)
+    """
+    return {name: getattr(builtins, name) for name in SAFE_BUILTIN_NAMES}
+
+
+@dataclass(frozen=True)
+class CodeError:
+    """Why the code gave no answer.
+
+    Attributes:
+        kind: ``refused`` (the check), ``error`` (an exception), ``timeout``, ``no_result``
+            (``result`` never assigned), ``bad_result`` (not convertible to a table) or
+            ``unavailable`` (pandas cannot be imported here).
+        type: the exception's type name (``ZeroDivisionError``, ``KeyError``, ...).
+        message: its message, one line.
+        line: the line of the model's code where it happened, when known.
+    """
+
+    kind: str
+    type: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f" at line {self.line}" if self.line else ""
+        return f"{self.type}{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """What running the code gave: ``result`` (a DataFrame) when ``ok``, else ``error``."""
+
+    ok: bool
+    result: Any = None
+    value: Any = None
+    error: CodeError | None = None
+    check: CodeCheck | None = None
+    elapsed: float = 0.0
+
+
+class _Deadline(BaseException):
+    """Raised by the tracer at the deadline (a BaseException: ``except Exception`` misses it)."""
+
+
+# --- the audit hook -----------------------------------------------------------------------
+
+_ACTIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("cadet_fallback", default=False)
+_HOOKED = False
+
+_BLOCKED_PREFIXES = (
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "os.kill",
+    "os.startfile",
+    "os.remove",
+    "os.unlink",
+    "os.rename",
+    "os.rmdir",
+    "os.mkdir",
+    "os.chmod",
+    "os.chown",
+    "os.truncate",
+    "os.link",
+    "os.symlink",
+    "os.utime",
+    "os.putenv",
+    "os.unsetenv",
+    "os.listdir",
+    "os.scandir",
+    "os.chdir",
+    "subprocess.",
+    "socket.",
+    "shutil.",
+    "ctypes.",
+    "pty.",
+    "webbrowser.",
+    "urllib.",
+    "http.",
+    "ftplib.",
+    "smtplib.",
+    "sqlite3.connect",
+    "glob.",
+    "builtins.input",
+    "pickle.find_class",
+    "marshal.",
+)
+_MODULE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
+
+
+def _library_dirs() -> tuple[str, ...]:
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/share/zoneinfo", "/usr/lib"}
+    for name in ("pandas", "numpy"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:
+            dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(path))))
+    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
+
+
+def _open_allowed(path: Any, mode: Any) -> bool:
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return False
+    if isinstance(path, int):
+        return False
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str):
+        return False
+    full = os.path.abspath(path)
+    return full.endswith(_MODULE_SUFFIXES) or full.startswith(_library_dirs())
+
+
+def _audit(event: str, args: tuple) -> None:
+    if not _ACTIVE.get():
+        return
+    if event == "open":
+        path, mode = (args + (None, None))[:2]
+        if not _open_allowed(path, mode):
+            raise PermissionError(f"the fallback code may not open files ({path!r})")
+    elif event.startswith(_BLOCKED_PREFIXES):
+        raise PermissionError(
+            f"the fallback code may not reach files, the network or processes ({event})"
+        )
+
+
+def _install_hook() -> None:
+    global _HOOKED
+    if not _HOOKED:
+        sys.addaudithook(_audit)
+        _HOOKED = True
+
+
+# --- running ------------------------------------------------------------------------------
+
+
+def _user_line(tb: Any) -> int | None:
+    """The line of the innermost frame of the model's code in a traceback."""
+    line = None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _first_line(text: str, width: int = 300) -> str:
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    return (lines[0] if lines else "")[:width]
+
+
+class _Execution:
+    """One execution of compiled code under a deadline; the outcome lands on the instance."""
+
+    def __init__(self, code: Any, namespace: dict, timeout: float) -> None:
+        self.code = code
+        self.namespace = namespace
+        self.deadline = time.monotonic() + timeout
+        self.timeout = timeout
+        self.line: int | None = None
+        self.error: CodeError | None = None
+        self.finished = False
+
+    def tracer(self, frame: Any, event: str, arg: Any) -> Any:
+        if time.monotonic() > self.deadline:
+            raise _Deadline
+        if frame.f_code.co_filename == FILENAME:
+            return self.local_tracer
+        return None
+
+    def local_tracer(self, frame: Any, event: str, arg: Any) -> Any:
+        self.line = frame.f_lineno
+        if time.monotonic() > self.deadline:
+            raise _Deadline
+        return self.local_tracer
+
+    def run(self) -> None:
+        """Executes the code in this thread, under the tracer and the audit hook."""
+        token = _ACTIVE.set(True)
+        previous = sys.gettrace()
+        sys.settrace(self.tracer)
+        try:
+            exec(self.code, self.namespace)  # noqa: S102 - checked code, fresh namespace
+        except _Deadline:
+            self.error = self.timeout_error()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as e:  # noqa: BLE001 - every failure of the code is data
+            self.error = CodeError(
+                "error",
+                type(e).__name__,
+                _first_line(str(e)) or "(no message)",
+                _user_line(e.__traceback__),
+            )
+        finally:
+            sys.settrace(previous)
+            _ACTIVE.reset(token)
+            self.finished = True
+
+    def timeout_error(self) -> CodeError:
+        return CodeError(
+            "timeout",
+            "TimeoutError",
+            f"the code was stopped after {self.timeout:g} s (time limit)",
+            self.line,
+        )
+
+
+def _execute(code: Any, namespace: dict, timeout: float) -> CodeError | None:
+    execution = _Execution(code, namespace, timeout)
+    if not USE_THREADS:
+        execution.run()
+        return execution.error
+    import threading
+
+    worker = threading.Thread(target=execution.run, name="cadet-fallback", daemon=True)
+    worker.start()
+    worker.join(timeout + GRACE)
+    if not execution.finished:
+        return CodeError(
+            "timeout",
+            "TimeoutError",
+            f"the code was still running after {timeout:g} s (time limit) inside a long "
+            "pandas/numpy call; it was abandoned",
+            execution.line,
+        )
+    return execution.error
+
+
+def to_frame(value: Any) -> Any:
+    """The code's ``result`` as a DataFrame: frames as they are, a Series or index as columns,
+    a single value as a one-cell table (column ``result``); a meaningful index becomes columns.
+
+    Raises:
+        TypeError: for values that are no table, series or single value (functions, modules).
+
+    Example:
+        >>> to_frame(3).values.tolist(), list(to_frame(3).columns)
+        ([[3]], ['result'])
+    """
+    import numpy as np
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        frame = value
+    elif isinstance(value, pd.Series):
+        frame = value.to_frame(name=value.name if value.name is not None else "result")
+    elif isinstance(value, pd.Index):
+        frame = value.to_frame(index=False, name=value.name if value.name is not None else "result")
+    elif isinstance(value, np.ndarray):
+        frame = pd.DataFrame(value) if value.ndim == 2 else pd.DataFrame({"result": value.ravel()})
+    elif isinstance(value, dict):
+        scalars = all(np.ndim(v) == 0 for v in value.values())
+        frame = pd.DataFrame([value]) if scalars else pd.DataFrame(value)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        items = list(value)
+        if items and all(isinstance(i, (dict, tuple)) for i in items):
+            frame = pd.DataFrame(items)
+        else:
+            frame = pd.DataFrame({"result": items})
+    elif value is None or pd.api.types.is_scalar(value):
+        frame = pd.DataFrame({"result": [value]})
+    else:
+        raise TypeError(f"got {type(value).__name__}")
+    return _tidy(frame, pd)
+
+
+def _tidy(frame: Any, pd: Any) -> Any:
+    index = frame.index
+    named = any(n is not None for n in index.names)
+    if named or isinstance(index, pd.MultiIndex) or not pd.api.types.is_integer_dtype(index):
+        try:
+            frame = frame.reset_index()
+        except ValueError:  # a column already has the index's name
+            frame = frame.reset_index(drop=True)
+    elif not isinstance(index, pd.RangeIndex) or index.start != 0 or index.step != 1:
+        frame = frame.reset_index(drop=True)
+    if isinstance(frame.columns, pd.MultiIndex):
+        frame.columns = ["_".join(str(p) for p in c if str(p)) for c in frame.columns]
+    else:
+        frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def make_frame(columns: list[str], rows: list[tuple]) -> Any:
+    """The fallback SELECT's rows as the DataFrame ``df`` (imports pandas here, lazily).
+
+    Raises:
+        ImportError: when pandas is not installed in this kernel.
+    """
+    import pandas as pd
+
+    return pd.DataFrame.from_records(list(rows), columns=list(columns))
+
+
+def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
+    """Checks ``code`` and runs it on a copy of ``df``; the answer is what it assigns to ``result``.
+
+    Args:
+        code: pandas code that computes the answer from ``df`` and assigns it to ``result``.
+        df: the data (a pandas DataFrame).
+        timeout: seconds the code may run.
+
+    Returns:
+        A :class:`CodeRun`: ``result`` is the answer as a DataFrame (a Series, index or single
+        value converted, see :func:`to_frame`), ``value`` what the code assigned; or ``error``.
+
+    Example:
+        >>> import pandas as pd
+        >>> r = run_code("result = len(df)", pd.DataFrame({"a": [1, 2]}), timeout=5)
+        >>> r.ok, r.result.to_dict("records")
+        (True, [{'result': 2}])
+        >>> run_code("import os", pd.DataFrame(), timeout=5).error.kind
+        'refused'
+    """
+    t0 = time.perf_counter()
+    verdict = check_code(code)
+    if not verdict.ok:
+        return CodeRun(
+            ok=False,
+            error=CodeError("refused", "CodeRefused", "; ".join(str(i) for i in verdict.issues)),
+            check=verdict,
+            elapsed=time.perf_counter() - t0,
+        )
+    try:
+        import numpy as np
+        import pandas as pd
+    except ImportError as e:
+        return CodeRun(
+            ok=False,
+            error=CodeError(
+                "unavailable",
+                "ImportError",
+                f"pandas/numpy cannot be imported in this kernel ({e}); the fallback cannot "
+                "run pandas code here",
+            ),
+            check=verdict,
+            elapsed=time.perf_counter() - t0,
+        )
+    _install_hook()
+    compiled = compile(code, FILENAME, "exec", dont_inherit=True)
+    data = df.copy() if hasattr(df, "copy") else df
+    namespace: dict[str, Any] = {"__builtins__": safe_builtins(), "df": data, "pd": pd, "np": np}
+    error = _execute(compiled, namespace, timeout)
+    if error is not None:
+        return CodeRun(ok=False, error=error, check=verdict, elapsed=time.perf_counter() - t0)
+    if "result" not in namespace:
+        return CodeRun(
+            ok=False,
+            error=CodeError(
+                "no_result", "NameError", "the code did not assign the answer to `result`"
+            ),
+            check=verdict,
+            elapsed=time.perf_counter() - t0,
+        )
+    value = namespace["result"]
+    try:
+        frame = to_frame(value)
+    except Exception as e:  # noqa: BLE001 - an unusable result is feedback for the model
+        return CodeRun(
+            ok=False,
+            value=value,
+            error=CodeError(
+                "bad_result",
+                "TypeError",
+                f"`result` must be a DataFrame, Series, list or single value ({e})",
+            ),
+            check=verdict,
+            elapsed=time.perf_counter() - t0,
+        )
+    return CodeRun(
+        ok=True, result=frame, value=value, check=verdict, elapsed=time.perf_counter() - t0
+    )
