@@ -72,6 +72,10 @@ STYLE = """<style>
 .cadet-ask .cq-nb,.cadet-ask .cq-bp{color:var(--jp-mirror-editor-builtin-color,#008000)}
 .cadet-ask .cq-nf,.cadet-ask .cq-fm{color:var(--jp-mirror-editor-def-color,#00f)}
 .cadet-ask .cq-na,.cadet-ask .cq-nv{color:var(--jp-mirror-editor-variable-color,inherit)}
+.cadet-panel .widget-html-content{line-height:1.45}
+.cadet-panel .widget-html{margin:1px 0;min-height:0}
+.cadet-panel .widget-accordion{margin:3px 0}
+.cadet-panel .jupyter-widget-Collapse-header{padding:3px 8px}
 </style>"""
 
 
