@@ -1,0 +1,121 @@
+"""Real results for the display tests: a scripted model on SQLite and DuckDB, with events."""
+
+from __future__ import annotations
+
+import sqlite3
+from html.parser import HTMLParser
+
+import duckdb
+
+from cadet_magic.api import ask
+from cadet_magic.llm import ScriptedModel
+from cadet_magic.result import AskResult, Attempt, Fallback
+
+SHOP = [
+    "CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT, city TEXT)",
+    "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer_id INTEGER, amount REAL,"
+    " status TEXT)",
+    "INSERT INTO customers VALUES (1, 'Ann', 'Oslo'), (2, 'Bob', 'Rome'), (3, 'Cleo', 'Oslo')",
+    "INSERT INTO orders VALUES (1, 1, 10.0, 'shipped'), (2, 2, 32.5, 'shipped'),"
+    " (3, 1, 7.5, 'cancelled'), (4, 3, 12.0, 'shipped')",
+]
+
+CORRECTED = "What did each customer spend?"
+BAD_SQL = "SELECT c.name, SUM(o.amout) AS spent FROM customers c JOIN orders o USING (customer_id) GROUP BY c.name"
+GOOD_SQL = (
+    "SELECT c.name, SUM(o.amount) AS spent\nFROM customers c\nJOIN orders o USING (customer_id)\n"
+    "GROUP BY c.name\nORDER BY spent DESC"
+)
+REFUSED = "Delete the cancelled orders"
+MANY = "List every order"
+
+
+def fence(sql: str) -> str:
+    return f"Here you go:\n```sql\n{sql}\n```"
+
+
+REPLIES = {
+    CORRECTED: [fence(BAD_SQL), fence(GOOD_SQL)],
+    REFUSED: [fence("DELETE FROM orders WHERE status = 'cancelled'")] * 3,
+    MANY: [fence("SELECT order_id, amount FROM orders ORDER BY order_id")],
+}
+
+
+def sqlite_shop() -> sqlite3.Connection:
+    con = sqlite3.connect(":memory:")
+    for statement in SHOP:
+        con.execute(statement)
+    con.commit()
+    return con
+
+
+def duckdb_shop() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    for statement in SHOP:
+        con.execute(statement.replace("TEXT", "VARCHAR").replace("REAL", "DOUBLE"))
+    return con
+
+
+def run(question: str, con=None, **options) -> tuple[AskResult, list]:
+    """Asks ``question`` with the scripted model; returns the result and its events."""
+    events: list = []
+    result = ask(
+        question,
+        con=con if con is not None else sqlite_shop(),
+        model=ScriptedModel(REPLIES, name="scripted:display-tests"),
+        on_event=events.append,
+        fallback=False,
+        **options,
+    )
+    return result, events
+
+
+def with_fallback(result: AskResult) -> AskResult:
+    """``result`` as if its SQL had kept failing and the fallback had answered."""
+    attempt = Attempt(
+        number=1,
+        sql="SELECT name, amount FROM customers JOIN orders USING (customer_id)",
+        code="df.groupby('name')['amount'].sum().reset_index()",
+        outcome="ok",
+        timings={"generate": 0.01, "execute": 0.002},
+        phase="fallback",
+    )
+    result.fallback = Fallback(
+        sql=attempt.sql,
+        code=attempt.code,
+        result=None,
+        ok=True,
+        attempts=[attempt],
+    )
+    result.ok = True
+    result.sql = None
+    result.columns, result.rows = ["name", "amount"], [("Ann", 17.5), ("Bob", 32.5)]
+    return result
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self._skip = False
+
+    def handle_starttag(self, tag, attrs):
+        self._skip = tag == "style"
+
+    def handle_endtag(self, tag):
+        self._skip = False
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.parts.append(data)
+
+
+def html_text(html: str) -> str:
+    """The visible text of ``html`` (no tags, no styles), whitespace collapsed."""
+    parser = _Text()
+    parser.feed(html)
+    return " ".join("".join(parser.parts).split())
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())

@@ -1,0 +1,156 @@
+"""The widget panel fed with a real run's recorded events (no frontend needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
+
+from cadet_magic.display import panel as panel_module  # noqa: E402
+from cadet_magic.display.panel import AskPanel, final_sql, sql_cell  # noqa: E402
+from tests.display.results import (  # noqa: E402
+    CORRECTED,
+    GOOD_SQL,
+    REFUSED,
+    html_text,
+    run,
+    with_fallback,
+)
+
+
+def titles(acc) -> list[str]:
+    return list(acc.titles)[: len(acc.children)]
+
+
+def test_update_sequence_from_recorded_events():
+    result, events = run(CORRECTED)
+    p = AskPanel(CORRECTED, model="scripted:x: scripted stand-in", scripted=True)
+    assert "scripted" in p.header.value.lower() and "Running" in p.status.value
+    seen = []
+    for event in events:
+        p.update(event)
+        seen.append((event.step, titles(p.attempts), p.attempts.selected_index))
+        assert "Running" in p.status.value and f"{event.elapsed:.1f} s" in p.status.value
+    by_step = {}
+    for step, t, selected in seen:
+        by_step.setdefault(step, []).append((t, selected))
+    assert seen[0] == ("read_schema", [], None)  # nothing to show before the model replies
+    t, selected = by_step["generate"][0]
+    assert t == ["\u23f3 Attempt 1: running"] and selected == 0
+    t, _ = by_step["diagnose"][0]
+    assert t == ["\u23f3 Attempt 1: running"]
+    assert not any(step == "generate" and sel != 0 for step, _, sel in seen[:3])
+    t, selected = by_step["next_attempt"][0]  # attempt 1 closed, attempt 2 waiting, open
+    assert t[0].startswith("\u2717 Attempt 1: error \u00b7 column_not_found")
+    assert t[1] == "\u23f3 Attempt 2: running" and selected == 1
+    t, selected = seen[-1][1], seen[-1][2]  # finish: both closed, the last one open
+    assert t[0].startswith("\u2717 Attempt 1") and t[1].startswith("\u2713 Attempt 2: ok")
+    assert selected == 1
+    assert "duckdb" not in p.header.value and "(sqlite)" in p.header.value
+    first = html_text(p.attempts.children[0].value)
+    assert "Feedback sent to the model" in first and "column_not_found" in first
+    assert "amout" in first and "Safety check: passed" in first
+
+    p.finish(result)
+    assert "Done" in p.status.value and "answered after 2 SQL attempt(s)" in p.status.value
+    assert len(p.attempts.children) == 2 and p.attempts.selected_index == 1
+    assert "Answer: 3 row(s)" in html_text(p.answer.value)
+    assert p.actions.layout.display == "" and p.actions.sql == result.sql
+    assert p.fallback.layout.display == "none"
+    assert result.connection in p.header.value
+    p.close()
+
+
+def test_running_section_shows_the_check_and_the_error():
+    _, events = run(CORRECTED)
+    p = AskPanel(CORRECTED)
+    for event in events:
+        p.update(event)
+        if event.step == "execute":
+            break
+    body = html_text(p.attempts.children[0].value)
+    assert "Safety check: passed" in body and "Error:" in body and "amout" in body
+    p.close()
+
+
+def test_refused_run_ends_failed_without_buttons():
+    result, events = run(REFUSED)
+    p = AskPanel(REFUSED)
+    for event in events:
+        p.update(event)
+    p.finish(result)
+    assert "cadet-bad" in p.status.value and "no answer" in p.status.value
+    assert "No answer" in html_text(p.answer.value)
+    assert "refused" in titles(p.attempts)[0]
+    assert p.actions.layout.display == "none" and final_sql(result) is None
+    p.close()
+
+
+def test_fallback_section():
+    result, events = run(CORRECTED)
+    result = with_fallback(result)
+    p = AskPanel(CORRECTED)
+    for event in events:
+        p.update(event)
+    p.finish(result)
+    assert p.fallback.layout.display == ""
+    assert "Answer from the fallback: simple SELECT + pandas" in p.fallback_banner.value
+    assert titles(p.fallback_attempts) == [
+        t for t in titles(p.fallback_attempts) if "(fallback)" in t
+    ]
+    assert p.attempts.selected_index is None and p.fallback_attempts.selected_index == 0
+    detail = html_text(p.fallback_detail.value)
+    assert "Fallback SQL" in detail and "groupby" in detail
+    assert "from the fallback" in html_text(p.answer.value)
+    assert p.actions.sql == result.fallback.sql
+    assert "answered by the fallback" in p.status.value
+    p.close()
+
+
+def test_fallback_phase_events_open_the_fallback_box():
+    result, events = run(CORRECTED)
+    p = AskPanel(CORRECTED)
+    last = events[-1]
+    state = dict(last.state)
+    state["phase"], state["attempt"] = "fallback", 1
+    state.update(sql="SELECT 1", check=None, error=None, execution=None)
+    p.update(type(last)("generate", {}, state, last.elapsed))
+    assert p.fallback.layout.display == ""
+    assert titles(p.fallback_attempts) == ["\u23f3 Attempt 1 (fallback): running"]
+    assert "fallback attempt 1" in p.status.value
+    p.close()
+
+
+class FakeLab:
+    def __init__(self):
+        self.calls = []
+        self.commands = self
+
+    def execute(self, command, args=None):
+        self.calls.append((command, args))
+
+
+def test_insert_asks_jupyterlab_for_a_sql_cell(monkeypatch):
+    lab = FakeLab()
+    monkeypatch.setattr(panel_module, "_FRONTEND", lab)
+    monkeypatch.setattr(panel_module, "_FRONTEND_READY", True)
+    p = AskPanel("q")
+    p.actions.sql = GOOD_SQL + ";"
+    p.actions._on_message(p.actions, {"event": "insert"}, [])
+    assert lab.calls == [
+        ("notebook:insert-cell-below", None),
+        ("notebook:replace-selection", {"text": "%%sql\n" + GOOD_SQL + "\n"}),
+    ]
+    assert "Inserted" in p.actions.status and p.actions.manual_text == ""
+    p.close()
+
+
+def test_insert_without_jupyterlab_shows_the_cell_text(monkeypatch):
+    monkeypatch.setattr(panel_module, "_FRONTEND_READY", False)
+    p = AskPanel("q")
+    p.actions.sql = "SELECT 1"
+    assert not p.actions.insert_cell()
+    assert p.actions.manual_text == sql_cell("SELECT 1") == "%%sql\nSELECT 1\n"
+    assert "copy" in p.actions.status
+    p.close()
