@@ -24,7 +24,7 @@ fi
 PY="${PYTHON:-python3}"
 # playwright (dev extras) drives the system Chromium; ipylab and anywidget (runtime) bring the
 # JupyterLab extensions the panel's buttons use. All come from pip: check, do not download.
-if ! "$PY" -c "import playwright.sync_api, jupyterlab, ipylab, anywidget" >/dev/null 2>&1; then
+if ! "$PY" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ('playwright', 'jupyterlab', 'ipylab', 'anywidget')))"; then
   echo "setup_browser: installing Python packages"
   "$PY" -m pip install -q --disable-pip-version-check -e ".[dev]"
 fi
