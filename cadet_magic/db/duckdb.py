@@ -1,7 +1,7 @@
 """Runner for DuckDB connections (edge: imports nothing from duckdb at module import).
 
 The query runs in its own transaction that is always rolled back, which also
-clears DuckDB 2.0's aborted-transaction state after a failure. A timer thread
+clears DuckDB 2.0's aborted-transaction state after a failure. The watchdog thread
 calls ``interrupt()`` at the deadline; a KeyboardInterrupt does the same.
 """
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from cadet_magic.db.base import RunResult
 from cadet_magic.db.cache import SCHEMA_CACHE
+from cadet_magic.db.watchdog import WATCHDOG
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -61,17 +62,19 @@ class DuckDBRunner:
 
         con, owns = self._begin()
         fired = threading.Event()
+        guard = threading.Lock()
+        done = False
 
         def stop() -> None:
-            fired.set()
-            con.interrupt()
+            with guard:  # never interrupt what runs after this query
+                if not done:
+                    fired.set()
+                    con.interrupt()
 
-        timer = threading.Timer(timeout, stop)
-        timer.daemon = True
         t0 = time.perf_counter()
         user_stop = threading.Event()
         restore = _on_ctrl_c(lambda: (user_stop.set(), con.interrupt()))
-        timer.start()
+        timer = WATCHDOG.schedule(timeout, stop)
         try:
             try:
                 rel = con.execute(add_limit(sql, "duckdb", limit + 1))
@@ -90,6 +93,8 @@ class DuckDBRunner:
                     raise KeyboardInterrupt from e
                 raise
         finally:
+            with guard:
+                done = True
             timer.cancel()
             restore()
             if owns:
@@ -193,8 +198,6 @@ def duckdb_schema(con: Any, samples: bool = False, time_budget: float = TIME_BUD
 
 def _with_samples(cur: Any, schema: Schema, views: set[str], time_budget: float) -> Schema:
     """Samples read on ``cur`` inside a rolled-back transaction, interrupted at the deadline."""
-    timer = threading.Timer(time_budget + 1.0, cur.interrupt)
-    timer.daemon = True
 
     def fetch(sql: str) -> list:
         try:
@@ -205,7 +208,7 @@ def _with_samples(cur: Any, schema: Schema, views: set[str], time_budget: float)
             raise
 
     cur.execute("BEGIN TRANSACTION")
-    timer.start()
+    timer = WATCHDOG.schedule(time_budget + 1.0, cur.interrupt)
     try:
         return read_samples(schema, fetch, skip=views, time_budget=time_budget)
     finally:
