@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +42,10 @@ def test_quickstart_runs_headless_with_the_labelled_scripted_model(tmp_path):
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
     assert (tmp_path / "quickstart.executed.html").exists()
+    # The HTML export shows the static account of every run, not an empty widget.
+    page = (tmp_path / "quickstart.executed.html").read_text()
+    assert "Loading widget" not in page and "application/vnd.jupyter.widget-view+json" not in page
+    assert len(re.findall(r"class=.cadet-ask\b", page)) >= len(asks)
+    assert len(re.findall(r"class=.cadet-attempt\b", page)) >= 6
+    assert "column_not_found" in page and "Feedback sent to the model:" in page
+    assert "Safety check:" in page and "Scripted stand-in model" in page
