@@ -34,7 +34,7 @@ from cadet_magic.display.static import (
     attempt_body_html,
     attempt_title,
     code_html,
-    fallback_result_summary,
+    fallback_summary_html,
     header_html,
 )
 from cadet_magic.display.text import (
@@ -55,6 +55,9 @@ STEP_TEXT = {
     "execute": "query ran",
     "diagnose": "error diagnosed; writing feedback",
     "next_attempt": "feedback sent; asking the model again",
+    "check_code": "pandas code checked",
+    "run_code": "pandas code ran",
+    "start_fallback": "SQL attempts used up; falling back to a simple SELECT + pandas",
     "finish": "finishing",
 }
 
@@ -267,16 +270,7 @@ class AskPanel:
                 f"<div class='cadet-fallback-banner'>{escape(banner)}</div>"
             )
             self._set_sections("fallback", [_section(a) for a in fb.attempts])
-            detail = []
-            if fb.sql:
-                detail.append(f"<div><b>Fallback SQL:</b>{code_html(fb.sql)}</div>")
-            if fb.code:
-                detail.append(
-                    f"<div><b>Fallback pandas code:</b>{code_html(fb.code, 'python', 'cadet-code')}</div>"
-                )
-            summary = fallback_result_summary(fb.result)
-            if summary:
-                detail.append(f"<div class='cadet-muted'>Fallback result: {escape(summary)}</div>")
+            detail = [fallback_summary_html(fb)]
             self.fallback_detail.value = "".join(detail)
             # earlier SQL attempts collapsed; the fallback's last attempt open
             self.attempts.selected_index = None
@@ -339,32 +333,48 @@ def _section(a: Attempt) -> tuple[Any, str, str]:
 
 def _running_section(state: Any, phase: str, number: int) -> tuple[Any, str, str]:
     """The attempt still in progress: what is known of it so far."""
-    sql = state.get("sql")
-    check = state.get("check")
-    error = state.get("error")
+    sql, code = state.get("sql"), state.get("code")
+    check, code_check = state.get("check"), state.get("code_check")
+    error, code_run = state.get("error"), state.get("code_run")
     parts = []
     if sql:
         parts.append(code_html(sql))
-    elif state.get("code"):
-        parts.append(code_html(state["code"], "python", "cadet-code"))
-    else:
+    if code:
+        parts.append(code_html(code, "python", "cadet-code"))
+    if not sql and not code:
         parts.append("<div class='cadet-muted'>Waiting for the model\u2026</div>")
-    if check is None:
-        verdict = "pending"
-    elif getattr(check, "ok", False):
-        verdict = "passed (one read-only query over known tables)"
-    else:
-        verdict = "refused: " + "; ".join(getattr(i, "message", str(i)) for i in check.issues)
-    if sql:
+    verdicts = []
+    for what, verdict in (("SQL", check), ("pandas code", code_check)):
+        if verdict is None:
+            continue
+        if getattr(verdict, "ok", False):
+            verdicts.append(f"{what} passed")
+        else:
+            issues = getattr(verdict, "issues", None) or []
+            text = "; ".join(getattr(i, "message", str(i)) for i in issues)
+            verdicts.append(f"{what} refused: {text or getattr(verdict, 'message', '')}")
+    if len(verdicts) == 1 and code_check is None:  # the SQL phase: as finished attempts say it
+        verdicts = [
+            verdicts[0]
+            .replace("SQL passed", "passed (one read-only query over known tables)")
+            .replace("SQL refused", "refused")
+        ]
+    if sql or code:
+        verdict_text = " \u00b7 ".join(verdicts) or "pending"
         parts.append(
-            f"<div class='cadet-row cadet-verdict'><b>Safety check:</b> {escape(verdict)}</div>"
+            f"<div class='cadet-row cadet-verdict'><b>Safety check:</b> {escape(verdict_text)}</div>"
         )
+    problem = None
     if error is not None:
         orig = getattr(error, "orig", None)
-        text = first_line(str(orig if orig is not None else error).split("[SQL:")[0])
+        problem = str(orig if orig is not None else error).split("[SQL:")[0]
+    elif code_run is not None and not getattr(code_run, "ok", True):
+        err = getattr(code_run, "error", None)
+        problem = getattr(err, "message", None) or str(err)
+    if problem:
         parts.append(
             f"<div class='cadet-row cadet-error'><b>Error:</b> "
-            f"<span class='cadet-bad'>{escape(text)}</span></div>"
+            f"<span class='cadet-bad'>{escape(first_line(problem))}</span></div>"
         )
     diagnosis = state.get("diagnosis")
     category = getattr(getattr(diagnosis, "category", None), "value", None)

@@ -231,24 +231,32 @@ def fallback_html(result: AskResult, attempts_open_last: bool = True) -> str:
         else "Fallback (simple SELECT + pandas) ran after SQL kept failing: no answer either"
     )
     parts = [
-        f"<div class='cadet-fallback-banner'>{escape(banner)}</div><div class='cadet-fallback'>"
+        f"<div class='cadet-fallback-banner'>{escape(banner)}</div><div class='cadet-fallback'>",
+        fallback_summary_html(fb),
     ]
-    if fb.sql:
+    for i, a in enumerate(fb.attempts):
+        parts.append(_attempt_html(a, open_=attempts_open_last and i == len(fb.attempts) - 1))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def fallback_summary_html(fb: Any) -> str:
+    """What the fallback's result is, and its SQL and code when no attempt shows them
+    (its attempts normally do)."""
+    parts = []
+    if fb.sql and not fb.attempts:
         parts.append(
             f"<div class='cadet-row'><span class='cadet-label'>Fallback SQL:</span>"
             f"{code_html(fb.sql)}</div>"
         )
-    if fb.code:
+    if fb.code and not fb.attempts:
         parts.append(
             f"<div class='cadet-row'><span class='cadet-label'>Fallback pandas code:</span>"
             f"{code_html(fb.code, 'python', 'cadet-code')}</div>"
         )
-    for i, a in enumerate(fb.attempts):
-        parts.append(_attempt_html(a, open_=attempts_open_last and i == len(fb.attempts) - 1))
     summary = fallback_result_summary(fb.result)
     if summary:
         parts.append(f"<div class='cadet-row cadet-muted'>Fallback result: {escape(summary)}</div>")
-    parts.append("</div>")
     return "".join(parts)
 
 

@@ -22,9 +22,9 @@ FALLBACK_BANNER = "Answer from the fallback: simple SELECT + pandas"
 
 def answered_by_fallback(result: AskResult) -> bool:
     """Whether the answer came from the fallback (simple SELECT + pandas), not from SQL alone."""
-    flag = getattr(result, "answered_by_fallback", None)
-    if isinstance(flag, bool):
-        return flag
+    by = getattr(result, "answered_by", None)
+    if isinstance(by, str) or by is None and hasattr(type(result), "answered_by"):
+        return by == "fallback"
     return bool(result.ok and result.fallback is not None and result.fallback.ok)
 
 
@@ -45,6 +45,8 @@ def verdict(a: Attempt) -> str:
         return "not reached (the model call failed)"
     if not a.sql and not a.code:
         return "not reached (the reply held no SQL)"
+    if a.code:
+        return "passed (one read-only query over known tables; pandas code within the allowed operations)"
     return "passed (one read-only query over known tables)"
 
 
@@ -97,9 +99,9 @@ def fallback_text(result: AskResult) -> list[str]:
         return []
     banner = FALLBACK_BANNER if fb.ok else "Fallback (simple SELECT + pandas): no answer either"
     lines = [f"== {banner} =="]
-    if fb.sql:
+    if fb.sql and not fb.attempts:
         lines += ["  fallback SQL:"] + ["    " + line for line in fb.sql.strip().splitlines()]
-    if fb.code:
+    if fb.code and not fb.attempts:
         lines += ["  pandas code:"] + ["    " + line for line in fb.code.strip().splitlines()]
     for a in fb.attempts:
         lines += ["  " + line for line in attempt_text(a)]

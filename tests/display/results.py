@@ -28,6 +28,12 @@ GOOD_SQL = (
 )
 REFUSED = "Delete the cancelled orders"
 MANY = "List every order"
+FALLBACK = "Which customer has the largest shipped order?"
+SIMPLE = (
+    "SELECT c.name, o.amount FROM orders o JOIN customers c ON c.customer_id = o.customer_id "
+    "WHERE o.status = 'shipped'"
+)
+CODE = "top = df.sort_values('amount', ascending=False).head(1)\nresult = top[['name', 'amount']]"
 
 
 def fence(sql: str) -> str:
@@ -38,6 +44,12 @@ REPLIES = {
     CORRECTED: [fence(BAD_SQL), fence(GOOD_SQL)],
     REFUSED: [fence("DELETE FROM orders WHERE status = 'cancelled'")] * 3,
     MANY: [fence("SELECT order_id, amount FROM orders ORDER BY order_id")],
+    FALLBACK: [
+        fence("SELECT name, amout FROM orders JOIN customers USING (customer_id)"),
+        fence("SELECT name, amount FROM orders JOIN customers USING (customer_id) LIMT 1"),
+        fence("SELECT nam FROM customers"),
+        f"A simpler way:\n```sql\n{SIMPLE}\n```\nthen\n```python\n{CODE}\n```\n",
+    ],
 }
 
 
@@ -64,8 +76,7 @@ def run(question: str, con=None, **options) -> tuple[AskResult, list]:
         con=con if con is not None else sqlite_shop(),
         model=ScriptedModel(REPLIES, name="scripted:display-tests"),
         on_event=events.append,
-        fallback=False,
-        **options,
+        **{"fallback": False, **options},
     )
     return result, events
 

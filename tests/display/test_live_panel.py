@@ -11,8 +11,10 @@ from cadet_magic.display import panel as panel_module  # noqa: E402
 from cadet_magic.display.panel import AskPanel, final_sql, sql_cell  # noqa: E402
 from tests.display.results import (  # noqa: E402
     CORRECTED,
+    FALLBACK,
     GOOD_SQL,
     REFUSED,
+    SIMPLE,
     html_text,
     run,
     with_fallback,
@@ -100,8 +102,8 @@ def test_fallback_section():
         t for t in titles(p.fallback_attempts) if "(fallback)" in t
     ]
     assert p.attempts.selected_index is None and p.fallback_attempts.selected_index == 0
-    detail = html_text(p.fallback_detail.value)
-    assert "Fallback SQL" in detail and "groupby" in detail
+    body = html_text(p.fallback_attempts.children[0].value)
+    assert "SELECT name, amount" in body and "groupby" in body
     assert "from the fallback" in html_text(p.answer.value)
     assert p.actions.sql == result.fallback.sql
     assert "answered by the fallback" in p.status.value
@@ -119,6 +121,32 @@ def test_fallback_phase_events_open_the_fallback_box():
     assert p.fallback.layout.display == ""
     assert titles(p.fallback_attempts) == ["\u23f3 Attempt 1 (fallback): running"]
     assert "fallback attempt 1" in p.status.value
+    p.close()
+
+
+def test_real_fallback_run_from_recorded_events():
+    result, events = run(FALLBACK, fallback=True)
+    assert result.answered_by == "fallback"
+    p = AskPanel(FALLBACK)
+    steps = []
+    for event in events:
+        p.update(event)
+        steps.append((event.step, p.fallback.layout.display, titles(p.fallback_attempts)))
+        if event.step == "start_fallback":
+            assert "falling back" in p.status.value
+            assert len(p.attempts.children) == 3
+    before = [d for step, d, _ in steps[: [s for s, _, _ in steps].index("start_fallback")]]
+    assert set(before) == {"none"}  # hidden until the fallback starts
+    assert steps[-2][2] == ["\u23f3 Attempt 1 (fallback): running"]
+    p.finish(result)
+    assert titles(p.fallback_attempts)[0].startswith("\u2713 Attempt 1 (fallback): ok")
+    assert p.attempts.selected_index is None and p.fallback_attempts.selected_index == 0
+    assert "Answer from the fallback" in p.fallback_banner.value
+    assert "DataFrame of 1 row(s)" in html_text(p.fallback_detail.value)
+    body = html_text(p.fallback_attempts.children[0].value)
+    assert SIMPLE in body and "sort_values" in body and "pandas code" in body
+    assert "from the fallback" in html_text(p.answer.value) and "Bob" in p.answer.value
+    assert p.actions.sql == SIMPLE
     p.close()
 
 

@@ -8,8 +8,10 @@ from cadet_magic.display.static import mimebundle, render_html
 from cadet_magic.display.text import answered_by_fallback, first_line, render_text
 from tests.display.results import (
     CORRECTED,
+    FALLBACK,
     MANY,
     REFUSED,
+    SIMPLE,
     duckdb_shop,
     html_text,
     run,
@@ -116,6 +118,20 @@ def test_fallback_is_clearly_marked():
     raw = bundle["text/html"]
     assert raw.count("<details class='cadet-attempt' open>") == 1
     assert raw.index("open>") > raw.index("cadet-fallback-banner")
+
+
+def test_real_fallback_run():
+    result, _ = run(FALLBACK, fallback=True)
+    assert result.answered_by == "fallback" and len(result.attempts) == 3
+    bundle = mimebundle(result)
+    html, text = html_text(bundle["text/html"]), bundle["text/plain"]
+    for out in (html, squash(text)):
+        assert "Answer from the fallback: simple SELECT + pandas" in out
+        assert SIMPLE in out and "sort_values" in out
+        assert "Attempt 3" in out and "Attempt 1 (fallback)" in out
+        assert "run_code" in out  # the fallback's own timings
+    assert "Fallback result: a DataFrame of 1 row(s)" in html
+    assert "answered by the fallback after 3 SQL attempt(s)" in html
 
 
 def test_failed_fallback_says_so():
