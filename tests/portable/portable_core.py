@@ -11,14 +11,19 @@ here, not a real LLM):
 - one question whose first reply is a DELETE (refused by the safety check, data untouched);
 - the SQLite runner's timeout on a runaway query (a progress handler, no thread);
 - ``validate_sql`` on hostile statements (refused);
-- the fallback's code check on a legitimate and a hostile pandas program, when
-  ``cadet_magic.fallback.check`` exists.
+- the fallback's code check on a legitimate and hostile pandas programs, and its code runner
+  called directly (hostile code refused; clean code reported unrunnable without pandas);
+- one question through two failed SQL attempts into the fallback phase: a refused fallback
+  attempt (aggregating SELECT and an ``import``: SQL check and code check, one feedback), then
+  a clean one whose SELECT runs and whose pandas step reports that pandas is unavailable (no
+  pandas in Pyodide offline), ending the run cleanly.
 Tripwires record any thread start, subprocess, signal handler or timer on the way.
 """
 
 from __future__ import annotations
 
 import _thread
+import importlib.util
 import json
 import os
 import signal
@@ -143,6 +148,29 @@ REPLIES = {
     ],
 }
 
+# The fallback question: two SQL attempts fail (SQLite has no median), then the fallback's
+# first reply has an aggregating SELECT and hostile code (both refused, one feedback), and its
+# second a simple SELECT and clean pandas code, which cannot run without pandas (Pyodide here).
+Q_MEDIAN = "Which customer has the highest median order amount?"
+FALLBACK_SQL = "SELECT c.name, o.amount FROM orders o JOIN customers c ON c.id = o.customer_id"
+FALLBACK_CODE = (
+    'result = df.groupby("name", as_index=False)["amount"].median().nlargest(1, "amount")'
+)
+REPLIES[Q_MEDIAN] = [
+    sql_block(
+        "SELECT c.name, median(o.amount) AS m FROM orders o JOIN customers c "
+        "ON c.id = o.customer_id GROUP BY c.name ORDER BY m DESC LIMIT 1"
+    ),
+    sql_block(
+        "SELECT c.name, percentile_cont(0.5) WITHIN GROUP (ORDER BY o.amount) AS m "
+        "FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.name "
+        "ORDER BY m DESC LIMIT 1"
+    ),
+    "```sql\nSELECT customer_id, avg(amount) FROM orders GROUP BY customer_id\n```\n"
+    "```python\nimport os\nresult = os.listdir('/')\n```",
+    f"```sql\n{FALLBACK_SQL}\n```\n```python\n{FALLBACK_CODE}\n```",
+]
+
 HOSTILE_SQL = [
     "SELECT * FROM orders; DROP TABLE orders",
     "DELETE FROM orders",
@@ -192,6 +220,7 @@ def result_summary(r, model: ScriptedModel) -> dict:
 
 
 def fallback_check() -> dict:
+    """The fallback's code check, and its code runner, called directly."""
     try:
         from cadet_magic.fallback.check import check_code
     except ModuleNotFoundError as e:
@@ -200,13 +229,56 @@ def fallback_check() -> dict:
         raise
     legit = check_code(LEGIT_CODE)
     hostile = [check_code(code) for code in HOSTILE_CODE]
-    return {
+    out = {
         "available": True,
         "legit": {"ok": legit.ok, "message": legit.message},
         "hostile": [
             {"code": code, "ok": c.ok, "message": c.message}
             for code, c in zip(HOSTILE_CODE, hostile, strict=True)
         ],
+    }
+    try:
+        from cadet_magic.fallback.run import run_code
+    except ModuleNotFoundError as e:
+        if e.name and e.name.startswith("cadet_magic.fallback"):
+            return out
+        raise
+    runs = {
+        "legit": run_code(LEGIT_CODE, None, timeout=5),
+        "hostile": run_code(HOSTILE_CODE[0], None, timeout=5),
+    }
+    out["run_code"] = {
+        name: {"ok": r.ok, "kind": r.error.kind if r.error else None, "error": str(r.error)}
+        for name, r in runs.items()
+    }
+    return out
+
+
+def fallback_question(runner: SQLiteRunner, model: ScriptedModel, label: str) -> dict:
+    """The fallback question through the agent, when the agent has a fallback phase."""
+    from cadet_magic.agent import run as agent_run
+
+    if "start_fallback" not in agent_run.NODES:
+        return {"available": False, "reason": "pending: the agent has no fallback phase yet"}
+    r = run_agent(
+        Q_MEDIAN, model=model, runner=runner, max_attempts=2, model_label=label, scripted=True
+    )
+    fb = r.fallback
+    return {
+        "available": True,
+        **result_summary(r, model),
+        "message": r.message,
+        "answered_by": getattr(r, "answered_by", None),
+        "fallback": None
+        if fb is None
+        else {
+            "ok": fb.ok,
+            "sql": fb.sql,
+            "code": fb.code,
+            "attempts": [
+                {**attempt_summary(a), "code": a.code, "reply": a.reply} for a in fb.attempts
+            ],
+        },
     }
 
 
@@ -238,6 +310,8 @@ def main() -> dict:
     pending = run_agent(Q_PENDING, model=model, runner=runner, model_label=label, scripted=True)
     pending_summary = result_summary(pending, model)
     city_summary = {**result_summary(city, model), "prompts": city_prompts}
+    model.prompts.clear()
+    median = fallback_question(runner, model, label)
     orders_after = con.execute("SELECT count(*) FROM orders").fetchone()[0]
 
     runaway = (
@@ -270,6 +344,8 @@ def main() -> dict:
         "sqlparse": sqlparse.__version__,
         "city": city_summary,
         "pending": pending_summary,
+        "median": median,
+        "pandas_installed": importlib.util.find_spec("pandas") is not None,
         "orders_after": orders_after,
         "timeout": timeout,
         "hostile_sql": hostile,

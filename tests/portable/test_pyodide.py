@@ -5,8 +5,10 @@ Under Node, with the npm ``pyodide`` package prepared by ``scripts/setup_pyodide
 only the portable modules of cadet_magic (and what they import) copied in, stdlib sqlite3 as
 the database and a scripted model (stored replies, not a real LLM). ``portable_core.py`` drives
 a question through a failed attempt (``column_not_found``, with feedback) and a corrected one,
-a refused DELETE, the runner's timeout, the safety check on hostile SQL and the fallback's code
-check, with tripwires on threads, subprocesses and signals; this test reads its JSON summary.
+a refused DELETE, the runner's timeout, the safety check on hostile SQL, the fallback's code
+check, and a question through the fallback phase (its SQL and code checks run; its pandas step
+reports pandas unavailable, as it is in Pyodide offline), with tripwires on threads,
+subprocesses and signals; this test reads its JSON summary.
 Any URL fetch is refused and reported: nothing downloads at test time.
 
 Run: ``bash scripts/setup_pyodide.sh && python -m pytest tests/portable -q`` (skips without
@@ -152,4 +154,41 @@ def test_fallback_code_check(run):
         pytest.skip(f"cadet_magic.fallback.check not written yet ({fb['reason']})")
     assert fb["legit"]["ok"], fb["legit"]
     for h in fb["hostile"]:
-        assert not h["ok"] and h["message"], h
+        assert not h["ok"] and h["message"].startswith("Refused"), h
+    # The code runner, called directly: hostile code refused before anything runs; clean code
+    # reported as unrunnable because Pyodide has no pandas/numpy offline here.
+    runs = fb["run_code"]
+    assert (runs["hostile"]["ok"], runs["hostile"]["kind"]) == (False, "refused")
+    assert (runs["legit"]["ok"], runs["legit"]["kind"]) == (False, "unavailable")
+
+
+def test_question_through_the_fallback_without_pandas(run):
+    s = run["summary"]
+    m = s["median"]
+    if not m["available"]:
+        pytest.skip(m["reason"])
+    assert not s["pandas_installed"]  # Pyodide offline: no pandas wheel
+    # Two SQL attempts fail on the engine (SQLite has no median), then the fallback starts.
+    assert [(a["phase"], a["outcome"]) for a in m["attempts"]] == [("sql", "error")] * 2
+    assert m["attempts"][0]["category"] == "function_not_found"
+    fb = m["fallback"]
+    first, second = fb["attempts"]
+    # Fallback attempt 1: its SQL check (simple-SELECT rule) and its code check both refuse,
+    # and the model gets one feedback naming both problems.
+    assert (first["phase"], first["outcome"], first["category"]) == (
+        "fallback",
+        "refused",
+        "not_simple",
+    )
+    assert "GROUP BY" in first["error"] and "import os" in first["error"]
+    assert "GROUP BY" in first["feedback"] and "import os" in first["feedback"]
+    assert first["feedback"] in m["prompts"][-1]
+    # Fallback attempt 2: both checks pass and the SELECT runs; the pandas step cannot run
+    # here, which ends the run cleanly (not retryable) with a message that says why.
+    assert (second["outcome"], second["category"]) == ("error", "unavailable")
+    assert "pandas" in second["error"]
+    assert second["sql"] == fb["sql"] and second["code"] == fb["code"]
+    assert not m["ok"] and not fb["ok"] and m["stop_reason"] == "not_retryable"
+    assert "Install pandas" in m["message"]
+    assert len(m["prompts"]) == 4  # 2 SQL + 2 fallback model calls
+    assert s["orders_after"] == 5
