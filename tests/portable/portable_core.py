@@ -251,7 +251,37 @@ def fallback_check() -> dict:
         name: {"ok": r.ok, "kind": r.error.kind if r.error else None, "error": str(r.error)}
         for name, r in runs.items()
     }
+    out["guards"] = fallback_guards()
     return out
+
+
+def fallback_guards() -> dict:
+    """The code runner's time limit and audit hook, without pandas (private helpers of
+    ``cadet_magic.fallback.run``; reported as missing, not failed, if they are renamed)."""
+    from cadet_magic.fallback import run as fallback_run
+
+    needed = ("_execute", "_install_hook", "safe_builtins", "FILENAME", "USE_THREADS")
+    missing = [n for n in needed if not hasattr(fallback_run, n)]
+    if missing:
+        return {"available": False, "missing": missing}
+
+    def execute(code: str, extra: dict, timeout: float) -> tuple[str | None, float]:
+        namespace = {"__builtins__": fallback_run.safe_builtins(), **extra}
+        compiled = compile(code, fallback_run.FILENAME, "exec", dont_inherit=True)
+        t = time.perf_counter()
+        error = fallback_run._execute(compiled, namespace, timeout)
+        return (None if error is None else f"{error.kind}: {error}"), time.perf_counter() - t
+
+    fallback_run._install_hook()
+    loop_error, loop_seconds = execute("n = 0\nwhile True:\n    n += 1", {}, 0.3)
+    list_error, _ = execute("result = listdir('/')", {"listdir": os.listdir}, 5)
+    return {
+        "available": True,
+        "use_threads": fallback_run.USE_THREADS,
+        "loop": {"error": loop_error, "seconds": round(loop_seconds, 3)},
+        "listdir": {"error": list_error},
+        "listdir_after": bool(os.listdir("/")),  # the hook is active only while code runs
+    }
 
 
 def fallback_question(runner: SQLiteRunner, model: ScriptedModel, label: str) -> dict:

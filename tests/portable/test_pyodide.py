@@ -162,6 +162,22 @@ def test_fallback_code_check(run):
     assert (runs["legit"]["ok"], runs["legit"]["kind"]) == (False, "unavailable")
 
 
+def test_fallback_time_limit_and_audit_hook_without_threads(run):
+    fb = run["summary"]["fallback_check"]
+    if not fb["available"]:
+        pytest.skip(f"cadet_magic.fallback not written yet ({fb['reason']})")
+    guards = fb["guards"]
+    if not guards["available"]:
+        pytest.skip(f"cadet_magic.fallback.run helpers renamed: {guards['missing']}")
+    assert guards["use_threads"] is False  # sys.platform == "emscripten"
+    # An endless loop is stopped by the settrace deadline (no thread, no signal) ...
+    assert guards["loop"]["error"].startswith("timeout:"), guards
+    assert guards["loop"]["seconds"] < 3
+    # ... and the audit hook refuses a directory listing while the code runs, not after.
+    assert "PermissionError" in guards["listdir"]["error"], guards
+    assert guards["listdir_after"]
+
+
 def test_question_through_the_fallback_without_pandas(run):
     s = run["summary"]
     m = s["median"]
