@@ -7,10 +7,12 @@ lazily, when code actually runs, so the rest of the agent never needs them.
 
 Time limit: a ``sys.settrace`` deadline checked on every call and on every line of the
 model's code, which needs no threads or signals and so works in Pyodide
-(``sys.platform == "emscripten"``). Where threads exist (CPython kernels) the code also runs in
-a worker thread that the caller stops waiting for shortly after the deadline, so that even a
-single long pandas/numpy call cannot hang the kernel (the abandoned thread finishes on its own,
-its result discarded). While the code runs, an audit hook refuses file writes, reads outside the
+(``sys.platform == "emscripten"``). It stops any Python-level loop, also inside callbacks
+(``df.apply(f)``), but not a single long C call, which nothing in-process can interrupt. Where
+threads exist (CPython kernels) the code therefore runs in a worker thread that the caller stops
+waiting for shortly after the deadline: a long numpy/pandas call that releases the GIL (as many
+of their kernels do) then no longer holds the cell; the abandoned thread finishes on its own and
+its result is discarded. A call that keeps the GIL is only stopped when it returns. While the code runs, an audit hook refuses file writes, reads outside the
 Python installation, processes and sockets: a second line of defence behind the syntax check.
 
 Errors come back as :class:`CodeError` (kind, exception type, message, line of the model's

@@ -3,24 +3,49 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.agent.routes import decide, route_after_diagnose
-from cadet_magic.diagnose.classify import Category, Diagnosis
-from cadet_magic.result import Attempt
+from cadet_magic.agent.routes import (
+    decide,
+    route_after_check,
+    route_after_check_code,
+    route_after_diagnose,
+    route_after_execute,
+    route_after_generate,
+    route_after_run_code,
+)
+from cadet_magic.db.base import RunResult
+from cadet_magic.diagnose.classify import Diagnosis
+from cadet_magic.fallback.check import CodeCheck
+from cadet_magic.fallback.run import CodeError, CodeRun
+from cadet_magic.sql.validate import Validation
 
 CASES = json.loads((Path(__file__).parent / "route_cases.json").read_text())
+NEXT = {"retry": "next_attempt", "fallback": "start_fallback"}
 
 
 def state_for(case):
+    from cadet_magic.result import Attempt
+
+    phase = case.get("phase", "sql")
+    codes = case.get("previous_code", [None] * len(case["previous"]))
+    earlier = tuple(
+        Attempt(number=i + 1, sql=s, outcome="error")
+        for i, s in enumerate(case.get("sql_previous", []))
+    )
     return {
         "attempt": case["attempt"],
         "max_attempts": case["max"],
-        "phase": "sql",
-        "fallback": False,
+        "phase": phase,
+        "fallback": case.get("fallback", False),
+        "sql_stop_reason": "max_attempts" if phase == "fallback" else None,
+        "model_error": case.get("model_error"),
         "dialect": "duckdb",
         "sql": case["sql"],
-        "diagnosis": Diagnosis(Category(case["category"]), case["retryable"]),
-        "attempts": tuple(
-            Attempt(number=i + 1, sql=s, outcome="error") for i, s in enumerate(case["previous"])
+        "code": case.get("code"),
+        "diagnosis": Diagnosis(case["category"], case["retryable"]),
+        "attempts": earlier
+        + tuple(
+            Attempt(number=i + 1, sql=s, outcome="error", phase=phase, code=c)
+            for i, (s, c) in enumerate(zip(case["previous"], codes, strict=True))
         ),
     }
 
@@ -30,7 +55,54 @@ def test_decide(case):
     state = state_for(case)
     before = dict(state)
     assert decide(state) == case["expect"]
-    assert route_after_diagnose(state) == (
-        "next_attempt" if case["expect"] == "retry" else "finish"
-    )
+    assert route_after_diagnose(state) == NEXT.get(case["expect"], "finish")
     assert state == before  # routes are pure
+
+
+OK_SQL = Validation(True, [], "SELECT a FROM t")
+BAD_SQL = Validation(False, [], "SELECT a FROM t")
+OK_CODE, BAD_CODE = CodeCheck(True), CodeCheck(False, [], "Refused")
+ROWS = RunResult(["a"], [(1,)])
+TOO_MANY = RunResult(["a"], [(1,)], truncated=True)
+
+STEP_CASES = [
+    # (route, state, expected)
+    (route_after_generate, {"phase": "sql", "sql": "x"}, "check"),
+    (route_after_generate, {"phase": "sql", "sql": None}, "diagnose"),
+    (route_after_generate, {"phase": "sql", "model_error": "down"}, "finish"),
+    (route_after_generate, {"phase": "fallback", "sql": "x", "code": "c"}, "check"),
+    (route_after_generate, {"phase": "fallback", "sql": None, "code": "c"}, "check_code"),
+    (route_after_generate, {"phase": "fallback", "sql": None, "code": None}, "diagnose"),
+    (route_after_generate, {"phase": "fallback", "model_error": "down"}, "finish"),
+    (route_after_check, {"phase": "sql", "check": OK_SQL}, "execute"),
+    (route_after_check, {"phase": "sql", "check": BAD_SQL}, "diagnose"),
+    (route_after_check, {"phase": "fallback", "check": OK_SQL, "code": "c"}, "check_code"),
+    (route_after_check, {"phase": "fallback", "check": BAD_SQL, "code": "c"}, "check_code"),
+    (route_after_check, {"phase": "fallback", "check": OK_SQL, "code": None}, "diagnose"),
+    (route_after_check_code, {"check": OK_SQL, "code_check": OK_CODE}, "execute"),
+    (route_after_check_code, {"check": BAD_SQL, "code_check": OK_CODE}, "diagnose"),
+    (route_after_check_code, {"check": OK_SQL, "code_check": BAD_CODE}, "diagnose"),
+    (route_after_check_code, {"check": None, "code_check": OK_CODE}, "diagnose"),
+    (route_after_execute, {"phase": "sql", "execution": ROWS}, "finish"),
+    (route_after_execute, {"phase": "sql", "execution": None}, "diagnose"),
+    (route_after_execute, {"phase": "fallback", "execution": ROWS}, "run_code"),
+    (route_after_execute, {"phase": "fallback", "execution": TOO_MANY}, "diagnose"),
+    (route_after_execute, {"phase": "fallback", "execution": None}, "diagnose"),
+    (route_after_run_code, {"code_run": CodeRun(ok=True)}, "finish"),
+    (
+        route_after_run_code,
+        {"code_run": CodeRun(ok=False, error=CodeError("error", "KeyError", "'x'", 1))},
+        "diagnose",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("route", "state", "expected"),
+    STEP_CASES,
+    ids=[f"{r.__name__}-{i}" for i, (r, _, _) in enumerate(STEP_CASES)],
+)
+def test_step_routes(route, state, expected):
+    before = dict(state)
+    assert route(state) == expected
+    assert state == before

@@ -1,0 +1,190 @@
+"""Running the fallback's pandas code: fresh namespace, results, errors, the time limit."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+from cadet_magic.fallback import run as fallback_run
+from cadet_magic.fallback.run import CodeRun, run_code, to_frame
+
+
+@pytest.fixture
+def df():
+    return pd.DataFrame(
+        {
+            "customer": ["ann", "bob", "ann", "cid"],
+            "amount": [10.0, 32.5, 7.5, 3.0],
+            "status": ["shipped", "shipped", "cancelled", "completed"],
+        }
+    )
+
+
+@pytest.fixture(params=[True, False], ids=["threads", "no-threads (emscripten path)"])
+def threads(request, monkeypatch):
+    monkeypatch.setattr(fallback_run, "USE_THREADS", request.param)
+    return request.param
+
+
+def test_the_answer_is_what_result_holds(df, threads):
+    r = run_code("result = df.groupby('customer')['amount'].sum().nlargest(2)", df, timeout=5)
+    assert isinstance(r, CodeRun) and r.ok and r.error is None
+    assert r.result.values.tolist() == [["bob", 32.5], ["ann", 17.5]]
+    assert list(r.result.columns) == ["customer", "amount"]
+
+
+def test_the_namespace_is_fresh(df, threads):
+    secret = "user data"  # noqa: F841 - must stay invisible to the code
+    sys.modules["__main__"].__dict__["leak_me"] = 1
+    try:
+        r = run_code("result = leak_me", df, timeout=5)
+        assert not r.ok and r.error.type == "NameError" and "leak_me" in r.error.message
+        r = run_code("result = secret", df, timeout=5)
+        assert not r.ok and r.error.type == "NameError"
+    finally:
+        del sys.modules["__main__"].__dict__["leak_me"]
+    r = run_code("result = sorted(k for k in ['df', 'pd', 'np'])", df, timeout=5)
+    assert r.ok
+
+
+def test_builtins_are_restricted(df, threads):
+    for name in ("open", "getattr", "type", "exec", "globals"):
+        # The check refuses these by name; at run time they are not there either.
+        assert name not in fallback_run.safe_builtins()
+    assert {"len", "sum", "sorted", "print", "ValueError"} <= set(fallback_run.safe_builtins())
+
+
+def test_the_code_works_on_a_copy(df, threads):
+    r = run_code("df['amount'] = 0\nresult = df['amount'].sum()", df, timeout=5)
+    assert r.ok and r.result.values.tolist() == [[0.0]]
+    assert df["amount"].sum() == 53.0
+
+
+def test_a_refused_program_never_runs(df, threads, tmp_path):
+    target = tmp_path / "out.csv"
+    r = run_code(f"df.to_csv({str(target)!r})\nresult = 1", df, timeout=5)
+    assert not r.ok and r.error.kind == "refused" and r.check is not None and not r.check.ok
+    assert not target.exists()
+
+
+@pytest.mark.parametrize(
+    ("code", "etype", "line", "words"),
+    [
+        ("x = 1\nresult = df['amout'].sum()", "KeyError", 2, "amout"),
+        ("result = 1 / 0", "ZeroDivisionError", 1, "division"),
+        ("a = 1\nb = 2\nresult = df.groupby('nope').sum()", "KeyError", 3, "nope"),
+        ("f = lambda r: r['x']\nresult = df.apply(f, axis=1)", "KeyError", 1, "x"),
+        ("result = int('abc')", "ValueError", 1, "invalid literal"),
+    ],
+)
+def test_python_errors_come_back_with_type_message_and_line(df, threads, code, etype, line, words):
+    r = run_code(code, df, timeout=5)
+    assert not r.ok and r.error.kind == "error"
+    assert r.error.type == etype and r.error.line == line and words in r.error.message
+    assert "Traceback" not in str(r.error) and "\n" not in str(r.error)
+    assert str(r.error).startswith(f"{etype} at line {line}: ")
+
+
+def test_missing_result(df, threads):
+    r = run_code("total = df['amount'].sum()", df, timeout=5)
+    assert not r.ok and r.error.kind == "no_result" and "result" in r.error.message
+
+
+def test_unusable_result(df, threads):
+    r = run_code("result = lambda: 1", df, timeout=5)
+    assert not r.ok and r.error.kind == "bad_result"
+
+
+def test_the_time_limit_stops_an_infinite_python_loop(df, threads):
+    t0 = time.monotonic()
+    r = run_code("i = 0\nwhile True:\n    i += 1", df, timeout=0.5)
+    elapsed = time.monotonic() - t0
+    assert not r.ok and r.error.kind == "timeout" and r.error.line in (2, 3)
+    assert elapsed < 0.5 + fallback_run.GRACE + 1
+    assert sys.gettrace() is None or not threads  # nothing left behind in this thread
+
+
+def test_the_time_limit_stops_a_loop_inside_a_callback(df, threads):
+    r = run_code(
+        "def slow(r):\n    while True:\n        pass\nresult = df.apply(slow, axis=1)",
+        df,
+        timeout=0.5,
+    )
+    assert not r.ok and r.error.kind == "timeout"
+
+
+def test_except_exception_cannot_swallow_the_time_limit(df, threads):
+    code = "while True:\n    try:\n        x = 1\n    except Exception:\n        pass"
+    r = run_code(code, df, timeout=0.5)
+    assert not r.ok and r.error.kind == "timeout"
+
+
+def test_the_no_thread_path_starts_no_thread(df, monkeypatch):
+    monkeypatch.setattr(fallback_run, "USE_THREADS", False)
+    before = threading.active_count()
+    previous = sys.gettrace()
+    r = run_code("i = 0\nwhile True:\n    i += 1", df, timeout=0.3)
+    assert r.error.kind == "timeout" and threading.active_count() == before
+    assert sys.gettrace() is previous  # the kernel's tracer (a debugger) is given back
+
+
+def test_a_long_single_call_is_abandoned_on_cpython(df, monkeypatch):
+    """With threads, a long call the tracer cannot interrupt (one that releases the GIL, as
+    many numpy/pandas kernels do; a stand-in sleep here) still gives control back."""
+    monkeypatch.setattr(fallback_run, "USE_THREADS", True)
+    monkeypatch.setattr(fallback_run, "GRACE", 0.2)
+    plain = fallback_run.safe_builtins
+    monkeypatch.setattr(fallback_run, "safe_builtins", lambda: {**plain(), "pause": time.sleep})
+    t0 = time.monotonic()
+    r = run_code("pause(3)\nresult = 1", df, timeout=0.2)
+    assert not r.ok and r.error.kind == "timeout" and "abandoned" in r.error.message
+    assert time.monotonic() - t0 < 1.5
+
+
+def test_emscripten_means_no_threads():
+    assert fallback_run.USE_THREADS == (sys.platform != "emscripten")
+
+
+def test_the_audit_hook_blocks_files_even_past_the_check(df, threads, tmp_path, monkeypatch):
+    """Defence in depth: if a write slipped past the check, the run-time hook refuses it."""
+    monkeypatch.setattr(fallback_run, "check_code", lambda code: fallback_run.CodeCheck(True))
+    target = tmp_path / "x.csv"
+    r = run_code(f"df.to_csv({str(target)!r})\nresult = 1", df, timeout=5)
+    assert not r.ok and r.error.type == "PermissionError" and not target.exists()
+    with open(target, "w") as f:  # outside the fallback, files work as usual
+        f.write("ok")
+
+
+def test_pandas_missing_is_a_clear_error(df, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    r = run_code("result = 1", df, timeout=5)
+    assert not r.ok and r.error.kind == "unavailable" and "pandas" in r.error.message
+
+
+@pytest.mark.parametrize(
+    ("value", "columns", "rows"),
+    [
+        (3, ["result"], [[3]]),
+        ("x", ["result"], [["x"]]),
+        (None, ["result"], [[None]]),
+        ([1, 2], ["result"], [[1], [2]]),
+        ({"n": 1, "m": 2}, ["n", "m"], [[1, 2]]),
+        (pd.Series([1, 2], index=["a", "b"], name="n"), ["index", "n"], [["a", 1], ["b", 2]]),
+        (pd.Series([5, 6]), ["result"], [[5], [6]]),
+        (pd.DataFrame({"a": [1, 2]}, index=[7, 9]), ["a"], [[1], [2]]),
+    ],
+)
+def test_results_become_tables(value, columns, rows):
+    frame = to_frame(value)
+    assert list(frame.columns) == columns and frame.values.tolist() == rows
+
+
+def test_grouped_results_keep_their_keys_as_columns():
+    df = pd.DataFrame({"k": ["a", "a", "b"], "v": [1, 2, 3]})
+    frame = to_frame(df.groupby("k").agg({"v": ["sum", "max"]}))
+    assert list(frame.columns) == ["k", "v_sum", "v_max"]
+    assert frame.values.tolist() == [["a", 3, 2], ["b", 3, 3]]
