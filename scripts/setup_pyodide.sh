@@ -51,9 +51,10 @@ npm install --silent --no-audit --no-fund --no-save --prefix "$CACHE/npm" \
 cp -r "$CACHE/npm/node_modules/pyodide" "$CACHE/dist"
 mv "$CACHE/wheels/micropip-$MICROPIP_VERSION-py3-none-any.whl" "$CACHE/dist/"
 
-# PyPI's micropip wheel is not byte-identical to the one the lock file was built with:
-# point the copy's lock entry at the downloaded file's sha256 (the lock is what loadPackage
-# trusts; the npm original in npm/ is left untouched).
+# PyPI's micropip wheel is not byte-identical to the one the lock file was built with
+# (sha256 768de165... vs e2d52886... in the lock). Pyodide under Node does not check it, a
+# browser does (integrity): point the copy's lock entry at the downloaded file, so the same
+# folder also serves JupyterLite. The npm original in npm/ is left untouched.
 "$PY" - "$CACHE/dist" <<'EOF'
 import hashlib, json, sys
 from pathlib import Path

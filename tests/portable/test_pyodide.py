@@ -84,7 +84,9 @@ def test_runs_on_pyodide_offline(run):
     assert run["network"] == []  # nothing was fetched from a URL
     assert {Path(w).name.split("-")[0] for w in run["wheels"]} == {"sqlglot", "sqlparse"}
     assert all(w.startswith("emfs:") for w in run["wheels"])
-    assert sum(run["timings"].values()) < 30, run["timings"]
+    # Typically ~8 s (Pyodide ~3 s, wheels ~1 s, the script ~4 s); a hang or a download would
+    # blow this generous bound.
+    assert sum(run["timings"].values()) < 60, run["timings"]
 
 
 def test_only_the_portable_core_was_copied(run):
