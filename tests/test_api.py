@@ -69,6 +69,9 @@ def test_portable_core_imports_nothing_from_the_edges():
         import cadet_magic.agent, cadet_magic.agent.run, cadet_magic.sql.validate, cadet_magic.sql.limit
         import cadet_magic.diagnose, cadet_magic.schema.render, cadet_magic.db.sqlite, cadet_magic.metrics
         import cadet_magic.display.static
+        import cadet_magic.fallback, cadet_magic.fallback.check, cadet_magic.fallback.run
+        import cadet_magic.fallback.feedback, cadet_magic.sql.simple
+        from cadet_magic.fallback.check import check_code
         import sqlite3
         con = sqlite3.connect(":memory:"); con.execute("CREATE TABLE t (x INT)")
         class M:
@@ -77,8 +80,55 @@ def test_portable_core_imports_nothing_from_the_edges():
         from cadet_magic.agent.run import run_agent
         from cadet_magic.db.sqlite import SQLiteRunner
         r = run_agent("n?", model=M(), runner=SQLiteRunner(con))
+        # The fallback without pandas: a clear error, not a crash.
+        class F:
+            replies = ["SELECT y FROM t", "SELECT z FROM t",
+                       "```sql\\nSELECT x FROM t\\n```\\n```python\\nresult = df['x'].sum()\\n```"]
+            def invoke(self, messages):
+                return type("R", (), {"content": self.replies.pop(0)})()
+        f = run_agent("sum?", model=F(), runner=SQLiteRunner(con), max_attempts=2)
         import threading  # stdlib modules may import it; no thread may be started
-        print(json.dumps({"ok": r.ok, "rows": r.rows, "threads": threading.active_count()}))
+        print(json.dumps({"ok": r.ok, "rows": r.rows, "threads": threading.active_count(),
+                          "check": [check_code("result = df.sum()").ok, check_code("import os").ok],
+                          "fallback": [f.ok, f.fallback.attempts[0].category, "pandas" in f.message],
+                          "blocked": sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)}))
         """
     )
-    assert got == {"ok": True, "rows": [[0]], "threads": 1}
+    assert got == {
+        "ok": True,
+        "rows": [[0]],
+        "threads": 1,
+        "check": [True, False],
+        "fallback": [False, "unavailable", True],
+        "blocked": [],
+    }
+
+
+def test_ask_answers_from_the_fallback_with_a_dataframe():
+    import duckdb
+    import pandas as pd
+
+    import cadet_magic
+    from tests.helpers import fake_model, sql_reply
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE orders (id INT, customer VARCHAR, amount DOUBLE);"
+        "INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 32.5), (3, 'ann', 7.5)"
+    )
+    fallback = (
+        "```sql\nSELECT customer, amount FROM orders\n```\n"
+        "```python\nresult = df.groupby('customer')['amount'].sum()\n```"
+    )
+    model = fake_model(*(sql_reply(f"SELECT amout{i} FROM orders") for i in range(3)), fallback)
+    r = cadet_magic.ask("Total per customer?", con=con, model=model)
+    assert r.ok and r.answered_by == "fallback" and isinstance(r.df, pd.DataFrame)
+    assert r.df.values.tolist() == [["ann", 17.5], ["bob", 32.5]]
+    assert r.df is r.fallback.result and r.sql == "SELECT customer, amount FROM orders"
+    assert len(r.attempts) == 3 and [a.phase for a in r.fallback.attempts] == ["fallback"]
+    text = r._repr_mimebundle_()["text/plain"]
+    assert "fallback" in text.lower() and "Traceback" not in text
+
+    model = fake_model(*(sql_reply(f"SELECT amout{i} FROM orders") for i in range(3)), fallback)
+    r = cadet_magic.ask("Total per customer?", con=con, model=model, fallback=False)
+    assert not r.ok and r.fallback is None and r.df is None and r.model_calls == 3

@@ -242,3 +242,31 @@ def test_load_ext_defers_jupysql_until_first_use(order):
     assert out.returncode == 0, out.stderr
     assert "jupysql_loaded False" in out.stdout
     assert "result DataFrame [1]" in out.stdout and "cell [42]" in out.stdout
+
+
+_FALLBACK_REPLY = (
+    "```sql\nSELECT customer, amount FROM orders\n```\n"
+    "```python\nresult = df.groupby('customer')['amount'].sum().sort_values(ascending=False)\n```"
+)
+
+
+def test_fallback_answers_when_sql_keeps_failing(duck):
+    failing = [sql_reply(f"SELECT amout{i} FROM orders") for i in range(3)]
+    out, r = ask(duck, *failing, _FALLBACK_REPLY, options="-o spent")
+    assert r.ok and r.answered_by == "fallback" and len(r.attempts) == 3
+    fb = r.fallback
+    assert fb.ok and fb.sql == "SELECT customer, amount FROM orders" and "groupby" in fb.code
+    assert fb.result.values.tolist() == [["bob", 32.5], ["ann", 17.5]]
+    assert [(a.number, a.phase, a.outcome) for a in fb.attempts] == [(1, "fallback", "ok")]
+    assert r.df is fb.result and duck.user_ns["spent"] is r.df and r.sql == fb.sql
+    bundle = r._repr_mimebundle_()
+    assert "fallback" in bundle["text/plain"].lower() and "fallback" in bundle["text/html"].lower()
+    assert "Traceback" not in bundle["text/plain"]
+    sql_still_works(duck)
+
+
+def test_no_fallback_option_stops_after_the_sql_attempts(duck):
+    failing = [sql_reply(f"SELECT amout{i} FROM orders") for i in range(3)]
+    _, r = ask(duck, *failing, _FALLBACK_REPLY, options="--no-fallback")
+    assert not r.ok and r.fallback is None and r.model_calls == 3 and r.df is None
+    sql_still_works(duck)
