@@ -38,7 +38,7 @@ SCAN_ROWS = 10_000
 #: At most this many columns are sampled per schema read (catalog order).
 MAX_COLUMNS = 200
 #: Sampling stops after this many seconds (the columns left get no samples).
-TIME_BUDGET = 0.5
+TIME_BUDGET = 0.3
 
 _TEXT_TYPES = ("char", "text", "string", "clob", "enum", "citext", "name")
 
