@@ -26,19 +26,23 @@ def test_quickstart_runs_headless_with_the_labelled_scripted_model(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     nb = nbformat.read(tmp_path / "quickstart.executed.ipynb", as_version=4)
     asks = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("%%ask")]
-    assert len(asks) == 4
+    assert len(asks) == 5
     for cell in asks:
         text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
         html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
         assert "SCRIPTED" in text and "scripted" in html.lower(), cell.source
         assert "Answer" in text and "Traceback" not in text
-    first, corrected, grouped, refused = (
+    first, corrected, grouped, refused, fallback = (
         "".join(o.get("data", {}).get("text/plain", "") for o in c.outputs) for c in asks
     )
     assert "Julia Lopez" in first and "4584.76" in first
     assert "column_not_found" in corrected and "Attempt 2: ok" in corrected
     assert "aggregation_error" in grouped
     assert "refused" in refused
+    # SQL fails three times (column, GROUP BY, table), then the fallback answers, ties kept.
+    assert "Attempt 3" in fallback and "table_not_found" in fallback
+    assert "FALLBACK" in fallback.upper() and "Attempt 1 (fallback): ok" in fallback
+    assert "USB-C Charger" in fallback and "Strategy Board Game" in fallback
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
     assert (tmp_path / "quickstart.executed.html").exists()

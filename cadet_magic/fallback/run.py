@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import builtins
 import contextvars
+import functools
 import os
 import sys
 import time
@@ -159,6 +160,7 @@ _BLOCKED_PREFIXES = (
 _MODULE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
 
 
+@functools.lru_cache(maxsize=1)
 def _library_dirs() -> tuple[str, ...]:
     dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/share/zoneinfo", "/usr/lib"}
     for name in ("pandas", "numpy"):
