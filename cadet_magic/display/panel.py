@@ -141,6 +141,41 @@ class ActionBar(anywidget.AnyWidget):
         return True
 
 
+class StatusLine(anywidget.AnyWidget):
+    """The status line; while ``running``, its clock ticks in the browser between agent steps."""
+
+    _esm = """
+    function render({ model, el }) {
+      let since = performance.now();
+      const paint = () => {
+        el.innerHTML = model.get("value");
+      };
+      const tick = () => {
+        const clock = el.querySelector(".cadet-clock");
+        if (clock && model.get("running")) {
+          const s = model.get("elapsed") + (performance.now() - since) / 1000;
+          clock.textContent = `${s.toFixed(1)} s`;
+        }
+      };
+      model.on("change:value", () => { since = performance.now(); paint(); });
+      paint();
+      const timer = setInterval(tick, 200);
+      return () => clearInterval(timer);
+    }
+    export default { render };
+    """
+    value = traitlets.Unicode("").tag(sync=True)
+    running = traitlets.Bool(True).tag(sync=True)
+    elapsed = traitlets.Float(0.0).tag(sync=True)
+
+    def show(self, html: str, elapsed: float, running: bool) -> None:
+        """Sets the line; the browser counts on from ``elapsed`` while ``running``."""
+        with self.hold_sync():
+            self.running = running
+            self.elapsed = elapsed
+            self.value = html
+
+
 class AskPanel:
     """The live panel for one question; ``widget`` is what gets displayed.
 
@@ -160,7 +195,8 @@ class AskPanel:
         self.connection = connection
         self.dialect: str | None = None
         self.header = W.HTML(self._header_value())
-        self.status = W.HTML(self._status_value("starting: reading the schema", 0.0))
+        self.status = StatusLine()
+        self.status.show(self._status_value("starting: reading the schema", 0.0), 0.0, True)
         self.attempts = W.Accordion(children=[])
         self.attempts.add_class("cadet-attempts")
         self.fallback_banner = W.HTML("")
@@ -191,10 +227,10 @@ class AskPanel:
 
     def _status_value(self, text: str, elapsed: float, state: str = "running") -> str:
         cls = {"running": "cadet-muted", "ok": "cadet-ok", "failed": "cadet-bad"}[state]
-        mark = {"running": "\u23f3 Running", "ok": "\u2713 Done", "failed": "\u2717 Done"}[state]
+        mark = {"running": "\u25cf Running", "ok": "\u2713 Done", "failed": "\u2717 Done"}[state]
         return (
             f"<div class='cadet-status {cls}'><b>{mark}</b> \u00b7 {escape(text)} \u00b7 "
-            f"{elapsed:.1f} s</div>"
+            f"<span class='cadet-clock'>{elapsed:.1f} s</span></div>"
         )
 
     def _set_sections(self, phase: str, items: list[tuple[Any, str, str]]) -> None:
@@ -246,8 +282,10 @@ class AskPanel:
         total = state.get("max_attempts")
         if phase != "fallback" and total:
             where += f" of {total}"
-        self.status.value = self._status_value(
-            f"{where}: {STEP_TEXT.get(event.step, event.step)}", event.elapsed
+        self.status.show(
+            self._status_value(f"{where}: {STEP_TEXT.get(event.step, event.step)}", event.elapsed),
+            event.elapsed,
+            True,
         )
 
     def finish(self, result: AskResult) -> None:
@@ -286,8 +324,12 @@ class AskPanel:
             if result.ok
             else "no answer"
         )
-        self.status.value = self._status_value(
-            f"{how} after {n} SQL attempt(s)", result.elapsed, "ok" if result.ok else "failed"
+        self.status.show(
+            self._status_value(
+                f"{how} after {n} SQL attempt(s)", result.elapsed, "ok" if result.ok else "failed"
+            ),
+            result.elapsed,
+            False,
         )
         self.answer.value = answer_html(result)
         sql = final_sql(result)
@@ -297,7 +339,7 @@ class AskPanel:
 
     def stop(self, text: str) -> None:
         """Marks the run as stopped (interrupt, configuration error)."""
-        self.status.value = self._status_value(f"stopped: {text}", 0.0, "failed")
+        self.status.show(self._status_value(f"stopped: {text}", 0.0, "failed"), 0.0, False)
 
     def close(self) -> None:
         """Closes every widget of the panel."""
@@ -380,7 +422,7 @@ def _running_section(state: Any, phase: str, number: int) -> tuple[Any, str, str
     category = getattr(getattr(diagnosis, "category", None), "value", None)
     if category:
         parts.append(f"<div class='cadet-row'><b>Category:</b> {escape(category)}</div>")
-    title = f"\u23f3 Attempt {number}" + (" (fallback)" if phase == "fallback" else "")
+    title = f"\u25cf Attempt {number}" + (" (fallback)" if phase == "fallback" else "")
     return ((phase, number), title + ": running", "".join(parts))
 
 

@@ -36,6 +36,23 @@ SOURCES = f"""() => {{
 }}"""
 
 
+#: A cell whose scripted model takes its time, so that the panel is seen while it runs.
+SLOW_CELL = """import time
+from cadet_magic.llm import ScriptedModel
+
+class SlowScripted(ScriptedModel):
+    def invoke(self, messages, *args, **kwargs):
+        time.sleep(1.5)
+        return super().invoke(messages, *args, **kwargs)
+
+slow = SlowScripted({"How many orders are there?": [
+    "```sql\\nSELECT COUNT(*) AS n FROM order\\n```",
+    "```sql\\nSELECT COUNT(*) AS n FROM orders\\n```",
+]}, name="scripted:slow")
+get_ipython().run_cell_magic("ask", "--model slow", "How many orders are there?")
+"""
+
+
 def _requirements() -> None:
     need(Path(CHROMIUM).exists(), f"Chromium not installed at {CHROMIUM} (Debian package chromium)")
     for module in ("playwright", "jupyterlab", "ipylab", "anywidget"):
@@ -188,6 +205,28 @@ def test_panel_in_jupyterlab(lab):
         assert " ".join(copied.split()) == final_sql
     else:  # clipboard blocked: the SQL is shown selected for a manual copy
         assert panel.locator("textarea.cadet-manual").is_visible()
+
+    # live updates: a slow scripted model; the status clock ticks while the model "thinks"
+    index = len(page.evaluate(SOURCES))
+    page.evaluate(
+        f"""() => {{
+      const nb = ({NOTEBOOK})();
+      nb.content.model.sharedModel.insertCell({index}, {{cell_type: 'code', source: {SLOW_CELL!r}}});
+      nb.content.activeCellIndex = {index};
+    }}"""
+    )
+    # not awaited: the command's promise settles only when the cell has run
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-cell'); }")
+    slow = cells.nth(index).locator(".cadet-panel")
+    clock = slow.locator(".cadet-status .cadet-clock")
+    clock.wait_for(state="visible", timeout=20_000)
+    assert "Running" in slow.locator(".cadet-status").inner_text()
+    first_read = clock.inner_text()
+    page.wait_for_timeout(700)
+    assert clock.inner_text() != first_read, "the status clock did not tick while running"
+    _shot(page, "panel-running.png", top=slow)
+    slow.locator(".cadet-status.cadet-ok").wait_for(timeout=20_000)
+    assert "Attempt 2" in slow.locator(".cadet-attempts").inner_text()
 
     # the dark theme
     page.evaluate(

@@ -39,13 +39,13 @@ def test_update_sequence_from_recorded_events():
         by_step.setdefault(step, []).append((t, selected))
     assert seen[0] == ("read_schema", [], None)  # nothing to show before the model replies
     t, selected = by_step["generate"][0]
-    assert t == ["\u23f3 Attempt 1: running"] and selected == 0
+    assert t == ["\u25cf Attempt 1: running"] and selected == 0
     t, _ = by_step["diagnose"][0]
-    assert t == ["\u23f3 Attempt 1: running"]
+    assert t == ["\u25cf Attempt 1: running"]
     assert not any(step == "generate" and sel != 0 for step, _, sel in seen[:3])
     t, selected = by_step["next_attempt"][0]  # attempt 1 closed, attempt 2 waiting, open
     assert t[0].startswith("\u2717 Attempt 1: error \u00b7 column_not_found")
-    assert t[1] == "\u23f3 Attempt 2: running" and selected == 1
+    assert t[1] == "\u25cf Attempt 2: running" and selected == 1
     t, selected = seen[-1][1], seen[-1][2]  # finish: both closed, the last one open
     assert t[0].startswith("\u2717 Attempt 1") and t[1].startswith("\u2713 Attempt 2: ok")
     assert selected == 1
@@ -119,7 +119,7 @@ def test_fallback_phase_events_open_the_fallback_box():
     state.update(sql="SELECT 1", check=None, error=None, execution=None)
     p.update(type(last)("generate", {}, state, last.elapsed))
     assert p.fallback.layout.display == ""
-    assert titles(p.fallback_attempts) == ["\u23f3 Attempt 1 (fallback): running"]
+    assert titles(p.fallback_attempts) == ["\u25cf Attempt 1 (fallback): running"]
     assert "fallback attempt 1" in p.status.value
     p.close()
 
@@ -137,7 +137,7 @@ def test_real_fallback_run_from_recorded_events():
             assert len(p.attempts.children) == 3
     before = [d for step, d, _ in steps[: [s for s, _, _ in steps].index("start_fallback")]]
     assert set(before) == {"none"}  # hidden until the fallback starts
-    assert steps[-2][2] == ["\u23f3 Attempt 1 (fallback): running"]
+    assert steps[-2][2] == ["\u25cf Attempt 1 (fallback): running"]
     p.finish(result)
     assert titles(p.fallback_attempts)[0].startswith("\u2713 Attempt 1 (fallback): ok")
     assert p.attempts.selected_index is None and p.fallback_attempts.selected_index == 0
