@@ -270,3 +270,20 @@ def test_no_fallback_option_stops_after_the_sql_attempts(duck):
     _, r = ask(duck, *failing, _FALLBACK_REPLY, options="--no-fallback")
     assert not r.ok and r.fallback is None and r.model_calls == 3 and r.df is None
     sql_still_works(duck)
+
+
+def test_schema_read_once_per_jupysql_connection(duck):
+    """Two asks on %sql's connection read the schema once; a table created with %%sql is seen."""
+    from cadet_magic.db.cache import SCHEMA_CACHE
+
+    SCHEMA_CACHE.clear()
+    for _ in range(2):
+        out, r = ask(duck, sql_reply("SELECT count(*) AS n FROM orders"), question="How many?")
+        assert r.ok and r.df["n"].tolist() == [3]
+    assert SCHEMA_CACHE.reads == 1
+    duck.run_cell_magic("sql", "", "CREATE TABLE refunds AS SELECT 1 AS order_id")
+    try:
+        out, r = ask(duck, sql_reply("SELECT count(*) AS n FROM refunds"), question="Refunds?")
+        assert r.ok and r.df["n"].tolist() == [1] and SCHEMA_CACHE.reads == 2
+    finally:
+        duck.run_cell_magic("sql", "", "DROP TABLE refunds")
