@@ -52,6 +52,15 @@ def running_bundle(question: str) -> dict[str, str]:
     }
 
 
+def stopped_bundle(question: str, text: str) -> dict[str, str]:
+    """What frontends without widgets show for a run that stopped without a result."""
+    return {
+        "text/plain": f"Asking: {question} ({text})",
+        "text/html": f"{STYLE}<div class='cadet-ask'><b>Asking:</b> {escape(question)} "
+        f"<span class='cadet-bad'>({escape(text)})</span></div>",
+    }
+
+
 def describe_model(model: Any, namespace: Mapping[str, Any] | None) -> tuple[str, bool]:
     """A provisional label for the model before the run loads it, and whether it is scripted."""
     from cadet_magic.llm import SCRIPTED_LABEL, is_scripted, model_label
@@ -117,10 +126,18 @@ class LiveDisplay:
                 self._drop_panel(e)
         self._show(mimebundle(result))
 
-    def close(self, text: str = "stopped") -> None:
-        """Ends a run that raised (interrupt, configuration error): the output is emptied."""
+    def close(self, text: str = "stopped before an answer") -> None:
+        """Ends a run that raised (interrupt, configuration error).
+
+        Attempts already shown stay, marked as stopped; with none, the output is emptied
+        (the magic's one-line message says what happened).
+        """
         if self.panel is not None:
             try:
+                if self.panel.shown_attempts():
+                    self.panel.stop(text)
+                    self._show(stopped_bundle(self.question, text))
+                    return
                 self.panel.close()
             except Exception:  # noqa: BLE001
                 pass

@@ -39,7 +39,6 @@ from cadet_magic.display.static import (
 )
 from cadet_magic.display.text import (
     FALLBACK_BANNER,
-    SCRIPTED_NOTE,
     answered_by_fallback,
     first_line,
 )
@@ -226,8 +225,13 @@ class AskPanel:
         )
 
     def _status_value(self, text: str, elapsed: float, state: str = "running") -> str:
-        cls = {"running": "cadet-muted", "ok": "cadet-ok", "failed": "cadet-bad"}[state]
-        mark = {"running": "\u25cf Running", "ok": "\u2713 Done", "failed": "\u2717 Done"}[state]
+        cls = {"running": "cadet-muted", "ok": "cadet-ok"}.get(state, "cadet-bad")
+        mark = {
+            "running": "\u25cf Running",
+            "ok": "\u2713 Done",
+            "failed": "\u2717 Done",
+            "stopped": "\u25a0 Stopped",
+        }[state]
         return (
             f"<div class='cadet-status {cls}'><b>{mark}</b> \u00b7 {escape(text)} \u00b7 "
             f"<span class='cadet-clock'>{elapsed:.1f} s</span></div>"
@@ -337,9 +341,15 @@ class AskPanel:
             self.actions.sql = sql
             self.actions.layout.display = ""
 
+    def shown_attempts(self) -> int:
+        """How many attempt sections the panel shows (both phases)."""
+        return len(self._sections["sql"]) + len(self._sections["fallback"])
+
     def stop(self, text: str) -> None:
         """Marks the run as stopped (interrupt, configuration error)."""
-        self.status.show(self._status_value(f"stopped: {text}", 0.0, "failed"), 0.0, False)
+        self.status.show(
+            self._status_value(text, self.status.elapsed, "stopped"), self.status.elapsed, False
+        )
 
     def close(self) -> None:
         """Closes every widget of the panel."""
@@ -426,4 +436,4 @@ def _running_section(state: Any, phase: str, number: int) -> tuple[Any, str, str
     return ((phase, number), title + ": running", "".join(parts))
 
 
-__all__ = ["AskPanel", "ActionBar", "SCRIPTED_NOTE", "final_sql", "lab_frontend", "sql_cell"]
+__all__ = ["AskPanel", "ActionBar", "StatusLine", "final_sql", "lab_frontend", "sql_cell"]

@@ -123,3 +123,23 @@ def test_close_and_describe_model():
     label, scripted = describe_model("m", {"m": ScriptedModel({}, name="scripted:x")})
     assert scripted and "scripted" in label
     assert describe_model(None, None) == ("not set", False)
+
+
+def test_interrupt_keeps_the_attempts_shown(ip, kernel, monkeypatch):
+    import cadet_magic.api
+
+    real_ask = cadet_magic.api.ask
+
+    def interrupted(question, **kwargs):
+        events = []
+        real_ask(question, **{**kwargs, "on_event": events.append})
+        for event in events[:6]:  # attempt 1 failed, attempt 2 asked for
+            kwargs["on_event"](event)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cadet_magic.api, "ask", interrupted)
+    ip.run_line_magic("config", "AskMagic.live = True")
+    out = ask(ip)
+    assert isinstance(out, Message) and "Interrupted" in repr(out)
+    kind, last = kernel[-1]
+    assert WIDGET_VIEW in last and "stopped before an answer" in last["text/plain"]
