@@ -324,6 +324,84 @@ def fetch_first_rows(sizes: Sequence[int] = (10**5, 10**7), reps: int = 15) -> l
     return out
 
 
+def fetch_first_rows_pg(
+    pg_url: str, sizes: Sequence[int] = (10**5, 10**6), reps: int = 7
+) -> list[Measure]:
+    """PostgreSQL: the runner's first 1000 rows against psycopg's client and server-side cursors.
+
+    A plain psycopg cursor transfers the whole result before ``fetchmany`` returns;
+    a named (server-side) cursor fetches only what is asked; the runner pushes the
+    limit into the SQL instead.
+    """
+    import sqlalchemy as sa
+
+    from cadet_magic.db.connect import resolve_runner
+
+    engine = sa.create_engine(pg_url)
+    out = []
+    with engine.connect() as setup:
+        setup.exec_driver_sql("DROP TABLE IF EXISTS big_pg")
+        setup.exec_driver_sql("CREATE TABLE big_pg (id bigint, amount bigint, label text)")
+        setup.commit()
+    conn = engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+    raw = conn.connection.dbapi_connection
+    runner = resolve_runner(conn)
+    sql = "SELECT id, amount, label FROM big_pg"
+    loaded = 0
+    try:
+        for n in sizes:
+            conn.exec_driver_sql(
+                f"INSERT INTO big_pg SELECT i, i * 2, 'item ' || mod(i, 1000) "
+                f"FROM generate_series({loaded + 1}, {n}) i"
+            )
+            conn.exec_driver_sql("ANALYZE big_pg")
+            loaded = n
+
+            def ours() -> list:
+                return runner.run(sql, limit=1000, timeout=600).rows
+
+            def client() -> list:
+                with raw.cursor() as cur:
+                    cur.execute(sql)
+                    return cur.fetchmany(1000)
+
+            def server() -> list:
+                with raw.transaction(), raw.cursor(name="cadet_bench") as cur:
+                    cur.execute(sql)
+                    return cur.fetchmany(1000)
+
+            a, b, c = [], [], []
+            for _ in range(reps):
+                for func, acc in ((ours, a), (client, b), (server, c)):
+                    t0 = time.perf_counter()
+                    assert len(func()) == 1000
+                    acc.append(time.perf_counter() - t0)
+            ours_t, client_t, server_t = _median(a), _median(b), _median(c)
+            out.append(
+                Measure(
+                    f"first 1000 of 10^{len(str(n)) - 1} rows, scan (PostgreSQL)",
+                    f"{ours_t * 1e3:,.2f} ms (peak Python {_mb(_peak_python(ours))})",
+                    f"{server_t * 1e3:,.2f} ms server-side cursor; {client_t * 1e3:,.2f} ms "
+                    f"client cursor (peak Python {_mb(_peak_python(client))})",
+                    f"{ours_t / server_t:.2f}x / {ours_t / client_t:.2f}x",
+                    "reported",
+                    None,
+                )
+            )
+    finally:
+        conn.exec_driver_sql("DROP TABLE IF EXISTS big_pg")
+        conn.close()
+        engine.dispose()
+    out[0].notes.append(
+        "PostgreSQL fetch: the runner (`BEGIN READ ONLY`, `SET LOCAL statement_timeout`, "
+        "`… LIMIT 1001`, `ROLLBACK`) against psycopg 3 on the same connection: a named "
+        "(server-side) cursor's `fetchmany(1000)` in a transaction, and a plain cursor, which "
+        f"transfers the whole result first; {reps} interleaved repetitions, medians; ratios "
+        "against the server-side and the client cursor."
+    )
+    return out
+
+
 def _peak_python(func: Callable[[], Any]) -> int:
     tracemalloc.start()
     try:
@@ -718,6 +796,9 @@ def run_all(quick: bool = False, pg: bool = True) -> list[Measure]:
     sizes = (10**3, 10**4) if quick else (10**5, 10**7)
     measures += fetch_first_rows(sizes, reps=3 if quick else 15)
     with _pg() if pg else contextlib.nullcontext() as url:
+        if url is not None:
+            pg_sizes = (10**3, 10**4) if quick else (10**5, 10**6)
+            measures += fetch_first_rows_pg(url, pg_sizes, reps=1 if quick else 7)
         measures += cancellation(0.3 if quick else 1.0, reps=1 if quick else 3, pg_url=url)
     measures += load_ext(1 if quick else 7)
     measures += large_catalog(30 if quick else 1000, reps=2 if quick else 5)

@@ -59,3 +59,9 @@ def test_linking_recall(spider):
 
 def test_machine_details():
     assert "cores" in perf.machine_details()
+
+
+def test_fetch_first_rows_pg(pg_url):
+    measures = perf.fetch_first_rows_pg(pg_url, (1500, 3000), reps=1)
+    _check(measures)
+    assert len(measures) == 2
