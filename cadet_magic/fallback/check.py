@@ -536,4 +536,5 @@ def _verdict(issues: list[CodeIssue]) -> CodeCheck:
     text = "; ".join(str(i) for i in unique[:5])
     if len(unique) > 5:
         text += f" (and {len(unique) - 5} more)"
-    return CodeCheck(ok=False, issues=unique, message=f"Refused: {text}.")
+    end = "" if text.endswith((".", "?", "!")) else "."
+    return CodeCheck(ok=False, issues=unique, message=f"Refused: {text}{end}")

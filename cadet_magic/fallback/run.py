@@ -138,8 +138,6 @@ _BLOCKED_PREFIXES = (
     "os.utime",
     "os.putenv",
     "os.unsetenv",
-    "os.listdir",
-    "os.scandir",
     "os.chdir",
     "subprocess.",
     "socket.",
@@ -155,7 +153,6 @@ _BLOCKED_PREFIXES = (
     "glob.",
     "builtins.input",
     "pickle.find_class",
-    "marshal.",
 )
 _MODULE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
 

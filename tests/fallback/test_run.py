@@ -188,3 +188,28 @@ def test_grouped_results_keep_their_keys_as_columns():
     frame = to_frame(df.groupby("k").agg({"v": ["sum", "max"]}))
     assert list(frame.columns) == ["k", "v_sum", "v_max"]
     assert frame.values.tolist() == [["a", 3, 2], ["b", 3, 3]]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "df.agg(n, path_or_buf={path!r})",
+        "df.apply(n, path_or_buf={path!r})",
+        'df.agg(m, expr="amount.to_csv({path!r})")',
+        "df.agg(n, path_or_buf='http://127.0.0.1:9/x')",
+        "df.agg(s, name='t', con='sqlite:///{path}')",
+    ],
+    ids=["agg-to_csv", "apply-to_csv", "eval-to_csv", "to_csv-url", "to_sql"],
+)
+def test_computed_method_names_are_stopped_at_run_time(df, threads, tmp_path, call):
+    """pandas dispatches strings to methods; a name built at run time passes the syntax check,
+    and the audit hook stops what it would do."""
+    path = str(tmp_path / "out.csv")
+    code = (
+        "n = 'to_' + 'csv'\nm = 'ev' + 'al'\ns = 'to_' + 's' + 'ql'\n"
+        f"result = {call.format(path=path)}"
+    )
+    assert fallback_run.check_code(code).ok
+    r = run_code(code, df, timeout=10)
+    assert not r.ok and r.error.type == "PermissionError" and r.error.line == 4
+    assert list(tmp_path.iterdir()) == []
