@@ -231,6 +231,14 @@ FETCH_QUERIES = {
 }
 
 
+def _close_result(con: Any) -> None:
+    """Ends the rest of a streaming result (DuckDB 2.0 ``abort()``), so that its cleanup is
+    counted in the call that left it, not in whatever runs next on the connection."""
+    abort = getattr(con, "abort", None)
+    if abort is not None:
+        abort()
+
+
 def fetch_first_rows(sizes: Sequence[int] = (10**5, 10**7), reps: int = 15) -> list[Measure]:
     """The DuckDB runner's first 1000 rows against ``execute(sql).fetchmany(1000)``."""
     from cadet_magic.db.duckdb import DuckDBRunner
@@ -248,12 +256,16 @@ def fetch_first_rows(sizes: Sequence[int] = (10**5, 10**7), reps: int = 15) -> l
                     return runner.run(sql, limit=1000, timeout=600).rows
 
                 def bare(con: Any = con, sql: str = sql) -> list:
-                    return con.execute(sql).fetchmany(1000)
+                    rows = con.execute(sql).fetchmany(1000)
+                    _close_result(con)
+                    return rows
 
                 limited_sql = add_limit(sql, "duckdb", 1001)
 
                 def limited(con: Any = con, sql: str = limited_sql) -> list:
-                    return con.execute(sql).fetchmany(1001)
+                    rows = con.execute(sql).fetchmany(1001)
+                    _close_result(con)
+                    return rows
 
                 assert len(ours()) == len(bare()) == min(1000, n)
                 a, b, c = [], [], []
@@ -317,7 +329,9 @@ def fetch_first_rows(sizes: Sequence[int] = (10**5, 10**7), reps: int = 15) -> l
         + f" on a DuckDB file table; runner = `DuckDBRunner.run(sql, limit=1000, timeout=600)` "
         "(row limit pushed into the SQL with `add_limit`, a transaction of its own that is "
         "rolled back, a deadline on the watchdog thread); baseline = "
-        f"`con.execute(sql).fetchmany(1000)`. {reps} interleaved repetitions "
+        "`con.execute(sql).fetchmany(1000)` then `con.abort()` (DuckDB 2.0 keeps the unread rest "
+        "of a streaming result until then; without it, its cleanup lands in the next statement "
+        f"on the connection, whichever path that is). {reps} interleaved repetitions "
         f"({max(3, reps // 5)} for the sort of the largest table); medians. Peak Python memory with tracemalloc; "
         "RSS growth (psutil) of one call in a warm process."
     )
