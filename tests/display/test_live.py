@@ -10,6 +10,10 @@ from cadet_magic.llm import ScriptedModel
 from cadet_magic.magic import Message
 from tests.display.results import CORRECTED, REPLIES, sqlite_shop
 
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Traits should be given as instances:DeprecationWarning"  # ipylab 1.1
+)
+
 
 class Handle:
     """Records what a display handle was shown."""

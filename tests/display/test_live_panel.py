@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Traits should be given as instances:DeprecationWarning"  # ipylab 1.1
+)
+
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
