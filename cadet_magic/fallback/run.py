@@ -12,8 +12,13 @@ model's code, which needs no threads or signals and so works in Pyodide
 threads exist (CPython kernels) the code therefore runs in a worker thread that the caller stops
 waiting for shortly after the deadline: a long numpy/pandas call that releases the GIL (as many
 of their kernels do) then no longer holds the cell; the abandoned thread finishes on its own and
-its result is discarded. A call that keeps the GIL is only stopped when it returns. While the code runs, an audit hook refuses file writes, reads outside the
-Python installation, processes and sockets: a second line of defence behind the syntax check.
+its result is discarded. A call that keeps the GIL is only stopped when it returns.
+
+While the code runs (and only then), an audit hook refuses file writes, reads and directory
+listings outside the Python installation, processes, sockets and database connections: a second
+line of defence behind the syntax check, for what the check cannot see (pandas dispatching a
+method name built at run time, ``df.agg("to_" + "csv", ...)``). The hook is installed once per
+process (audit hooks cannot be removed) and does nothing outside the fallback's code.
 
 Errors come back as :class:`CodeError` (kind, exception type, message, line of the model's
 code), never as a traceback.
@@ -159,13 +164,19 @@ _MODULE_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pyd", ".pth")
 
 @functools.lru_cache(maxsize=1)
 def _library_dirs() -> tuple[str, ...]:
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/share/zoneinfo", "/usr/lib"}
+    """Folders of the Python installation and its packages (never the file-system root)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= {os.path.dirname(os.__file__), "/usr/share/zoneinfo"}
     for name in ("pandas", "numpy"):
         module = sys.modules.get(name)
         path = getattr(module, "__file__", None)
         if path:
             dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(path))))
-    return tuple(os.path.join(os.path.abspath(d), "") for d in dirs if d)
+    full = {os.path.join(os.path.abspath(d), "") for d in dirs if d}
+    return tuple(sorted(d for d in full if d != os.path.join(os.path.abspath(os.sep), "")))
 
 
 def _open_allowed(path: Any, mode: Any) -> bool:
@@ -178,7 +189,28 @@ def _open_allowed(path: Any, mode: Any) -> bool:
     if not isinstance(path, str):
         return False
     full = os.path.abspath(path)
-    return full.endswith(_MODULE_SUFFIXES) or full.startswith(_library_dirs())
+    if full.startswith(_library_dirs()):
+        return True
+    # Modules imported from the other sys.path entries (the notebook's folder, ...).
+    return full.endswith(_MODULE_SUFFIXES) and full.startswith(_path_entries())
+
+
+def _path_entries() -> tuple[str, ...]:
+    return tuple(
+        os.path.join(os.path.abspath(p or "."), "") for p in sys.path if isinstance(p, str)
+    )
+
+
+def _listing_allowed(path: Any) -> bool:
+    """Directory listings the import system needs: sys.path entries and library folders."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if path is None or path == "":
+        path = "."
+    if not isinstance(path, str):
+        return False
+    full = os.path.join(os.path.abspath(path), "")
+    return full in _path_entries() or full.startswith(_library_dirs())
 
 
 def _audit(event: str, args: tuple) -> None:
@@ -188,6 +220,10 @@ def _audit(event: str, args: tuple) -> None:
         path, mode = (args + (None, None))[:2]
         if not _open_allowed(path, mode):
             raise PermissionError(f"the fallback code may not open files ({path!r})")
+    elif event in ("os.listdir", "os.scandir"):
+        path = args[0] if args else None
+        if not _listing_allowed(path):
+            raise PermissionError(f"the fallback code may not list directories ({path!r})")
     elif event.startswith(_BLOCKED_PREFIXES):
         raise PermissionError(
             f"the fallback code may not reach files, the network or processes ({event})"

@@ -213,3 +213,16 @@ def test_computed_method_names_are_stopped_at_run_time(df, threads, tmp_path, ca
     r = run_code(code, df, timeout=10)
     assert not r.ok and r.error.type == "PermissionError" and r.error.line == 4
     assert list(tmp_path.iterdir()) == []
+
+
+def test_directory_listings_are_refused_while_the_code_runs(df, threads):
+    import os
+
+    plain = fallback_run.safe_builtins
+    try:
+        fallback_run.safe_builtins = lambda: {**plain(), "listdir": os.listdir}
+        r = run_code("result = listdir('/')", df, timeout=5)
+    finally:
+        fallback_run.safe_builtins = plain
+    assert not r.ok and r.error.type == "PermissionError"
+    assert os.listdir("/")  # outside the fallback, as usual
