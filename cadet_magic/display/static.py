@@ -117,9 +117,13 @@ def attempt_title(a: Attempt) -> str:
 def attempt_body_html(a: Attempt) -> str:
     """An attempt's details: SQL (or pandas code), the check's verdict, error, feedback, diff, timings."""
     parts = []
+    labelled = bool(a.code)  # the fallback's SELECT and pandas code, told apart
     if a.sql:
+        if labelled:
+            parts.append("<div class='cadet-row cadet-label'>Simple SELECT:</div>")
         parts.append(code_html(a.sql))
     if a.code:
+        parts.append("<div class='cadet-row cadet-label'>pandas code:</div>")
         parts.append(code_html(a.code, "python", "cadet-code"))
     check_cls = "cadet-bad" if a.outcome == "refused" else "cadet-muted"
     parts.append(
@@ -232,11 +236,10 @@ def fallback_html(result: AskResult, attempts_open_last: bool = True) -> str:
     )
     parts = [
         f"<div class='cadet-fallback-banner'>{escape(banner)}</div><div class='cadet-fallback'>",
-        fallback_summary_html(fb),
     ]
     for i, a in enumerate(fb.attempts):
         parts.append(_attempt_html(a, open_=attempts_open_last and i == len(fb.attempts) - 1))
-    parts.append("</div>")
+    parts += [fallback_summary_html(fb), "</div>"]
     return "".join(parts)
 
 
