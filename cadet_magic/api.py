@@ -25,6 +25,7 @@ def ask(
     schema_budget: int | None = 6000,
     on_event: Callable[[Event], None] | None = None,
     namespace: dict | None = None,
+    code_runner: Callable[..., Any] | None = None,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -37,10 +38,16 @@ def ask(
         max_attempts: SQL attempts at most (each retry gets targeted feedback).
         row_limit: rows fetched at most; ``result.truncated`` says whether more existed.
         timeout: seconds a query may run before the engine is stopped.
-        fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing.
+        fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing
+            (every SQL attempt failed on an error a rewrite could fix); ``result.answered_by``
+            says ``"fallback"`` when it answered, ``result.fallback`` holds its SQL, code,
+            result and attempts.
         schema_budget: characters of schema in the prompt; large schemas are linked to the
             question's tables within it (None: the whole schema).
         on_event: called after every step, for live displays.
+        namespace: the notebook's variables, for a model given by variable name.
+        code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...)``
+            (default :func:`cadet_magic.fallback.run.run_code`: checked, fresh namespace).
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -64,6 +71,7 @@ def ask(
         row_limit=row_limit,
         timeout=timeout,
         fallback=fallback,
+        code_runner=code_runner,
         schema_budget=schema_budget,
         on_event=on_event,
         model_label=model_label(chat_model, model if isinstance(model, str) else None),

@@ -1,7 +1,9 @@
 """The portable self-correcting agent: stdlib, sqlglot and sqlparse only.
 
-Nothing here imports IPython, pandas, SQLAlchemy, LangChain, database drivers or
-threads, so the same code runs in JupyterLite's Pyodide kernel.
+Nothing here imports IPython, pandas, SQLAlchemy, LangChain or database drivers, so the
+same code runs in JupyterLite's Pyodide kernel. Only the fallback's code runner imports
+pandas, and only when it runs code (in a worker thread on CPython, in the same thread on
+Pyodide).
 """
 
 from cadet_magic.agent.run import Event, run_agent
