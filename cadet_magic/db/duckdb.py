@@ -1,7 +1,7 @@
 """Runner for DuckDB connections (edge: imports nothing from duckdb at module import).
 
-The query runs in its own transaction that is always rolled back, which also
-clears DuckDB 2.0's aborted-transaction state after a failure. The watchdog thread
+The query runs on a sibling cursor in its own transaction that is always rolled
+back, so the user's connection (and any transaction it has open) is never touched. The watchdog thread
 calls ``interrupt()`` at the deadline; a KeyboardInterrupt does the same.
 """
 
@@ -43,24 +43,22 @@ class DuckDBRunner:
         self.connection = connection
         self.label = label
 
-    def _begin(self) -> tuple[Any, bool]:
-        """The connection to run on and whether we opened (and must roll back) its transaction."""
-        con = self.connection
-        # Inside an explicit transaction txid_current() stays the same; a failing BEGIN would
-        # abort the user's transaction on DuckDB 2.0, so look before starting ours.
-        first = con.execute("SELECT txid_current()").fetchone()
-        if con.execute("SELECT txid_current()").fetchone() != first:
-            con.execute("BEGIN TRANSACTION")
-            return con, True
-        # The user has a transaction open: leave it alone and use a sibling connection.
-        cur = con.cursor()
+    def _begin(self) -> Any:
+        """A sibling cursor of the user's connection, inside a transaction we roll back.
+
+        A cursor is a second connection to the same database (about 5 µs to open): the
+        user's connection, its open transaction and its DuckDB 2.0 aborted state are never
+        touched, and the query sees exactly what the schema read (also on a cursor) saw:
+        the committed catalog, not the user's temporary tables.
+        """
+        cur = self.connection.cursor()
         cur.execute("BEGIN TRANSACTION")
-        return cur, True
+        return cur
 
     def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
         from cadet_magic.sql.limit import add_limit
 
-        con, owns = self._begin()
+        con = self._begin()
         fired = threading.Event()
         guard = threading.Lock()
         done = False
@@ -97,10 +95,8 @@ class DuckDBRunner:
                 done = True
             timer.cancel()
             restore()
-            if owns:
-                _rollback(con)
-            if con is not self.connection:
-                con.close()
+            _rollback(con)
+            con.close()
         return RunResult(columns, rows[:limit], len(rows) > limit, time.perf_counter() - t0, sql)
 
     def schema(self) -> Schema:
