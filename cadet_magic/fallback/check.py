@@ -19,7 +19,12 @@ The code the model writes for the fallback must only compute an answer from ``df
 * ``DataFrame.eval``/``query`` and ``pd.eval`` only called directly with a literal string that
   stays inside the frame: no ``@`` references, no dunders, and the same rules inside;
 * strings passed to calls may not name a banned method (``df.agg("to_pickle")`` dispatches by
-  name) nor contain ``__`` (``"{0.__class__}".format(df)``);
+  name) nor contain ``__``; what ``agg``/``aggregate``/``apply``/``transform`` (and ``aggfunc=``)
+  receive must be visible in the code: a literal, a lambda, a ``def``, a builtin or a ``pd``/``np``
+  function, or a container of those, never a string computed at run time
+  (``df.agg("ev" + "al", ...)``), and those methods are only called directly;
+* ``.format``/``.format_map`` only on a literal string whose fields read no attributes or items
+  (``"{0.f_back}".format(x)`` walks objects);
 * attributes may only be assigned for ``columns``, ``index``, ``name`` and ``names``, and never
   on ``pd``/``np`` (that would change pandas for the whole kernel);
 * no bare ``except:`` and no ``finally:`` (both could keep running past the time limit).
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import re
+import string
 from dataclasses import dataclass, field
 
 #: Longest program the check accepts (characters).
@@ -173,8 +179,10 @@ BANNED_ATTRS = frozenset(
         "testing",
         "plotting",
         "extensions",
-        # plotting writes files
+        # plotting and styling write files and run format strings
         "plot",
+        "style",
+        "open",
         "hist",
         "boxplot",
         "savefig",
@@ -204,8 +212,17 @@ ASSIGNABLE_ATTRS = frozenset({"columns", "index", "name", "names"})
 #: Methods whose string argument is code evaluated by pandas.
 EXPRESSION_METHODS = frozenset({"eval", "query"})
 
+#: Methods that call what they are given, dispatching a string to the method of that name.
+DISPATCH_METHODS = frozenset({"agg", "aggregate", "apply", "transform", "applymap"})
+
+#: Functions whose ``aggfunc`` is dispatched the same way.
+AGGFUNC_CALLS = frozenset({"pivot_table", "crosstab", "NamedAgg", "pivot"})
+
 #: Method names pandas dispatches to by string (``df.agg("name")``) that must never be named.
-BANNED_STRINGS = frozenset({"eval", "query", "exec", "open"})
+BANNED_STRINGS = frozenset({"eval", "query", "exec", "open", "pipe", *DISPATCH_METHODS})
+
+#: String methods that read attributes named inside the string (``"{0.attr}".format(x)``).
+FORMAT_METHODS = frozenset({"format", "format_map"})
 
 _WHY_IO = (
     "reads or writes files, the network or the clipboard; compute the answer in memory from df"
@@ -313,6 +330,11 @@ class _Checker(ast.NodeVisitor):
         self.line_offset = line_offset
         self.fixed_line = fixed_line
         self.module_aliases: set[str] = {"pd", "np"}
+        self.bindings = _Bindings()
+
+    def visit_Module(self, node: ast.Module) -> None:
+        self.bindings = _Bindings.of(node)
+        self.generic_visit(node)
 
     def add(self, node: ast.AST | None, code: str, message: str) -> None:
         line = self.fixed_line
@@ -422,6 +444,12 @@ class _Checker(ast.NodeVisitor):
                 "expression",
                 f"`.{node.attr}` may only be called directly, with a literal string",
             )
+        elif node.attr in DISPATCH_METHODS and id(node) not in self.called:
+            self.add(node, "dispatch", f"`.{node.attr}` may only be called directly")
+        elif node.attr in FORMAT_METHODS:
+            problem = _format_problem(node.value)
+            if problem:
+                self.add(node, "format", f"`.{node.attr}`: {problem}")
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
@@ -433,6 +461,7 @@ class _Checker(ast.NodeVisitor):
         self.called.add(id(func))
         if isinstance(func, ast.Attribute) and func.attr in EXPRESSION_METHODS:
             self._expression_call(node, func.attr)
+        self._dispatch_call(node)
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             for sub in ast.walk(arg):
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
@@ -446,6 +475,33 @@ class _Checker(ast.NodeVisitor):
                             f"the string {sub.value!r} names a method that is not allowed",
                         )
         self.generic_visit(node)
+
+    def _dispatch_call(self, node: ast.Call) -> None:
+        """What agg/apply/transform and ``aggfunc=`` receive must be visible in the code."""
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        given: list[ast.expr] = []
+        if name in DISPATCH_METHODS:
+            given += node.args[:1]
+            given += [k.value for k in node.keywords if k.arg in ("func", "arg")]
+            # named aggregation: total=("amount", "sum")
+            given += [
+                k.value
+                for k in node.keywords
+                if k.arg not in ("func", "arg", "args") and isinstance(k.value, ast.Tuple)
+            ]
+        if name in AGGFUNC_CALLS:
+            given += [k.value for k in node.keywords if k.arg == "aggfunc"]
+            if name == "NamedAgg":
+                given += node.args[1:2]
+        for value in given:
+            if not self.bindings.static(value):
+                self.add(
+                    value,
+                    "dispatch",
+                    f"`{name}` must be given a function, a lambda or a literal name (or a list or "
+                    "dict of those), not a value computed at run time",
+                )
 
     def _expression_call(self, node: ast.Call, method: str) -> None:
         """``df.query(...)``, ``df.eval(...)``, ``pd.eval(...)``: literal, frame-only strings."""
@@ -491,6 +547,97 @@ class _Checker(ast.NodeVisitor):
             self.issues.append(
                 CodeIssue(issue.line, issue.code, f"in the `.{method}()` string: {issue.message}")
             )
+
+
+def _format_problem(receiver: ast.expr) -> str | None:
+    """Why ``receiver.format`` is refused: not a literal, or fields that walk attributes/items."""
+    if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
+        return "only on a literal string"
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(receiver.value) if f]
+    except ValueError:
+        return "the format string does not parse"
+    if any("." in f or "[" in f for f in fields):
+        return "format fields may not read attributes or items ({0.x}, {0[k]})"
+    return None
+
+
+class _Bindings:
+    """Where each name of a program gets its value: assignments, ``def``s, other bindings."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[ast.expr]] = {}
+        self.functions: set[str] = set()
+        self.opaque: set[str] = set()  # loop targets, parameters, with/except names, ...
+
+    @classmethod
+    def of(cls, tree: ast.AST) -> _Bindings:
+        b = cls()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                b.functions.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    b._bind(target, node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                b._bind(node.target, node.value)
+            elif isinstance(node, ast.NamedExpr):
+                b._bind(node.target, node.value)
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+                b._opaque(node.target)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                b._opaque(node.optional_vars)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                b.opaque.add(node.name)
+            elif isinstance(node, ast.arg):
+                b.opaque.add(node.arg)
+        return b
+
+    def _bind(self, target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self.values.setdefault(target.id, []).append(value)
+        else:
+            self._opaque(target)
+
+    def _opaque(self, target: ast.expr) -> None:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                self.opaque.add(node.id)
+
+    def static(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``node`` is visibly a literal, a function or a container of those."""
+        if isinstance(node, (ast.Constant, ast.Lambda)):
+            return True
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name in self.opaque or name in seen:
+                return False
+            if name in self.values:
+                return all(self.static(v, seen | {name}) for v in self.values[name])
+            return True  # a def, a builtin, df, pd or np
+        if isinstance(node, ast.Attribute):
+            root = _root_name(node)
+            return root is not None and root not in self.values and root not in self.opaque
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return all(self.static(e, seen) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return all(self.static(v, seen) for v in node.values)
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return self.static(node.elt, seen)
+        if isinstance(node, ast.DictComp):
+            return self.static(node.value, seen)
+        if isinstance(node, ast.IfExp):
+            return self.static(node.body, seen) and self.static(node.orelse, seen)
+        if isinstance(node, ast.Call):
+            root = _root_name(node.func)
+            return (
+                isinstance(node.func, ast.Attribute)
+                and root in ("pd", "np")
+                and root not in self.values
+                and all(self.static(a, seen) for a in node.args)
+                and all(self.static(k.value, seen) for k in node.keywords)
+            )
+        return False
 
 
 def check_code(code: str) -> CodeCheck:

@@ -100,5 +100,6 @@ def test_the_check_is_standard_library_only():
         "from __future__ import annotations",
         "import ast",
         "import re",
+        "import string",
         "from dataclasses import dataclass, field",
     ]

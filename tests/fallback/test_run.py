@@ -201,15 +201,17 @@ def test_grouped_results_keep_their_keys_as_columns():
     ],
     ids=["agg-to_csv", "apply-to_csv", "eval-to_csv", "to_csv-url", "to_sql"],
 )
-def test_computed_method_names_are_stopped_at_run_time(df, threads, tmp_path, call):
-    """pandas dispatches strings to methods; a name built at run time passes the syntax check,
-    and the audit hook stops what it would do."""
+def test_computed_method_names_are_stopped_at_run_time(df, threads, tmp_path, call, monkeypatch):
+    """pandas dispatches strings to methods. The check refuses names built at run time; were
+    one to slip past it, the audit hook stops what it would do."""
     path = str(tmp_path / "out.csv")
     code = (
         "n = 'to_' + 'csv'\nm = 'ev' + 'al'\ns = 'to_' + 's' + 'ql'\n"
         f"result = {call.format(path=path)}"
     )
-    assert fallback_run.check_code(code).ok
+    verdict = fallback_run.check_code(code)
+    assert not verdict.ok and verdict.issues[0].code == "dispatch"
+    monkeypatch.setattr(fallback_run, "check_code", lambda code: fallback_run.CodeCheck(True))
     r = run_code(code, df, timeout=10)
     assert not r.ok and r.error.type == "PermissionError" and r.error.line == 4
     assert list(tmp_path.iterdir()) == []
