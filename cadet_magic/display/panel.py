@@ -340,6 +340,11 @@ class AskPanel:
         if sql:
             self.actions.sql = sql
             self.actions.layout.display = ""
+            if answered_by_fallback(result):
+                self.actions.status = (
+                    "The answer was computed by pandas: these buttons give the fallback's "
+                    "simple SELECT."
+                )
 
     def shown_attempts(self) -> int:
         """How many attempt sections the panel shows (both phases)."""

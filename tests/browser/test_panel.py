@@ -147,6 +147,7 @@ def test_panel_in_jupyterlab(lab):
         open_ = panel.locator(".cadet-attempts > .jupyter-widget-Collapse-open").count()
         if fallback.count() and fallback.first.is_visible():
             assert "fallback" in fallback.first.inner_text().lower()
+            _shot(page, "panel-fallback-light.png", top=panel)
             assert open_ == 0  # SQL attempts collapsed; the fallback's own is open
         else:
             assert open_ == 1  # compact: only the last attempt open

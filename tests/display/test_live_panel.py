@@ -150,7 +150,7 @@ def test_real_fallback_run_from_recorded_events():
     body = html_text(p.fallback_attempts.children[0].value)
     assert SIMPLE in body and "sort_values" in body and "pandas code" in body
     assert "from the fallback" in html_text(p.answer.value) and "Bob" in p.answer.value
-    assert p.actions.sql == SIMPLE
+    assert p.actions.sql == SIMPLE and "simple SELECT" in p.actions.status
     p.close()
 
 
