@@ -186,8 +186,13 @@ BANNED_ATTRS = frozenset(
         "hist",
         "boxplot",
         "savefig",
+        "fromtextfile",
+        "recfromcsv",
+        "recfromtxt",
         # global state of the user's pandas/numpy
         "options",
+        "set_eng_float_format",
+        "seed",
         "set_option",
         "reset_option",
         "describe_option",
@@ -275,9 +280,14 @@ def attr_problem(attr: str) -> tuple[str, str] | None:
         return "io", _WHY_IO
     if attr in {"options", "set_option", "reset_option", "describe_option", "show_versions"}:
         return "global_state", _WHY_GLOBAL
-    if attr in {"set_printoptions", "seterr", "seterrcall", "setbufsize"} or attr.startswith(
-        "register_"
-    ):
+    if attr in {
+        "set_printoptions",
+        "seterr",
+        "seterrcall",
+        "setbufsize",
+        "set_eng_float_format",
+        "seed",
+    } or attr.startswith("register_"):
         return "global_state", _WHY_GLOBAL
     if attr in {
         "os",
@@ -589,6 +599,10 @@ class _Bindings:
                 b._opaque(node.optional_vars)
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 b.opaque.add(node.name)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                b.opaque.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                b.opaque.add(node.rest)
             elif isinstance(node, ast.arg):
                 b.opaque.add(node.arg)
         return b
