@@ -320,8 +320,16 @@ def _execute(code: Any, namespace: dict, timeout: float) -> CodeError | None:
     import threading
 
     worker = threading.Thread(target=execution.run, name="cadet-fallback", daemon=True)
-    worker.start()
-    worker.join(timeout + GRACE)
+    try:
+        worker.start()
+    except RuntimeError:  # no thread can be started here: the tracer alone keeps the limit
+        execution.run()
+        return execution.error
+    try:
+        worker.join(timeout + GRACE)
+    except KeyboardInterrupt:
+        execution.deadline = float("-inf")  # the worker stops at its next line or call
+        raise
     if not execution.finished:
         return CodeError(
             "timeout",

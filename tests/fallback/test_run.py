@@ -228,3 +228,16 @@ def test_directory_listings_are_refused_while_the_code_runs(df, threads):
         fallback_run.safe_builtins = plain
     assert not r.ok and r.error.type == "PermissionError"
     assert os.listdir("/")  # outside the fallback, as usual
+
+
+def test_no_thread_available_falls_back_to_the_tracer(df, monkeypatch):
+    import threading as th
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(fallback_run, "USE_THREADS", True)
+    monkeypatch.setattr(th.Thread, "start", refuse)
+    r = run_code("while True:\n    pass", df, timeout=0.3)
+    assert not r.ok and r.error.kind == "timeout"
+    assert run_code("result = len(df)", df, timeout=5).ok
