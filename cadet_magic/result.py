@@ -87,7 +87,8 @@ class AskResult:
         ok: whether an answer came back.
         sql: the SQL that produced the answer (None when none did); the fallback's simple
             SELECT when the fallback answered.
-        df: the answer as a pandas DataFrame where pandas exists (else None; see ``rows``).
+        df: the answer as a pandas DataFrame where pandas exists (else None; see ``rows``);
+            when the fallback answered, its result (cut at the row limit, see ``truncated``).
         columns, rows: the answer as plain data.
         truncated: more rows existed than the row limit fetched.
         attempts: every SQL attempt, in order (the fallback's are in ``fallback.attempts``).
