@@ -230,7 +230,8 @@ def _audit(event: str, args: tuple) -> None:
         )
 
 
-def _install_hook() -> None:
+def install_audit_hook() -> None:
+    """Installs the audit hook once per process; it acts only while fallback code runs."""
     global _HOOKED
     if not _HOOKED:
         sys.addaudithook(_audit)
@@ -312,7 +313,20 @@ class _Execution:
         )
 
 
-def _execute(code: Any, namespace: dict, timeout: float) -> CodeError | None:
+def execute_checked(code: Any, namespace: dict, timeout: float) -> CodeError | None:
+    """Runs compiled, already checked code in ``namespace`` under the deadline.
+
+    The layer below :func:`run_code`, needing neither pandas nor numpy (call
+    :func:`install_audit_hook` first for the run-time refusals): compile the code
+    under :data:`FILENAME` so its lines are traced and reported. On Pyodide (no threads) it
+    runs in the calling thread; elsewhere in a worker thread waited for until the deadline
+    plus :data:`GRACE`.
+
+    Example:
+        >>> code = compile("n = 0\\nwhile True:\\n    n += 1", FILENAME, "exec")
+        >>> execute_checked(code, {"__builtins__": safe_builtins()}, 0.2).kind
+        'timeout'
+    """
     execution = _Execution(code, namespace, timeout)
     if not USE_THREADS:
         execution.run()
@@ -451,11 +465,11 @@ def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
             check=verdict,
             elapsed=time.perf_counter() - t0,
         )
-    _install_hook()
+    install_audit_hook()
     compiled = compile(code, FILENAME, "exec", dont_inherit=True)
     data = df.copy() if hasattr(df, "copy") else df
     namespace: dict[str, Any] = {"__builtins__": safe_builtins(), "df": data, "pd": pd, "np": np}
-    error = _execute(compiled, namespace, timeout)
+    error = execute_checked(compiled, namespace, timeout)
     if error is not None:
         return CodeRun(ok=False, error=error, check=verdict, elapsed=time.perf_counter() - t0)
     if "result" not in namespace:

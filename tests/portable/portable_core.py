@@ -256,11 +256,11 @@ def fallback_check() -> dict:
 
 
 def fallback_guards() -> dict:
-    """The code runner's time limit and audit hook, without pandas (private helpers of
-    ``cadet_magic.fallback.run``; reported as missing, not failed, if they are renamed)."""
+    """The code runner's time limit and audit hook, without pandas (``execute_checked``, the
+    layer of ``cadet_magic.fallback.run`` below ``run_code``)."""
     from cadet_magic.fallback import run as fallback_run
 
-    needed = ("_execute", "_install_hook", "safe_builtins", "FILENAME", "USE_THREADS")
+    needed = ("execute_checked", "install_audit_hook", "safe_builtins", "FILENAME", "USE_THREADS")
     missing = [n for n in needed if not hasattr(fallback_run, n)]
     if missing:
         return {"available": False, "missing": missing}
@@ -269,10 +269,10 @@ def fallback_guards() -> dict:
         namespace = {"__builtins__": fallback_run.safe_builtins(), **extra}
         compiled = compile(code, fallback_run.FILENAME, "exec", dont_inherit=True)
         t = time.perf_counter()
-        error = fallback_run._execute(compiled, namespace, timeout)
+        error = fallback_run.execute_checked(compiled, namespace, timeout)
         return (None if error is None else f"{error.kind}: {error}"), time.perf_counter() - t
 
-    fallback_run._install_hook()
+    fallback_run.install_audit_hook()
     loop_error, loop_seconds = execute("n = 0\nwhile True:\n    n += 1", {}, 0.3)
     list_error, _ = execute("result = listdir('/')", {"listdir": os.listdir}, 5)
     return {
