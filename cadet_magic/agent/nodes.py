@@ -30,7 +30,7 @@ from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.simple import check_simple_select
-from cadet_magic.sql.validate import Validation, validate_sql
+from cadet_magic.sql.validate import Validation, renamed_functions, validate_sql
 
 log = logging.getLogger("cadet_magic")
 
@@ -73,13 +73,13 @@ def call_model(model: Any, messages: list[tuple[str, str]]) -> str:
 
 
 def read_schema(state: AskState, ctx: Context) -> dict:
-    """Reads the schema once per question."""
+    """Takes the schema once per question (the runners cache it per connection)."""
     try:
         schema = ctx.schema if ctx.schema is not None else ctx.runner.schema()
     except Exception as e:  # noqa: BLE001 - the attempt will meet (and diagnose) the same error
         log.warning("[schema] could not be read: %s", _error_text(e))
         schema = Schema()
-    log.info("[schema] %d table(s) read once for this question", len(schema.tables))
+    log.info("[schema] %d table(s)", len(schema.tables))
     return {
         "schema": schema,
         "schema_text": link(schema, state["question"], ctx.schema_budget).text,
@@ -208,9 +208,29 @@ def diagnose(state: AskState, ctx: Context) -> dict:
         )
     else:
         diagnosis = diagnose_error(
-            state["error"], sql=state["sql"], dialect=state["dialect"], schema=state["schema"]
+            _as_written(state["error"], state["sql"], state["dialect"]),
+            sql=state["sql"],
+            dialect=state["dialect"],
+            schema=state["schema"],
         )
     return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
+
+
+def _as_written(error: Any, sql: str, dialect: str | None) -> Any:
+    """The engine's error naming functions as the model wrote them, not as they ran.
+
+    Example:
+        >>> _as_written("no such function: PERCENTILE_CONT", "SELECT median(x) FROM t", "sqlite")
+        'no such function: MEDIAN'
+    """
+    import re
+
+    text = str(error)
+    for run_as, written in renamed_functions(sql, dialect).items():
+        pattern = re.compile(rf"\b{re.escape(run_as)}\b", re.IGNORECASE)
+        if pattern.search(text):
+            text = pattern.sub(written, text)
+    return error if text == str(error) else text
 
 
 def _diagnose_fallback(state: AskState) -> Diagnosis:

@@ -189,10 +189,18 @@ _REASONS = {
 }
 
 
+def _shorten(text: str, width: int = 200) -> str:
+    """The first line of ``text``, cut at a word boundary with an ellipsis when too long."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    if len(line) <= width:
+        return line
+    cut = line[:width].rsplit(" ", 1)[0] if " " in line[:width] else line[:width]
+    return cut.rstrip(" ,;:") + " …"
+
+
 def _attempt_line(a: Attempt, label: str) -> str:
     what = a.category or a.outcome
-    error = (a.error or "").strip().splitlines()[0][:200] if (a.error or "").strip() else ""
-    return f"  {label} {a.number}: {what}: {error}".rstrip(": ")
+    return f"  {label} {a.number}: {what}: {_shorten(a.error or '')}".rstrip(": ")
 
 
 def failure_message(result: AskResult) -> str:

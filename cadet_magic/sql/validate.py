@@ -539,3 +539,40 @@ def validate_sql(sql: str, dialect: str | None, tables: Iterable[str] | None = N
             sql,
         )
     return Validation(True, [], text)
+
+
+def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
+    """Functions the checked SQL spells differently from the model: ``{RUN_AS: WRITTEN}``.
+
+    What runs is regenerated from the checked tree, and sqlglot writes some functions in the
+    dialect's own spelling (``median(x)`` becomes ``PERCENTILE_CONT(x, 0.5)`` for SQLite). When
+    the engine then rejects a function, the diagnosis names the one the model wrote.
+
+    Example:
+        >>> renamed_functions("SELECT median(amount) FROM orders", "sqlite")
+        {'PERCENTILE_CONT': 'MEDIAN'}
+        >>> renamed_functions("SELECT max(amount) FROM orders", "sqlite")
+        {}
+    """
+    read = resolve_dialect(dialect)
+    try:
+        with _quiet_sqlglot():
+            trees = parse_statements(sql, read)
+    except Exception:  # noqa: BLE001 - nothing parsed, nothing renamed
+        return {}
+    written = sql.upper()
+    renamed: dict[str, str] = {}
+    for tree in trees:
+        for node in tree.find_all(exp.Func):
+            if isinstance(node, exp.Anonymous):
+                continue
+            try:
+                with _quiet_sqlglot():
+                    text = node.sql(dialect=read, comments=False)
+            except Exception:  # noqa: BLE001
+                continue
+            head = text.split("(", 1)[0].strip().upper()
+            name = node.sql_name().upper()
+            if head and head.replace("_", "").isalnum() and head != name and head not in written:
+                renamed[head] = name
+    return renamed

@@ -125,3 +125,18 @@ def test_large_schema_is_linked_within_the_budget():
     assert r.ok and "invoices(" in system
     schema_part = system.split("<schema>")[1].split("</schema>")[0]
     assert len(schema_part.strip()) <= 2000
+
+
+def test_feedback_names_the_function_the_model_wrote_not_its_regenerated_spelling(con):
+    # The checked SQL is regenerated: median(x) runs as PERCENTILE_CONT(x, 0.5) on SQLite.
+    r, model, _ = run(
+        con,
+        sql_reply("SELECT median(amount) AS m FROM orders"),
+        sql_reply("SELECT avg(amount) AS m FROM orders"),
+        fallback=False,
+    )
+    first = r.attempts[0]
+    assert first.category == "function_not_found"
+    assert "PERCENTILE_CONT" in first.error  # the engine's own message, unchanged
+    assert '"MEDIAN"' in first.feedback and "PERCENTILE_CONT" not in first.feedback
+    assert r.ok and len(model.prompts) == 2
