@@ -116,6 +116,22 @@ def test_reads_run_and_truncate(engine):
     assert r.rows == [(1,), (2,)] and not r.truncated
 
 
+def test_large_results_stop_at_the_limit(engine):
+    """Streamed (no ORDER BY) and sorted: exactly ``limit`` rows, the first ones, truncated."""
+    runner, state, alive = engine
+    series = {
+        "duckdb": "SELECT range AS n FROM range(200000)",
+        "sqlite": "WITH RECURSIVE c(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM c "
+        "WHERE n < 199999) SELECT n FROM c",
+        "postgres": "SELECT n FROM generate_series(0, 199999) AS s(n)",
+    }[runner.dialect]
+    r = runner.run(series, limit=1000, timeout=30)
+    assert len(r.rows) == 1000 and r.truncated
+    r = runner.run(f"SELECT n FROM ({series}) AS t ORDER BY n DESC", limit=3, timeout=30)
+    assert r.rows == [(199999,), (199998,), (199997,)] and r.truncated
+    assert alive() == [(1,)]
+
+
 def test_failed_query_leaves_connection_usable(engine):
     runner, state, alive = engine
     with pytest.raises(Exception):  # noqa: B017 - the engine's own error class
