@@ -95,6 +95,7 @@ def run_agent(
     state = initial_state(
         question,
         dialect=runner.dialect,
+        connection=getattr(runner, "label", ""),
         max_attempts=max_attempts,
         row_limit=row_limit,
         timeout=timeout,

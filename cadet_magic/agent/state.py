@@ -15,7 +15,7 @@ from cadet_magic.sql.validate import Validation
 class AskState(TypedDict, total=False):
     """Everything one question's run knows.
 
-    Inputs: ``question``, ``dialect``, ``max_attempts``, ``row_limit``, ``timeout``,
+    Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
     ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``.
     ``phase``: ``"sql"``, then ``"fallback"`` once the SQL attempts are used up;
@@ -29,6 +29,7 @@ class AskState(TypedDict, total=False):
 
     question: str
     dialect: str
+    connection: str
     max_attempts: int
     row_limit: int
     timeout: float
@@ -77,6 +78,7 @@ def initial_state(
     question: str,
     *,
     dialect: str,
+    connection: str = "",
     max_attempts: int = 3,
     row_limit: int = 1000,
     timeout: float = 30.0,
@@ -89,6 +91,7 @@ def initial_state(
     return AskState(
         question=question,
         dialect=dialect,
+        connection=connection,
         max_attempts=max_attempts,
         row_limit=row_limit,
         timeout=timeout,

@@ -262,9 +262,10 @@ class AskPanel:
     def update(self, event: Any) -> None:
         """Shows one step of the agent: the attempt in progress and the status line."""
         state = event.state
-        dialect = state.get("dialect")
-        if dialect and dialect != self.dialect:
-            self.dialect = dialect
+        dialect, connection = state.get("dialect"), state.get("connection")
+        if (dialect and dialect != self.dialect) or (connection and connection != self.connection):
+            self.dialect = dialect or self.dialect
+            self.connection = connection or self.connection
             self.header.value = self._header_value()
         phase = state.get("phase") or "sql"
         finished = list(state.get("attempts") or ())

@@ -54,6 +54,7 @@ def test_update_sequence_from_recorded_events():
     assert t[0].startswith("\u2717 Attempt 1") and t[1].startswith("\u2713 Attempt 2: ok")
     assert selected == 1
     assert "duckdb" not in p.header.value and "(sqlite)" in p.header.value
+    assert result.connection and result.connection in p.header.value  # named while running
     first = html_text(p.attempts.children[0].value)
     assert "Feedback sent to the model" in first and "column_not_found" in first
     assert "amout" in first and "Safety check: passed" in first
