@@ -142,6 +142,26 @@ SAFE_TO = frozenset(
 )
 
 #: Attributes that reach files, the network, processes, global settings or module internals.
+#: Attributes that are modules of pandas/numpy or the standard library (``pd.io``, ``np.lib``).
+MODULE_ATTRS = frozenset(
+    {
+        "os",
+        "sys",
+        "subprocess",
+        "builtins",
+        "io",
+        "core",
+        "compat",
+        "util",
+        "lib",
+        "ctypeslib",
+        "f2py",
+        "distutils",
+        "testing",
+        "extensions",
+    }
+)
+
 BANNED_ATTRS = frozenset(
     {
         # numpy I/O
@@ -164,21 +184,8 @@ BANNED_ATTRS = frozenset(
         "ExcelWriter",
         "ExcelFile",
         # modules reachable as attributes
-        "os",
-        "sys",
-        "subprocess",
-        "builtins",
-        "io",
-        "core",
-        "compat",
-        "util",
-        "lib",
-        "ctypeslib",
-        "f2py",
-        "distutils",
-        "testing",
+        *MODULE_ATTRS,
         "plotting",
-        "extensions",
         # plotting and styling write files and run format strings
         "plot",
         "style",
@@ -289,22 +296,7 @@ def attr_problem(attr: str) -> tuple[str, str] | None:
         "seed",
     } or attr.startswith("register_"):
         return "global_state", _WHY_GLOBAL
-    if attr in {
-        "os",
-        "sys",
-        "subprocess",
-        "builtins",
-        "io",
-        "core",
-        "compat",
-        "util",
-        "lib",
-        "ctypeslib",
-        "f2py",
-        "distutils",
-        "testing",
-        "extensions",
-    }:
+    if attr in MODULE_ATTRS:
         return "module", _WHY_MODULE
     if attr in {"mro", "func_globals", "func_code"} or attr.startswith(BANNED_ATTR_PREFIXES):
         return "introspection", "frame, code and class introspection is not allowed"
