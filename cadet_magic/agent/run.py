@@ -156,7 +156,7 @@ def to_result(
         model=model_label,
         scripted=scripted,
         dialect=state["dialect"],
-        connection=getattr(ctx.runner, "label", ""),
+        connection=state.get("connection", ""),
         elapsed=elapsed,
         model_calls=ctx.model_calls,
     )
