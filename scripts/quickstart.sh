@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CADET_SETUP_BROWSER=0 bash scripts/setup.sh
-export PLOOMBER_STATS_ENABLED=false
-"${PYTHON:-python3}" scripts/run_quickstart.py "$@"
+source scripts/env.sh
+"$PY" scripts/run_quickstart.py "$@"

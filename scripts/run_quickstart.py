@@ -19,9 +19,19 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = ROOT / "notebooks" / "quickstart.ipynb"
 
 
+def use_this_interpreters_kernel() -> None:
+    """Puts this interpreter's kernel spec (``ipykernel install --sys-prefix``) first, ahead of
+    a user-level ``python3`` spec that may point at another interpreter."""
+    own = str(Path(sys.prefix) / "share" / "jupyter")
+    paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    if own not in paths:
+        os.environ["JUPYTER_PATH"] = os.pathsep.join([own, *paths])
+
+
 def main(out_dir: Path | None = None) -> int:
     out_dir = out_dir or NOTEBOOK.parent
     os.environ.setdefault("PLOOMBER_STATS_ENABLED", "false")
+    use_this_interpreters_kernel()
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = NotebookClient(
         nb,

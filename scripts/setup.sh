@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what a new machine lacks: Debian packages, the Python packages, and the
-# Jupyter kernel. Idempotent and quick when everything is already there.
+# Installs what a new machine lacks: Debian packages, the project's virtual environment (.venv)
+# with the Python packages, and the Jupyter kernel. Idempotent and quick when everything is
+# already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,20 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-PY="${PYTHON:-python3}"
+BASE_PY="${PYTHON:-python3}"
+source scripts/env.sh
+if [ ! -x "$PY" ] || ! "$PY" -c "import sys" >/dev/null 2>&1; then
+  echo "setup: creating the virtual environment .venv"
+  rm -rf "$VENV"
+  if ! "$BASE_PY" -m venv "$VENV" >/dev/null 2>&1; then
+    # Debian's python3 needs python3-venv for ensurepip
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+    rm -rf "$VENV"
+    "$BASE_PY" -m venv "$VENV"
+  fi
+  rm -f .cache/pip-*
+fi
 # Reinstall when pyproject.toml changed since the last install on this machine (or on a new one).
 mkdir -p .cache
 stamp=".cache/pip-$(sha256sum pyproject.toml | cut -c1-16)"
@@ -28,7 +42,7 @@ if [ ! -f "$stamp" ] || ! "$PY" -c "import cadet_magic, nbclient, pytest, ruff" 
   "$PY" -m pip install -q --disable-pip-version-check -e ".[dev]"
   rm -f .cache/pip-* && touch "$stamp"
 fi
-"$PY" -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
+"$PY" -m ipykernel install --sys-prefix --name python3 >/dev/null
 
 # Component-specific set-up (each script is idempotent and quick when done already).
 for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh; do

@@ -21,7 +21,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     "${need_apt[@]}" >/dev/null
 fi
 
-PY="${PYTHON:-python3}"
+source scripts/env.sh
 # playwright (dev extras) drives the system Chromium; ipylab and anywidget (runtime) bring the
 # JupyterLab extensions the panel's buttons use. All come from pip: check, do not download.
 if ! "$PY" -c "import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ('playwright', 'jupyterlab', 'ipylab', 'anywidget')))"; then

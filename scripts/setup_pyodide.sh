@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 PYODIDE_VERSION="314.0.7"  # Python 3.14.2; see ../shared/notes/environment.md
 MICROPIP_VERSION="0.11.1"  # the version pyodide-lock.json names
-PY="${PYTHON:-python3}"
+source scripts/env.sh
 CACHE=".cache/pyodide"
 
 SUDO=""

@@ -4,8 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-PY="${PYTHON:-python3}"
-export PLOOMBER_STATS_ENABLED=false
+source scripts/env.sh
 "$PY" -m ruff check cadet_magic tests benchmarks scripts
 "$PY" -m ruff format --check cadet_magic tests benchmarks scripts
 "$PY" -m pytest "$@"

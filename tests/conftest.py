@@ -7,11 +7,19 @@ A component that is missing locally makes its tests skip with the reason; with
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("PLOOMBER_STATS_ENABLED", "false")
+# Kernels and JupyterLab started by the tests use this interpreter's kernel spec (installed into
+# the project's .venv by scripts/setup.sh), not a user-level one pointing elsewhere.
+_OWN_JUPYTER = str(Path(sys.prefix) / "share" / "jupyter")
+if _OWN_JUPYTER not in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        p for p in (_OWN_JUPYTER, os.environ.get("JUPYTER_PATH")) if p
+    )
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 DATA = SHARED / "data"
