@@ -9,7 +9,8 @@ single clear line instead of a traceback::
     │   ├── NoModelError          no chat model configured
     │   └── NoConnectionError     no database connection to ask
     ├── ModelCallError            the model call itself failed (network, auth, rate limit)
-    └── QueryTimeout              a query ran past its time limit and was cancelled
+    ├── QueryTimeout              a query ran past its time limit and was cancelled
+    └── FailedTransactionError    the user's transaction has failed and no other connection exists
 
 Example:
     >>> from cadet_magic.errors import CadetError, NoModelError
@@ -62,3 +63,16 @@ class QueryTimeout(CadetError):
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         super().__init__(f"Query cancelled after the {seconds:g} s time limit.")
+
+
+class FailedTransactionError(CadetError):
+    """The user's connection is in a failed transaction and the agent has no connection of its own.
+
+    The agent never rolls back the user's transaction (their next COMMIT would then commit
+    half of it); the user decides.
+    """
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            message or "Your connection has a failed transaction: run ROLLBACK, then ask again."
+        )

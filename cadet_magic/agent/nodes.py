@@ -19,7 +19,7 @@ from cadet_magic.agent.state import CURRENT_FIELDS, AskState
 from cadet_magic.db.base import Runner
 from cadet_magic.diagnose import no_sql_feedback
 from cadet_magic.diagnose.classify import Category, Diagnosis, diagnose_error
-from cadet_magic.errors import ModelCallError
+from cadet_magic.errors import FailedTransactionError, ModelCallError
 from cadet_magic.fallback import feedback as fallback_feedback
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.feedback import FallbackCategory
@@ -76,6 +76,8 @@ def read_schema(state: AskState, ctx: Context) -> dict:
     """Takes the schema once per question (the runners cache it per connection)."""
     try:
         schema = ctx.schema if ctx.schema is not None else ctx.runner.schema()
+    except FailedTransactionError:
+        raise  # the user must end their transaction: nothing to retry
     except Exception as e:  # noqa: BLE001 - the attempt will meet (and diagnose) the same error
         log.warning("[schema] could not be read: %s", _error_text(e))
         schema = Schema()
@@ -174,6 +176,8 @@ def execute(state: AskState, ctx: Context) -> dict:
             else state["row_limit"]
         )
         result = ctx.runner.run(state["check"].sql, limit=limit, timeout=state["timeout"])
+    except FailedTransactionError:
+        raise  # the user must end their transaction: nothing to retry
     except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
         return {
             "execution": None,

@@ -15,22 +15,22 @@ from typing import Any
 
 from cadet_magic.db.base import RunResult
 from cadet_magic.db.cache import SCHEMA_CACHE
-from cadet_magic.errors import QueryTimeout
+from cadet_magic.errors import FailedTransactionError, QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 
-# PostgreSQL catalog queries, limited to the current schema (the first existing one on
-# the search_path), like SQLAlchemy's inspector default.
-_PG_NAMESPACE = "(SELECT oid FROM pg_namespace WHERE nspname = current_schema())"
+# PostgreSQL catalog queries: the relations visible through the session's search_path
+# (what an unqualified name resolves to, temporary tables included), not the system catalogs.
 _PG_RELATIONS = (
-    f"relnamespace = {_PG_NAMESPACE} AND relkind IN ('r', 'v', 'm', 'p', 'f') "
-    "AND NOT relispartition"
+    "relkind IN ('r', 'v', 'm', 'p', 'f') AND NOT relispartition "
+    "AND relnamespace NOT IN (SELECT oid FROM pg_namespace "
+    "WHERE nspname IN ('pg_catalog', 'information_schema')) AND pg_table_is_visible(oid)"
 )
-#: One row that changes with every table, column, key or comment of the current schema:
-#: row counts and xmin sums of the catalog rows that describe them.
+#: One row that changes with every table, column, key or comment visible through the
+#: search_path: the path itself, row counts and xmin sums of the catalog rows.
 PG_FINGERPRINT_SQL = f"""
 WITH cls AS (SELECT oid, xmin FROM pg_class WHERE {_PG_RELATIONS})
-SELECT current_schema(),
+SELECT current_setting('search_path'), current_schemas(true)::text,
   (SELECT count(*) || ':' || coalesce(sum(xmin::text::bigint), 0) FROM cls),
   (SELECT count(*) || ':' || coalesce(sum(a.xmin::text::bigint), 0)
      FROM pg_attribute a WHERE a.attrelid IN (SELECT oid FROM cls)),
@@ -49,7 +49,7 @@ ORDER BY c.relname, a.attnum
 """
 _PG_KEYS = f"""
 SELECT k.conrelid, k.contype, k.conkey, k.confkey, k.confrelid, r.relname,
-       r.relnamespace = {_PG_NAMESPACE}, n.nspname
+       pg_table_is_visible(r.oid), n.nspname
 FROM pg_constraint k
 LEFT JOIN pg_class r ON r.oid = k.confrelid
 LEFT JOIN pg_namespace n ON n.oid = r.relnamespace
@@ -57,6 +57,33 @@ WHERE k.contype IN ('p', 'f')
   AND k.conrelid IN (SELECT oid FROM pg_class WHERE {_PG_RELATIONS})
 ORDER BY k.conrelid, k.conname
 """
+
+
+#: libpq transaction states (``connection.info.transaction_status`` in psycopg 3 and psycopg2).
+PG_IDLE, PG_INERROR = 0, 3
+
+#: Inside the agent's transaction, the settings that change how SQL text is read or
+#: resolved, pinned to what the safety check assumes (one round trip, undone by the
+#: rollback): backslashes are literal in '...' strings; ``x = NULL`` is never rewritten
+#: to ``IS NULL``; array literals read NULL; dates read and print as ISO, month before day;
+#: intervals in PostgreSQL style; built-in functions resolve before any schema's.
+PG_PINS = (
+    "SELECT set_config('standard_conforming_strings', 'on', true), "
+    "set_config('backslash_quote', 'safe_encoding', true), "
+    "set_config('transform_null_equals', 'off', true), "
+    "set_config('array_nulls', 'on', true), "
+    "set_config('DateStyle', 'ISO, MDY', true), "
+    "set_config('IntervalStyle', 'postgres', true), "
+    "set_config('search_path', concat_ws(', ', 'pg_catalog', "
+    "nullif(current_setting('search_path'), '')), true)"
+)
+
+
+def pg_transaction_status(raw: Any) -> int | None:
+    """libpq's transaction status of a psycopg (3 or 2) connection, or None for other drivers."""
+    info = getattr(raw, "info", None)
+    status = getattr(info, "transaction_status", None)
+    return None if status is None else int(status)
 
 
 def sqlglot_dialect(name: str) -> str:
@@ -110,26 +137,68 @@ class SQLAlchemyRunner:
 
     @contextmanager
     def _transaction(self, timeout: float) -> Iterator[tuple[Any, Any]]:
-        """A driver cursor in a read-only transaction (or savepoint) that is rolled back."""
+        """A driver cursor in a read-only transaction (or savepoint) that is rolled back.
+
+        PostgreSQL: with the user's transaction open, a savepoint inside it made READ ONLY
+        (``SET TRANSACTION READ ONLY`` is allowed in a subtransaction and undone by
+        ``ROLLBACK TO SAVEPOINT``, like every ``SET LOCAL``), so the user's uncommitted rows
+        are visible and the transaction goes on unchanged; with the user's transaction
+        failed, a connection of the agent's own (see :meth:`_own_connection`). The settings
+        that change how SQL text is read are pinned with ``SET LOCAL`` (:data:`PG_PINS`).
+        """
         conn = self.connection
         raw = native_dbapi(conn)
-        autocommit = bool(getattr(raw, "autocommit", False))
-        # SQLAlchemy may report a transaction on an AUTOCOMMIT connection: the driver decides.
-        nested = not autocommit and conn.in_transaction()
+        own = None
         pg = self.dialect == "postgres"
-        cur = raw.cursor()
+        status = pg_transaction_status(raw) if pg else None
+        if status == PG_INERROR:
+            own = self._own_connection(raw)
+            raw = own.dbapi_connection
+            status = pg_transaction_status(raw)
         try:
-            if nested:
-                cur.execute("SAVEPOINT cadet_magic")
-            elif autocommit:
-                cur.execute("BEGIN READ ONLY" if pg else "BEGIN")
-            elif pg:
-                cur.execute("SET TRANSACTION READ ONLY")
-            if pg:
-                cur.execute(f"SET LOCAL statement_timeout = {max(1, int(timeout * 1000))}")
-            yield cur, raw
+            autocommit = bool(getattr(raw, "autocommit", False))
+            if status is not None:
+                nested = status != PG_IDLE
+            else:
+                # SQLAlchemy may report a transaction on an AUTOCOMMIT connection: the driver decides.
+                nested = not autocommit and conn.in_transaction()
+            cur = raw.cursor()
+            try:
+                if nested:
+                    cur.execute("SAVEPOINT cadet_magic")
+                    if pg:
+                        cur.execute("SET TRANSACTION READ ONLY")
+                elif autocommit:
+                    cur.execute("BEGIN READ ONLY" if pg else "BEGIN")
+                elif pg:
+                    cur.execute("SET TRANSACTION READ ONLY")
+                if pg:
+                    cur.execute(
+                        PG_PINS + f", set_config('statement_timeout', "
+                        f"'{max(1, int(timeout * 1000))}', true)"
+                    )
+                yield cur, raw
+            finally:
+                _end(raw, cur, nested, autocommit)
         finally:
-            _end(raw, cur, nested, autocommit)
+            if own is not None:
+                own.close()
+
+    def _own_connection(self, user_raw: Any) -> Any:
+        """A new connection of the agent's own (same URL, credentials and pool events),
+        never the user's failed one nor one taken from the user's pool.
+
+        Raises:
+            FailedTransactionError: when no second connection can be opened.
+        """
+        try:
+            pool = self.connection.engine.pool.recreate()
+            own = pool.connect()
+        except Exception as e:  # noqa: BLE001 - unreachable server, no engine, ...
+            raise FailedTransactionError() from e
+        if own.dbapi_connection is user_raw:  # pragma: no cover - a pool sharing one connection
+            raise FailedTransactionError()
+        return _OwnConnection(own, pool)
 
     def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
         from cadet_magic.sql.limit import add_limit
@@ -234,6 +303,20 @@ def pg_schema_from_rows(col_rows: list, key_rows: list) -> tuple[Schema, set[str
     )
     views = {info[oid][0] for oid in columns if info[oid][1] in ("v", "m")}
     return Schema(tables=tables, dialect="postgres"), views
+
+
+class _OwnConnection:
+    """The agent's own pooled connection and its private pool, closed together."""
+
+    def __init__(self, fairy: Any, pool: Any) -> None:
+        self.fairy, self.pool = fairy, pool
+        self.dbapi_connection = fairy.dbapi_connection
+
+    def close(self) -> None:
+        try:
+            self.fairy.close()
+        finally:
+            self.pool.dispose()
 
 
 def _cancel(raw: Any) -> None:

@@ -1,0 +1,224 @@
+"""The user's session and transaction are left exactly as found, on real engines: PostgreSQL
+settings pinned inside the agent's transaction only, a user transaction open or failed,
+DuckDB's aborted transaction, SQLite file databases on a connection of the agent's own."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+import sqlalchemy as sa
+
+from cadet_magic.db.connect import resolve_runner
+from cadet_magic.db.sqlalchemy import PG_INERROR, pg_transaction_status
+from cadet_magic.errors import FailedTransactionError
+
+SETUP = [
+    "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer VARCHAR(20), amount INTEGER)",
+    "INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 32)",
+    "CREATE SEQUENCE seq",
+]
+
+#: Session settings the user may have that change how SQL text is read: (name, user's value,
+#: value inside the agent's transaction).
+PG_SESSION = [
+    ("standard_conforming_strings", "off", "on"),
+    ("transform_null_equals", "on", "off"),
+    ("DateStyle", "SQL, DMY", "ISO, MDY"),
+    ("IntervalStyle", "sql_standard", "postgres"),
+    ("backslash_quote", "on", "safe_encoding"),
+    ("array_nulls", "off", "on"),
+]
+
+
+@pytest.fixture
+def pg(pg_url, request):
+    """(engine, schema name) with the orders table in a schema of its own."""
+    schema = f"s{abs(hash(request.node.name)) % 10**8}"
+    engine = sa.create_engine(url := pg_url)
+    with engine.begin() as c:
+        c.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
+        c.exec_driver_sql(f"SET LOCAL search_path = {schema}")
+        for s in SETUP:
+            c.exec_driver_sql(s)
+    engine.dispose()
+    engine = sa.create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
+    yield engine, schema
+    engine.dispose()
+
+
+def _settings(conn) -> dict:
+    return {n: conn.exec_driver_sql(f"SHOW {n}").scalar() for n, _, _ in PG_SESSION}
+
+
+def test_pg_reading_settings_pinned_inside_the_agents_transaction_only(pg):
+    engine, _ = pg
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        for name, value, _ in PG_SESSION:
+            conn.exec_driver_sql(f"SET {name} = '{value}'")
+        before = _settings(conn)
+        runner = resolve_runner(conn)
+        names = ", ".join(f"current_setting('{n}')" for n, _, _ in PG_SESSION)
+        row = runner.run(f"SELECT {names}", limit=5, timeout=10).rows[0]
+        assert list(row) == [agent for _, _, agent in PG_SESSION]
+        # A backslash in a plain literal is a character, as the check reads it.
+        assert runner.run(r"SELECT 'a\'", limit=5, timeout=10).rows == [("a\\",)]
+        # x = NULL stays unknown (not rewritten to IS NULL); dates are month-first.
+        r = runner.run(
+            "SELECT count(*) FILTER (WHERE customer = NULL), DATE '01/02/2024' FROM orders",
+            limit=5,
+            timeout=10,
+        )
+        assert r.rows[0][0] == 0 and str(r.rows[0][1]) == "2024-01-02"
+        assert _settings(conn) == before
+
+
+def test_pg_tables_on_the_search_path_are_known(pg):
+    engine, schema = pg
+    with engine.begin() as c:
+        c.exec_driver_sql("CREATE SCHEMA IF NOT EXISTS extra")
+        c.exec_driver_sql("CREATE TABLE IF NOT EXISTS extra.stock (sku TEXT PRIMARY KEY, qty INT)")
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        runner = resolve_runner(conn)
+        assert "stock" not in {t.name for t in runner.schema().tables}
+        conn.exec_driver_sql(f"SET search_path = {schema}, extra")
+        names = {t.name for t in runner.schema().tables}
+        assert {"orders", "stock"} <= names
+        assert runner.run("SELECT count(*) FROM stock", limit=5, timeout=10).rows == [(0,)]
+    with engine.begin() as c:
+        c.exec_driver_sql("DROP SCHEMA extra CASCADE")
+
+
+def test_pg_open_user_transaction_continues_unchanged(pg):
+    engine, _ = pg
+    with engine.connect() as conn:
+        conn.exec_driver_sql("INSERT INTO orders VALUES (3, 'cy', 5)")  # uncommitted
+        conn.exec_driver_sql("SET LOCAL work_mem = '7MB'")
+        raw = conn.connection.dbapi_connection
+        runner = resolve_runner(conn)
+        # The agent sees the user's uncommitted row.
+        assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(3,)]
+        # Read-only inside the user's transaction, even with the check bypassed.
+        for hostile in (
+            "INSERT INTO orders VALUES (9, 'eve', 1)",
+            "SELECT nextval('seq')",
+            "SELECT set_config('transaction_read_only', 'off', true)",
+        ):
+            with pytest.raises(Exception, match="read-only|read-write"):
+                runner.run(hostile, limit=5, timeout=10)
+        assert pg_transaction_status(raw) == 2  # INTRANS, not reset
+        assert conn.exec_driver_sql("SHOW transaction_read_only").scalar() == "off"
+        assert conn.exec_driver_sql("SHOW work_mem").scalar() == "7MB"
+        assert conn.exec_driver_sql("SHOW statement_timeout").scalar() == "0"
+        conn.exec_driver_sql("INSERT INTO orders VALUES (4, 'dee', 6)")
+        conn.commit()
+    with engine.connect() as c:
+        assert c.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 4
+        assert c.exec_driver_sql("SELECT last_value, is_called FROM seq").one() == (1, False)
+
+
+def test_pg_repeatable_read_snapshot_is_kept(pg):
+    engine, _ = pg
+    with engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="REPEATABLE READ")
+        assert conn.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 2
+        with engine.begin() as other:
+            other.exec_driver_sql("INSERT INTO orders VALUES (7, 'gus', 1)")
+        runner = resolve_runner(conn)
+        assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
+        assert conn.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 2
+        conn.rollback()
+        assert conn.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 3
+
+
+def test_pg_failed_transaction_is_never_reset(pg):
+    engine, _ = pg
+    with engine.connect() as conn:
+        conn.exec_driver_sql("INSERT INTO orders VALUES (3, 'cy', 5)")
+        with pytest.raises(sa.exc.ProgrammingError):
+            conn.exec_driver_sql("SELECT no_such_column FROM orders")
+        raw = conn.connection.dbapi_connection
+        assert pg_transaction_status(raw) == PG_INERROR
+        runner = resolve_runner(conn)
+        # Answered on a connection of the agent's own: committed rows only.
+        assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
+        assert "orders" in {t.name for t in runner.schema().tables}
+        with pytest.raises(Exception, match="read-only"):
+            runner.run("DELETE FROM orders", limit=5, timeout=10)
+        assert pg_transaction_status(raw) == PG_INERROR  # still failed: the user decides
+        conn.rollback()
+    with engine.connect() as c:
+        assert c.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 2
+
+
+@pytest.mark.parametrize("second", ["static pool", "refused"])
+def test_pg_failed_transaction_with_a_single_connection_pool(pg_url, pg, second):
+    """A one-connection pool still lets the agent open its own; when the server (here the
+    connection factory) refuses a second connection, one clear line and nothing reset."""
+    import psycopg
+
+    _, schema = pg
+    opened = []
+
+    def creator():
+        if second == "refused" and opened:
+            raise psycopg.OperationalError("too many connections for role")
+        opened.append(1)
+        return psycopg.connect(pg_url.replace("+psycopg", ""), options=f"-csearch_path={schema}")
+
+    engine = sa.create_engine(
+        "postgresql+psycopg://", creator=creator, poolclass=sa.pool.StaticPool
+    )
+    conn = engine.connect()
+    conn.exec_driver_sql("INSERT INTO orders VALUES (3, 'cy', 5)")
+    with pytest.raises(sa.exc.ProgrammingError):
+        conn.exec_driver_sql("SELECT no_such_column FROM orders")
+    raw = conn.connection.dbapi_connection
+    runner = resolve_runner(conn)
+    if second == "refused":
+        with pytest.raises(FailedTransactionError, match="run ROLLBACK, then ask again"):
+            runner.run("SELECT 1", limit=5, timeout=10)
+    else:
+        assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
+    assert pg_transaction_status(raw) == PG_INERROR
+    conn.rollback()
+    assert conn.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 2
+    conn.close()
+    engine.dispose()
+
+
+def test_duckdb_aborted_transaction_is_never_reset(tmp_path):
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    for s in SETUP[:2]:
+        con.execute(s)
+    con.begin()
+    con.execute("INSERT INTO orders VALUES (3, 'cy', 5)")
+    with pytest.raises(duckdb.Error):
+        con.execute("SELECT no_such_column FROM orders")
+    runner = resolve_runner(con)
+    assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
+    with pytest.raises(duckdb.Error, match="aborted"):  # still the user's failed transaction
+        con.execute("SELECT 1")
+    con.rollback()
+    assert con.execute("SELECT count(*) FROM orders").fetchall() == [(2,)]
+    con.close()
+
+
+def test_duckdb_engine_aborted_transaction_is_never_reset(tmp_path):
+    engine = sa.create_engine(f"duckdb:///{tmp_path / 'x.duckdb'}")
+    with engine.begin() as c:
+        for s in SETUP[:2]:
+            c.exec_driver_sql(s)
+    with engine.connect() as conn:
+        conn.exec_driver_sql("INSERT INTO orders VALUES (3, 'cy', 5)")
+        with pytest.raises(sa.exc.SQLAlchemyError):
+            conn.exec_driver_sql("SELECT no_such_column FROM orders")
+        runner = resolve_runner(conn)
+        assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
+        assert conn.in_transaction()
+        with pytest.raises(sa.exc.SQLAlchemyError, match="aborted"):
+            conn.exec_driver_sql("SELECT 1")
+        conn.rollback()
+        assert conn.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 2
+    engine.dispose()
