@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cadet_magic.agent.run import Event, run_agent
+from cadet_magic.db.base import RESULT_BYTES
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SESSION
@@ -20,6 +21,7 @@ def ask(
     max_attempts: int = 3,
     *,
     row_limit: int = 1000,
+    result_bytes: int = RESULT_BYTES,
     timeout: float = 30.0,
     fallback: bool = True,
     schema_budget: int | None = 6000,
@@ -37,6 +39,8 @@ def ask(
             or None for the ``CADET_MODEL`` environment variable.
         max_attempts: SQL attempts at most (each retry gets targeted feedback).
         row_limit: rows fetched at most; ``result.truncated`` says whether more existed.
+        result_bytes: bytes of values fetched at most (default 64 MiB); past it the answer
+            is truncated and ``result.truncation_note`` says so.
         timeout: seconds a query may run before the engine is stopped.
         fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing
             (every SQL attempt failed on an error a rewrite could fix); ``result.answered_by``
@@ -69,6 +73,7 @@ def ask(
         runner=runner,
         max_attempts=max_attempts,
         row_limit=row_limit,
+        result_bytes=result_bytes,
         timeout=timeout,
         fallback=fallback,
         code_runner=code_runner,

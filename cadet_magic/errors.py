@@ -10,7 +10,8 @@ single clear line instead of a traceback::
     │   └── NoConnectionError     no database connection to ask
     ├── ModelCallError            the model call itself failed (network, auth, rate limit)
     ├── QueryTimeout              a query ran past its time limit and was cancelled
-    └── FailedTransactionError    the user's transaction has failed and no other connection exists
+    ├── FailedTransactionError    the user's transaction has failed and no other connection exists
+    └── ResultTooLarge            the driver ran out of memory fetching a result
 
 Example:
     >>> from cadet_magic.errors import CadetError, NoModelError
@@ -75,4 +76,15 @@ class FailedTransactionError(CadetError):
     def __init__(self, message: str | None = None) -> None:
         super().__init__(
             message or "Your connection has a failed transaction: run ROLLBACK, then ask again."
+        )
+
+
+class ResultTooLarge(CadetError):
+    """The database driver ran out of memory while fetching the result."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or "The result is too large for memory: ask for fewer or narrower rows, or lower "
+            "%config AskMagic.row_limit / AskMagic.result_bytes."
         )

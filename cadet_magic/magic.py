@@ -47,6 +47,9 @@ class AskMagic(Magics, Configurable):
     )
     max_attempts = Int(3, config=True, help="SQL attempts at most per question.")
     row_limit = Int(1000, config=True, help="Rows fetched at most per answer.")
+    result_bytes = Int(
+        64 * 2**20, config=True, help="Bytes of values fetched at most per answer (64 MiB)."
+    )
     timeout = Float(30.0, config=True, help="Seconds a query may run before it is cancelled.")
     fallback = Bool(True, config=True, help="Fall back to a simple SELECT plus pandas.")
     schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
@@ -123,6 +126,7 @@ class AskMagic(Magics, Configurable):
                 model=model,
                 max_attempts=args.max_attempts or self.max_attempts,
                 row_limit=self.row_limit,
+                result_bytes=self.result_bytes,
                 timeout=self.timeout,
                 fallback=self.fallback and not args.no_fallback,
                 schema_budget=self.schema_budget,

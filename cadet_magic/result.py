@@ -90,7 +90,8 @@ class AskResult:
         df: the answer as a pandas DataFrame where pandas exists (else None; see ``rows``);
             when the fallback answered, its result (cut at the row limit, see ``truncated``).
         columns, rows: the answer as plain data.
-        truncated: more rows existed than the row limit fetched.
+        truncated: more rows existed than the row limit (or the byte budget) fetched.
+        truncation_note: why the answer was cut, for displays (None when it was not).
         attempts: every SQL attempt, in order (the fallback's are in ``fallback.attempts``).
         fallback: the fallback's record, or None when it did not run.
         answered_by: ``"sql"``, ``"fallback"`` or None (a property: displays mark fallback
@@ -112,6 +113,7 @@ class AskResult:
     columns: list[str] = field(default_factory=list)
     rows: list[tuple] = field(default_factory=list)
     truncated: bool = False
+    truncation_note: str | None = None
     attempts: list[Attempt] = field(default_factory=list)
     fallback: Fallback | None = None
     message: str | None = None

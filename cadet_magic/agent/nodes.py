@@ -19,7 +19,7 @@ from cadet_magic.agent.state import CURRENT_FIELDS, AskState
 from cadet_magic.db.base import Runner
 from cadet_magic.diagnose import no_sql_feedback
 from cadet_magic.diagnose.classify import Category, Diagnosis, diagnose_error
-from cadet_magic.errors import FailedTransactionError, ModelCallError
+from cadet_magic.errors import FailedTransactionError, ModelCallError, ResultTooLarge
 from cadet_magic.fallback import feedback as fallback_feedback
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.feedback import FallbackCategory
@@ -76,8 +76,8 @@ def read_schema(state: AskState, ctx: Context) -> dict:
     """Takes the schema once per question (the runners cache it per connection)."""
     try:
         schema = ctx.schema if ctx.schema is not None else ctx.runner.schema()
-    except FailedTransactionError:
-        raise  # the user must end their transaction: nothing to retry
+    except (FailedTransactionError, ResultTooLarge):
+        raise  # one line for the user: nothing the model can fix
     except Exception as e:  # noqa: BLE001 - the attempt will meet (and diagnose) the same error
         log.warning("[schema] could not be read: %s", _error_text(e))
         schema = Schema()
@@ -175,9 +175,12 @@ def execute(state: AskState, ctx: Context) -> dict:
             if state["phase"] == "fallback"
             else state["row_limit"]
         )
-        result = ctx.runner.run(state["check"].sql, limit=limit, timeout=state["timeout"])
-    except FailedTransactionError:
-        raise  # the user must end their transaction: nothing to retry
+        bound = {}
+        if state.get("result_bytes") is not None and _takes_max_bytes(ctx.runner):
+            bound["max_bytes"] = state["result_bytes"]
+        result = ctx.runner.run(state["check"].sql, limit=limit, timeout=state["timeout"], **bound)
+    except (FailedTransactionError, ResultTooLarge):
+        raise  # one line for the user: nothing the model can fix
     except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
         return {
             "execution": None,
@@ -189,6 +192,16 @@ def execute(state: AskState, ctx: Context) -> dict:
         "error": None,
         "timings": _timed(state, "execute", time.perf_counter() - t0),
     }
+
+
+def _takes_max_bytes(runner: Runner) -> bool:
+    """Whether the runner bounds results by bytes (runners written before it do not)."""
+    import inspect
+
+    try:
+        return "max_bytes" in inspect.signature(runner.run).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def diagnose(state: AskState, ctx: Context) -> dict:

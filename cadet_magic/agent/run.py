@@ -22,7 +22,7 @@ from typing import Any
 
 from cadet_magic.agent import nodes, routes
 from cadet_magic.agent.state import AskState, initial_state
-from cadet_magic.db.base import Runner
+from cadet_magic.db.base import RESULT_BYTES, Runner
 from cadet_magic.result import AskResult, Attempt, Fallback
 from cadet_magic.schema.model import Schema
 
@@ -75,6 +75,7 @@ def run_agent(
     timeout: float = 30.0,
     fallback: bool = True,
     fallback_row_limit: int = 100_000,
+    result_bytes: int = RESULT_BYTES,
     code_runner: Callable[..., Any] | None = None,
     schema: Schema | None = None,
     schema_budget: int | None = 6000,
@@ -88,6 +89,7 @@ def run_agent(
     asked once per fallback attempt for a simple SELECT plus pandas code (run by
     ``code_runner(code, df, timeout=...)``, default :func:`cadet_magic.fallback.run.run_code`)
     with its own ``max_attempts``; the fallback SELECT may fetch ``fallback_row_limit`` rows.
+    Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     """
     ctx = nodes.Context(model=model, runner=runner, schema=schema, schema_budget=schema_budget)
     if code_runner is not None:
@@ -101,6 +103,7 @@ def run_agent(
         timeout=timeout,
         fallback=fallback,
         fallback_row_limit=fallback_row_limit,
+        result_bytes=result_bytes,
     )
     start = time.perf_counter()
     step = "read_schema"
@@ -117,6 +120,21 @@ def run_agent(
     else:  # pragma: no cover - the routes guarantee termination
         raise RuntimeError("agent did not terminate")
     return to_result(state, ctx, time.perf_counter() - start, model_label, scripted)
+
+
+def truncation_note(why: str, state: AskState) -> str:
+    """Why an answer was cut, in the words the displays show.
+
+    Example:
+        >>> truncation_note("bytes", {"result_bytes": 64 * 2**20})
+        'truncated at the 64 MiB result budget (AskMagic.result_bytes): more rows exist'
+    """
+    if why == "bytes":
+        mib = state.get("result_bytes", RESULT_BYTES) / 2**20
+        return (
+            f"truncated at the {mib:g} MiB result budget (AskMagic.result_bytes): more rows exist"
+        )
+    return "truncated at the row limit: more rows exist"
 
 
 def to_result(
@@ -142,6 +160,10 @@ def to_result(
         columns = list(execution.columns) if ok else []
         rows = list(execution.rows) if ok else []
         truncated = bool(execution.truncated) if ok else False
+    note = None
+    if truncated:
+        why = getattr(execution, "truncation", "") if fallback is None else "rows"
+        note = truncation_note(why, state)
     result = AskResult(
         question=state["question"],
         ok=ok,
@@ -150,6 +172,7 @@ def to_result(
         columns=columns,
         rows=rows,
         truncated=truncated,
+        truncation_note=note,
         attempts=attempts,
         fallback=fallback,
         stop_reason=state.get("stop_reason"),

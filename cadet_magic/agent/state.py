@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from cadet_magic.db.base import RunResult
+from cadet_magic.db.base import RESULT_BYTES, RunResult
 from cadet_magic.diagnose.classify import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.result import Attempt
@@ -16,7 +16,8 @@ class AskState(TypedDict, total=False):
     """Everything one question's run knows.
 
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
-    ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch).
+    ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch),
+    ``result_bytes`` (bytes of values a result may hold).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``.
     ``phase``: ``"sql"``, then ``"fallback"`` once the SQL attempts are used up;
     ``sql_stop_reason``: why the SQL phase ended when the fallback took over.
@@ -35,6 +36,7 @@ class AskState(TypedDict, total=False):
     timeout: float
     fallback: bool
     fallback_row_limit: int
+    result_bytes: int
     phase: str
     sql_stop_reason: str | None
 
@@ -84,6 +86,7 @@ def initial_state(
     timeout: float = 30.0,
     fallback: bool = True,
     fallback_row_limit: int = 100_000,
+    result_bytes: int = RESULT_BYTES,
 ) -> AskState:
     """The state a run starts from."""
     if max_attempts < 1:
@@ -97,6 +100,7 @@ def initial_state(
         timeout=timeout,
         fallback=fallback,
         fallback_row_limit=fallback_row_limit,
+        result_bytes=result_bytes,
         phase="sql",
         sql_stop_reason=None,
         attempt=1,

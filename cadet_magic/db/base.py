@@ -1,7 +1,8 @@
 """The small protocol through which the agent runs SQL (stdlib only).
 
 A runner wraps one user connection. ``run`` executes one already-checked
-statement so that nothing can persist, fetches at most ``limit`` rows, stops the
+statement so that nothing can persist, fetches at most ``limit`` rows and at most
+about ``max_bytes`` bytes of values (in chunks, see :func:`fetch_bounded`), stops the
 engine after ``timeout`` seconds (raising :class:`~cadet_magic.errors.QueryTimeout`)
 and leaves the connection as usable as it found it. Any other failure is the
 engine's own exception, raised unchanged for the diagnosis to read.
@@ -9,15 +10,29 @@ engine's own exception, raised unchanged for the diagnosis to read.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from cadet_magic.schema.model import Schema
 
+#: Bytes of result values a runner fetches at most by default (64 MiB).
+RESULT_BYTES = 64 * 2**20
+#: Rows of the first chunk; later chunks grow to what the byte budget allows, at most
+#: :data:`MAX_CHUNK` rows, so one fetch overshoots the budget by at most that many rows.
+FIRST_CHUNK = 64
+MAX_CHUNK = 512
+_SIZED = frozenset({str, bytes, bytearray, memoryview})
+_NESTED = frozenset({list, tuple, dict, set, frozenset})
+
 
 @dataclass
 class RunResult:
-    """Rows fetched by a runner."""
+    """Rows fetched by a runner.
+
+    ``truncation`` says why ``truncated`` is set: ``"rows"`` (more rows than the row limit)
+    or ``"bytes"`` (the next rows would pass the byte budget).
+    """
 
     columns: list[str]
     rows: list[tuple]
@@ -25,6 +40,84 @@ class RunResult:
     elapsed: float = 0.0
     sql: str = ""
     extra: dict = field(default_factory=dict)
+    truncation: str = ""
+
+
+def _value_bytes(v: object) -> int:
+    """Bytes of a nested value (lists, structs and maps from DuckDB or PostgreSQL arrays)."""
+    if v.__class__ in _SIZED:
+        return len(v)  # type: ignore[arg-type]
+    if isinstance(v, dict):
+        return sum(_value_bytes(k) + _value_bytes(x) + 16 for k, x in v.items())
+    if v.__class__ in _NESTED:
+        return sum(_value_bytes(x) + 8 for x in v)  # type: ignore[attr-defined]
+    return 8
+
+
+def rows_bytes(rows: Sequence[Sequence[object]]) -> int:
+    """An estimate of the memory the values of ``rows`` take: text and binary values by
+    their length, nested values item by item, anything else 8 bytes (stdlib only).
+
+    Example:
+        >>> rows_bytes([(1, "abc"), (2, b"de")])
+        37
+    """
+    n = 8 * sum(map(len, rows))
+    for row in rows:
+        for v in row:
+            cls = v.__class__
+            if cls in _SIZED:
+                n += len(v)  # type: ignore[arg-type]
+            elif cls in _NESTED or isinstance(v, dict):
+                n += _value_bytes(v)
+    return n
+
+
+def fetch_bounded(
+    fetchmany: Callable[[int], Sequence], limit: int, max_bytes: int | None
+) -> tuple[list, bool, str]:
+    """Rows from ``fetchmany`` until ``limit`` + 1 rows or ``max_bytes`` bytes of values.
+
+    Returns the rows (at most ``limit``), whether the result was cut, and why ("rows",
+    "bytes" or ""). Rows come in chunks: :data:`FIRST_CHUNK` rows, then as many as the
+    budget left allows at the average row size so far (at most :data:`MAX_CHUNK`).
+
+    Example:
+        >>> data = iter([("x" * 100,)] * 50)
+        >>> take = lambda n: [r for _, r in zip(range(n), data)]
+        >>> rows, cut, why = fetch_bounded(take, 10, 10**6)
+        >>> len(rows), cut, why
+        (10, True, 'rows')
+        >>> rows, cut, why = fetch_bounded(take, 30, 1000)
+        >>> len(rows), cut, why
+        (9, True, 'bytes')
+    """
+    budget = RESULT_BYTES if max_bytes is None else max_bytes
+    want = limit + 1
+    rows: list = []
+    size = 0
+    chunk = min(want, FIRST_CHUNK)
+    while chunk > 0:
+        got = fetchmany(chunk)
+        if not got:
+            break
+        got_bytes = rows_bytes(got)
+        if size + got_bytes > budget:
+            for row in got:  # keep the rows that fit
+                size += rows_bytes((row,))
+                if size > budget:
+                    break
+                rows.append(row)
+            return rows[:limit], True, "bytes"
+        rows.extend(got)
+        size += got_bytes
+        if len(got) < chunk:
+            break
+        per_row = max(1, size // len(rows))
+        chunk = min(want - len(rows), MAX_CHUNK, max(1, (budget - size) // per_row))
+    if len(rows) > limit:
+        return rows[:limit], True, "rows"
+    return rows, False, ""
 
 
 @runtime_checkable
@@ -36,6 +129,8 @@ class Runner(Protocol):
     #: a short label for displays, e.g. "duckdb (native)" or "postgresql://.../shop".
     label: str
 
-    def run(self, sql: str, *, limit: int, timeout: float) -> RunResult: ...
+    def run(
+        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+    ) -> RunResult: ...
 
     def schema(self) -> Schema: ...

@@ -1,7 +1,13 @@
 """Runner for stdlib ``sqlite3`` connections (portable: works in Pyodide, no threads).
 
-The query runs inside a savepoint that is always rolled back, under an authorizer
-that allows reads only, and a progress handler that stops it at the deadline.
+A file database is queried on a read-only connection of the agent's own
+(``file:...?mode=ro``, ``PRAGMA query_only``, no ATTACH, a read-only authorizer and
+a progress handler that stops it at the deadline), so the user's connection, its
+authorizer, its progress handler and its transaction are never touched. An
+in-memory database exists only inside the user's connection: there the query runs
+on it, inside a savepoint that is always rolled back, under the same authorizer
+and progress handler, which are removed afterwards (any the user had set are not
+restored: sqlite3 cannot read them back).
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import quote
 
-from cadet_magic.db.base import RunResult
+from cadet_magic.db.base import RunResult, fetch_bounded
 from cadet_magic.db.cache import SCHEMA_CACHE
-from cadet_magic.errors import QueryTimeout
+from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 
@@ -27,6 +34,47 @@ def read_only_authorizer(action: int, *args: object) -> int:
     return sqlite3.SQLITE_OK if action in _ALLOWED_ACTIONS else sqlite3.SQLITE_DENY
 
 
+def database_file(con: sqlite3.Connection) -> str | None:
+    """The file of the connection's main database, or None when it lives in memory."""
+    try:
+        for _, name, file in con.execute("PRAGMA database_list"):
+            if name == "main":
+                return file or None
+    except sqlite3.Error:
+        return None
+    return None
+
+
+def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> sqlite3.Connection:
+    """A new connection that can only read ``path``: opened read-only by SQLite itself,
+    ``query_only`` set, no database can be attached, the read-only authorizer installed
+    (without ``authorizer``, for the catalog reads, which need PRAGMA).
+
+    Example:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "t.db")
+        >>> w = sqlite3.connect(path); _ = w.execute("CREATE TABLE t (x)"); w.close()
+        >>> ro = open_read_only(path)
+        >>> ro.execute("INSERT INTO t VALUES (1)")
+        Traceback (most recent call last):
+        ...
+        sqlite3.DatabaseError: not authorized
+    """
+    con = sqlite3.connect(
+        f"file:{quote(path)}?mode=ro",
+        uri=True,
+        timeout=timeout,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    con.execute("PRAGMA query_only = ON")
+    if hasattr(con, "setlimit"):  # Python 3.11+
+        con.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    if authorizer:
+        con.set_authorizer(read_only_authorizer)
+    return con
+
+
 class SQLiteRunner:
     """Runs checked SQL on a ``sqlite3.Connection`` without letting anything persist."""
 
@@ -35,9 +83,40 @@ class SQLiteRunner:
     def __init__(self, connection: sqlite3.Connection, label: str = "sqlite3") -> None:
         self.connection = connection
         self.label = label
+        self._file: str | None | bool = False  # not looked up yet
 
-    def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
-        con = self.connection
+    def _own(self, timeout: float, authorizer: bool = True) -> sqlite3.Connection | None:
+        """The agent's own read-only connection for a file database; None in memory."""
+        if self._file is False:
+            self._file = database_file(self.connection)
+        if not self._file:
+            return None
+        try:
+            return open_read_only(str(self._file), timeout, authorizer)
+        except sqlite3.Error:  # e.g. a WAL database in a folder we cannot write to
+            return None
+
+    def run(
+        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+    ) -> RunResult:
+        own = self._own(timeout)
+        if own is None:
+            return self._run(self.connection, True, sql, limit, timeout, max_bytes)
+        try:
+            return self._run(own, False, sql, limit, timeout, max_bytes)
+        finally:
+            own.close()
+
+    def _run(
+        self,
+        con: sqlite3.Connection,
+        user: bool,
+        sql: str,
+        limit: int,
+        timeout: float,
+        max_bytes: int | None,
+    ) -> RunResult:
+        """Runs on ``con``; on the user's connection (``user``) inside a rolled-back savepoint."""
         deadline = time.monotonic() + timeout
         timed_out = False
 
@@ -49,14 +128,15 @@ class SQLiteRunner:
             return 0
 
         t0 = time.perf_counter()
-        con.execute("SAVEPOINT cadet_magic")
+        if user:
+            con.execute("SAVEPOINT cadet_magic")
         cur = None
         try:
             con.set_authorizer(read_only_authorizer)
             con.set_progress_handler(progress, 1000)
             try:
                 cur = con.execute(sql)
-                rows = cur.fetchmany(limit + 1)
+                rows, truncated, why = fetch_bounded(cur.fetchmany, limit, max_bytes)
             except sqlite3.OperationalError as e:
                 if timed_out:
                     raise QueryTimeout(timeout) from e
@@ -65,6 +145,8 @@ class SQLiteRunner:
                     # another thread's interrupt(). Either way the user stopped it.
                     raise KeyboardInterrupt from e
                 raise
+            except MemoryError as e:
+                raise ResultTooLarge() from e
             except KeyboardInterrupt:
                 con.interrupt()
                 raise
@@ -73,20 +155,39 @@ class SQLiteRunner:
             if cur is not None:
                 cur.close()
             con.set_progress_handler(None, 0)
-            con.set_authorizer(None)
-            con.execute("ROLLBACK TO cadet_magic")
-            con.execute("RELEASE cadet_magic")
-        truncated = len(rows) > limit
+            if user:
+                con.set_authorizer(None)
+                con.execute("ROLLBACK TO cadet_magic")
+                con.execute("RELEASE cadet_magic")
         return RunResult(
-            columns, [tuple(r) for r in rows[:limit]], truncated, time.perf_counter() - t0, sql
+            columns,
+            [tuple(r) for r in rows],
+            truncated,
+            time.perf_counter() - t0,
+            sql,
+            truncation=why,
         )
 
     def schema(self) -> Schema:
-        """The schema with samples, read once per connection and again when it changes."""
+        """The schema with samples, read once per connection and again when it changes
+        (for a file database, on the agent's own read-only connection)."""
+
+        def on_own(read):  # noqa: ANN001, ANN202
+            def call():  # noqa: ANN202
+                own = self._own(5.0, authorizer=False)
+                if own is None:
+                    return read(self.connection)
+                try:
+                    return read(own)
+                finally:
+                    own.close()
+
+            return call
+
         return SCHEMA_CACHE.get(
             self.connection,
-            lambda: sqlite_fingerprint(self.connection),
-            lambda: sqlite_schema(self.connection, samples=True),
+            on_own(sqlite_fingerprint),
+            on_own(lambda con: sqlite_schema(con, samples=True)),
         )
 
 

@@ -214,7 +214,8 @@ def answer_html(result: AskResult) -> str:
         )
     source = " from the fallback (simple SELECT + pandas)" if answered_by_fallback(result) else ""
     more = (
-        " \u00b7 <span class='cadet-truncated'>truncated at the row limit: more rows exist</span>"
+        " \u00b7 <span class='cadet-truncated'>"
+        f"{escape(result.truncation_note or 'truncated at the row limit: more rows exist')}</span>"
         if result.truncated
         else ""
     )

@@ -124,7 +124,8 @@ def render_text(result: AskResult) -> str:
         source = (
             " (from the FALLBACK: simple SELECT + pandas)" if answered_by_fallback(result) else ""
         )
-        more = " (truncated at the row limit: more rows exist)" if result.truncated else ""
+        note = result.truncation_note or "truncated at the row limit: more rows exist"
+        more = f" ({note})" if result.truncated else ""
         lines.append(f"Answer{source}: {result.row_count} row(s){more}")
         lines += table_text(result.columns, result.rows)
     else:

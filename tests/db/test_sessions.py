@@ -222,3 +222,63 @@ def test_duckdb_engine_aborted_transaction_is_never_reset(tmp_path):
         conn.rollback()
         assert conn.exec_driver_sql("SELECT count(*) FROM orders").scalar() == 2
     engine.dispose()
+
+
+def test_sqlite_file_database_never_touches_the_users_connection(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    con = sqlite3.connect(path)
+    for s in SETUP[:2]:
+        con.execute(s)
+    con.commit()
+    seen = []
+
+    def users_authorizer(action, arg1, *rest):
+        reading_secret = action == sqlite3.SQLITE_READ and arg1 == "secret"
+        return sqlite3.SQLITE_DENY if reading_secret else sqlite3.SQLITE_OK
+
+    con.set_authorizer(users_authorizer)
+    con.set_progress_handler(lambda: seen.append(1) and 0, 1)
+    con.execute("INSERT INTO orders VALUES (3, 'cy', 5)")  # the user's open transaction
+    assert con.in_transaction
+    runner = resolve_runner(con)
+    # The agent's connection is its own: committed rows only.
+    assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
+    assert "orders" in {t.name for t in runner.schema().tables}
+    for hostile in (
+        "INSERT INTO orders VALUES (9, 'eve', 1)",
+        "DELETE FROM orders",
+        f"ATTACH DATABASE '{tmp_path / 'new.db'}' AS x",
+        "PRAGMA query_only = OFF",
+        "CREATE TEMP TABLE t AS SELECT 1",
+    ):
+        with pytest.raises(sqlite3.DatabaseError):
+            runner.run(hostile, limit=5, timeout=10)
+    assert not (tmp_path / "new.db").exists()
+    # The user's handlers are still theirs, the transaction still open with its row.
+    assert con.in_transaction
+    seen.clear()
+    assert con.execute("SELECT count(*) FROM orders").fetchall() == [(3,)]
+    assert seen  # the user's progress handler still runs
+    con.execute("CREATE TABLE secret (x)")  # creating is allowed by the user's authorizer
+    with pytest.raises(sqlite3.DatabaseError, match="prohibited"):  # the user's own denial
+        con.execute("SELECT * FROM secret")
+    con.rollback()
+    assert con.execute("SELECT count(*) FROM orders").fetchall() == [(2,)]
+    con.close()
+
+
+def test_sqlite_in_memory_database_uses_the_users_connection(tmp_path):
+    import sqlite3
+
+    con = sqlite3.connect(":memory:")
+    for s in SETUP[:2]:
+        con.execute(s)
+    con.execute("INSERT INTO orders VALUES (3, 'cy', 5)")  # uncommitted
+    runner = resolve_runner(con)
+    assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(3,)]
+    with pytest.raises(sqlite3.DatabaseError):
+        runner.run("DELETE FROM orders", limit=5, timeout=10)
+    assert con.in_transaction
+    assert con.execute("SELECT count(*) FROM orders").fetchall() == [(3,)]
