@@ -1,8 +1,14 @@
 """Runner for DuckDB connections (edge: imports nothing from duckdb at module import).
 
-The query runs on a sibling cursor in its own transaction that is always rolled
-back, so the user's connection (and any transaction it has open) is never touched. The watchdog thread
-calls ``interrupt()`` at the deadline; a KeyboardInterrupt does the same.
+The query runs on a sibling cursor in its own READ ONLY transaction that is always
+rolled back, so the user's connection (and any transaction it has open, even an
+aborted one) is never touched and DuckDB itself refuses writes to the database.
+DuckDB's own parser must see exactly one SELECT statement, and that parsed statement
+is what runs: COPY ... TO, EXPORT DATABASE, SET/RESET/PRAGMA, ATTACH/DETACH,
+INSTALL/LOAD, CALL, CHECKPOINT, VACUUM, CREATE SECRET, EXPLAIN, USE and stacked
+statements never reach execution, whatever the safety check said. The watchdog
+thread calls ``interrupt()`` at the deadline (also during the cleanup after a streamed
+result); a KeyboardInterrupt does the same.
 """
 
 from __future__ import annotations
@@ -12,10 +18,10 @@ import threading
 import time
 from typing import Any
 
-from cadet_magic.db.base import RunResult
+from cadet_magic.db.base import RunResult, fetch_bounded
 from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.watchdog import WATCHDOG
-from cadet_magic.errors import QueryTimeout
+from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 
@@ -35,6 +41,40 @@ def _is_interrupt(error: BaseException) -> bool:
     return type(error).__name__ == "InterruptException" or "INTERRUPT" in str(error)
 
 
+def _is_out_of_memory(error: BaseException) -> bool:
+    return isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryException"
+
+
+def only_select(con: Any, sql: str) -> Any:
+    """DuckDB's own parse of ``sql``: its one statement when that is a SELECT.
+
+    Raises:
+        duckdb.PermissionException: for anything else (naming what DuckDB parsed), so it
+            never runs.
+
+    Example:
+        >>> import duckdb
+        >>> con = duckdb.connect()
+        >>> str(only_select(con, "FROM range(3)").type)
+        'StatementType.SELECT'
+        >>> only_select(con, "COPY (SELECT 1) TO 'x.csv'")
+        Traceback (most recent call last):
+        ...
+        _duckdb.PermissionException: Not run: DuckDB reads this as a COPY statement; only one SELECT (a query) can run here.
+    """
+    import duckdb
+
+    statements = con.extract_statements(sql)
+    kinds = [str(s.type).rsplit(".", 1)[-1] for s in statements]
+    if kinds != ["SELECT"]:
+        what = " + ".join(kinds) if kinds else "nothing"
+        raise duckdb.PermissionException(
+            f"Not run: DuckDB reads this as {'an' if what[0] in 'AEIOU' else 'a'} {what} "
+            "statement; only one SELECT (a query) can run here."
+        )
+    return statements[0]
+
+
 class DuckDBRunner:
     """Runs checked SQL on a native ``duckdb.DuckDBPyConnection``."""
 
@@ -45,7 +85,7 @@ class DuckDBRunner:
         self.label = label
 
     def _begin(self) -> Any:
-        """A sibling cursor of the user's connection, inside a transaction we roll back.
+        """A sibling cursor of the user's connection, inside a READ ONLY transaction we roll back.
 
         A cursor is a second connection to the same database (about 5 µs to open): the
         user's connection, its open transaction and its DuckDB 2.0 aborted state are never
@@ -53,10 +93,16 @@ class DuckDBRunner:
         the committed catalog, not the user's temporary tables.
         """
         cur = self.connection.cursor()
-        cur.begin()
+        try:
+            cur.execute("BEGIN TRANSACTION READ ONLY")
+        except Exception:
+            cur.close()
+            raise
         return cur
 
-    def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
+    def run(
+        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+    ) -> RunResult:
         con = self._begin()
         fired = threading.Event()
         guard = threading.Lock()
@@ -74,8 +120,8 @@ class DuckDBRunner:
         timer = WATCHDOG.schedule(timeout, stop)
         try:
             try:
-                rel = con.execute(first_rows_sql(sql, limit + 1))
-                rows = rel.fetchmany(limit + 1)
+                rel = con.execute(only_select(con, first_rows_sql(sql, limit + 1)))
+                rows, truncated, why = fetch_bounded(rel.fetchmany, limit, max_bytes)
                 columns = [d[0] for d in rel.description or ()]
             except KeyboardInterrupt:
                 con.interrupt()
@@ -88,15 +134,21 @@ class DuckDBRunner:
                 if "query interrupted" in str(e).lower():
                     # DuckDB turns a Ctrl-C (SIGINT) during a query into this error.
                     raise KeyboardInterrupt from e
+                if _is_out_of_memory(e):
+                    raise ResultTooLarge() from e
                 raise
         finally:
+            restore()
+            # The rows are in: stop whatever of the query still runs (a streamed result
+            # whose rest runs away) so the cleanup is quick; the deadline stays armed
+            # until the cleanup is over.
+            _interrupt(con)
+            _rollback(con)
+            con.close()
             with guard:
                 done = True
             timer.cancel()
-            restore()
-            _rollback(con)
-            con.close()
-        return RunResult(columns, rows[:limit], len(rows) > limit, time.perf_counter() - t0, sql)
+        return RunResult(columns, rows, truncated, time.perf_counter() - t0, sql, truncation=why)
 
     def schema(self) -> Schema:
         """The schema with samples, read once per connection and again when the catalog changes."""
@@ -150,6 +202,13 @@ def _on_ctrl_c(callback: Any) -> Any:
     previous = signal.getsignal(signal.SIGINT)
     signal.signal(signal.SIGINT, lambda signum, frame: callback())
     return lambda: signal.signal(signal.SIGINT, previous)
+
+
+def _interrupt(con: Any) -> None:
+    try:
+        con.interrupt()
+    except Exception:  # noqa: BLE001 - nothing running
+        pass
 
 
 def _rollback(con: Any) -> None:
