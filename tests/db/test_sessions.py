@@ -4,6 +4,9 @@ DuckDB's aborted transaction, SQLite file databases on a connection of the agent
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import duckdb
 import pytest
 import sqlalchemy as sa
@@ -282,3 +285,56 @@ def test_sqlite_in_memory_database_uses_the_users_connection(tmp_path):
         runner.run("DELETE FROM orders", limit=5, timeout=10)
     assert con.in_transaction
     assert con.execute("SELECT count(*) FROM orders").fetchall() == [(3,)]
+
+
+DUCKDB_HOSTILE = json.loads((Path(__file__).parent / "duckdb_hostile.json").read_text())
+
+
+def _duckdb_state(con, folder):
+    return (
+        sorted(p.name for p in folder.iterdir()),
+        con.execute("SELECT name, value FROM duckdb_settings() ORDER BY name").fetchall(),
+        con.execute("SELECT database_name FROM duckdb_databases() ORDER BY 1").fetchall(),
+        con.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded").fetchall(),
+        con.execute("SELECT name FROM duckdb_secrets()").fetchall(),
+        con.execute("SELECT * FROM orders ORDER BY order_id").fetchall(),
+        con.execute("SELECT count(*) FROM duckdb_tables()").fetchall(),
+        con.execute("SELECT currval('seq')").fetchall(),
+    )
+
+
+@pytest.mark.parametrize("hostile", DUCKDB_HOSTILE, ids=[h["kind"] for h in DUCKDB_HOSTILE])
+def test_duckdb_engine_refuses_with_the_check_bypassed(tmp_path, hostile):
+    """Called on the runner directly (no safety check): DuckDB itself refuses, and no file,
+    setting, attached database, extension, secret, row or sequence value changes."""
+    folder = tmp_path / "files"
+    folder.mkdir()
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    for s in SETUP:
+        con.execute(s)
+    con.execute("SELECT nextval('seq')")
+    before = _duckdb_state(con, folder)
+    runner = resolve_runner(con)
+    with pytest.raises(duckdb.Error):
+        runner.run(hostile["sql"].format(dir=folder), limit=5, timeout=10)
+    assert _duckdb_state(con, folder) == before
+    assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
+    con.close()
+
+
+def test_duckdb_cleanup_after_streamed_rows_stays_within_the_limit():
+    """A recursive CTE streams its first rows at once and then runs away: the runner returns
+    its rows without waiting for the rest, also when the deadline is short."""
+    import time
+
+    con = duckdb.connect()
+    runaway = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1e12) "
+        "SELECT x FROM c"
+    )
+    runner = resolve_runner(con)
+    t0 = time.monotonic()
+    r = runner.run(runaway, limit=1000, timeout=1.0)
+    assert time.monotonic() - t0 < 1.0 + 3.0
+    assert len(r.rows) == 1000 and r.truncated
+    assert con.execute("SELECT 42").fetchall() == [(42,)]
