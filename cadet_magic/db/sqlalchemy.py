@@ -8,14 +8,16 @@ dialect supports it, with a statement timeout, and always rolled back.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import RunResult
+from cadet_magic.db.base import RunResult, fetch_bounded
 from cadet_magic.db.cache import SCHEMA_CACHE
-from cadet_magic.errors import FailedTransactionError, QueryTimeout
+from cadet_magic.db.watchdog import WATCHDOG
+from cadet_magic.errors import FailedTransactionError, QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 
@@ -200,29 +202,64 @@ class SQLAlchemyRunner:
             raise FailedTransactionError()
         return _OwnConnection(own, pool)
 
-    def run(self, sql: str, *, limit: int, timeout: float) -> RunResult:
+    def run(
+        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+    ) -> RunResult:
+        """Runs ``sql`` read-only and rolled back; rows fetched in chunks against the byte budget.
+
+        On PostgreSQL the query runs through a server-side cursor (``DECLARE ... CURSOR
+        FOR``), so rows cross the network chunk by chunk and the server itself refuses
+        anything that is not a query (COPY, SET, DDL, data-modifying WITH); every FETCH
+        is bounded by ``statement_timeout`` and the whole run by the watchdog's cancel.
+        """
         from cadet_magic.sql.limit import add_limit
 
         t0 = time.perf_counter()
+        fired = threading.Event()
+        guard = threading.Lock()
+        done = False
         with self._transaction(timeout) as (cur, raw):
+
+            def stop() -> None:
+                with guard:  # never cancel what runs after this query
+                    if not done:
+                        fired.set()
+                        _cancel(raw)
+
+            timer = WATCHDOG.schedule(timeout, stop)
+            rows_cur = cur
             try:
-                cur.execute(add_limit(sql, self.dialect, limit + 1))
-                rows = cur.fetchmany(limit + 1)
-                columns = [d[0] for d in cur.description or ()]
+                if self.dialect == "postgres" and _server_cursors(raw):
+                    rows_cur = raw.cursor(name="cadet_magic_rows")
+                rows_cur.execute(add_limit(sql, self.dialect, limit + 1))
+                rows, truncated, why = fetch_bounded(rows_cur.fetchmany, limit, max_bytes)
+                columns = [d[0] for d in rows_cur.description or ()]
             except KeyboardInterrupt:
                 _cancel(raw)
                 raise
             except Exception as e:
                 if getattr(e, "sqlstate", None) == "57014" or getattr(e, "pgcode", None) == "57014":
-                    if time.perf_counter() - t0 >= timeout * 0.9:
+                    if fired.is_set() or time.perf_counter() - t0 >= timeout * 0.9:
                         raise QueryTimeout(timeout) from e
+                if isinstance(e, MemoryError) or "out of memory" in str(e).lower():
+                    raise ResultTooLarge() from e
                 raise
+            finally:
+                with guard:
+                    done = True
+                timer.cancel()
+                if rows_cur is not cur:
+                    try:
+                        rows_cur.close()
+                    except Exception:  # noqa: BLE001 - the rollback closes it anyway
+                        pass
         return RunResult(
             columns,
-            [tuple(r) for r in rows[:limit]],
-            len(rows) > limit,
+            [tuple(r) for r in rows],
+            truncated,
             time.perf_counter() - t0,
             sql,
+            truncation=why,
         )
 
     def schema(self) -> Schema:
@@ -317,6 +354,15 @@ class _OwnConnection:
             self.fairy.close()
         finally:
             self.pool.dispose()
+
+
+def _server_cursors(raw: Any) -> bool:
+    """Whether the driver offers server-side (named) cursors here: psycopg 3 always,
+    psycopg2 only outside autocommit (it refuses a named cursor there)."""
+    module = type(raw).__module__
+    if module.startswith("psycopg2"):
+        return not getattr(raw, "autocommit", False)
+    return module.startswith("psycopg")
 
 
 def _cancel(raw: Any) -> None:

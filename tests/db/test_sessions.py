@@ -108,7 +108,7 @@ def test_pg_open_user_transaction_continues_unchanged(pg):
             "SELECT nextval('seq')",
             "SELECT set_config('transaction_read_only', 'off', true)",
         ):
-            with pytest.raises(Exception, match="read-only|read-write"):
+            with pytest.raises(Exception, match="read-only|read-write|syntax error"):
                 runner.run(hostile, limit=5, timeout=10)
         assert pg_transaction_status(raw) == 2  # INTRANS, not reset
         assert conn.exec_driver_sql("SHOW transaction_read_only").scalar() == "off"
@@ -148,7 +148,7 @@ def test_pg_failed_transaction_is_never_reset(pg):
         assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]
         assert "orders" in {t.name for t in runner.schema().tables}
         with pytest.raises(Exception, match="read-only"):
-            runner.run("DELETE FROM orders", limit=5, timeout=10)
+            runner.run("SELECT nextval('seq')", limit=5, timeout=10)
         assert pg_transaction_status(raw) == PG_INERROR  # still failed: the user decides
         conn.rollback()
     with engine.connect() as c:
@@ -338,3 +338,115 @@ def test_duckdb_cleanup_after_streamed_rows_stays_within_the_limit():
     assert time.monotonic() - t0 < 1.0 + 3.0
     assert len(r.rows) == 1000 and r.truncated
     assert con.execute("SELECT 42").fetchall() == [(42,)]
+
+
+PG_HOSTILE = json.loads((Path(__file__).parent / "pg_hostile.json").read_text())
+
+
+def _pg_state(conn):
+    q = conn.exec_driver_sql
+    return (
+        q("SELECT name, setting FROM pg_settings ORDER BY name").fetchall(),
+        q("SELECT * FROM orders ORDER BY order_id").fetchall(),
+        q("SELECT last_value, is_called FROM seq").fetchall(),
+        q("SELECT name FROM pg_prepared_statements").fetchall(),
+        q("SELECT name FROM pg_cursors").fetchall(),
+        q("SELECT count(*) FROM pg_largeobject_metadata").fetchall(),
+        q("SELECT relname FROM pg_class WHERE relpersistence = 't'").fetchall(),
+    )
+
+
+@pytest.mark.parametrize("user_transaction", [False, True], ids=["idle", "open transaction"])
+@pytest.mark.parametrize("hostile", PG_HOSTILE, ids=[h["kind"] for h in PG_HOSTILE])
+def test_pg_engine_refuses_with_the_check_bypassed(pg, hostile, user_transaction):
+    """Superuser, runner called directly: the server refuses (DECLARE ... CURSOR FOR takes
+    only a query, the transaction or savepoint is READ ONLY) or the rollback undoes it."""
+    import os
+    import uuid
+
+    engine, _ = pg
+    path = f"/tmp/cadet-hostile-{uuid.uuid4().hex}"
+    with engine.connect() as conn:
+        if not user_transaction:
+            conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        before = _pg_state(conn)
+        raw = conn.connection.dbapi_connection
+        status = pg_transaction_status(raw)
+        runner = resolve_runner(conn)
+        try:
+            runner.run(hostile["sql"].format(file=path), limit=5, timeout=10)
+        except Exception:  # noqa: BLE001, S110 - refusing is fine; a change is not
+            pass
+        assert not os.path.exists(path)
+        assert pg_transaction_status(raw) == status
+        assert _pg_state(conn) == before
+        if user_transaction:
+            conn.rollback()
+
+
+BIG_ROWS = {
+    "duckdb": "SELECT i, repeat('x', 1000000) AS blob FROM range(50) t(i)",
+    "sqlite": "WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < 49) "
+    "SELECT i, printf('%.*c', 1000000, 'x') AS blob FROM c",
+    "postgres": "SELECT i, repeat('x', 1000000) AS blob FROM generate_series(0, 49) AS s(i)",
+}
+
+
+@pytest.fixture(params=["duckdb", "sqlite", "postgres"])
+def any_runner(request, tmp_path):
+    import sqlite3
+
+    if request.param == "duckdb":
+        yield resolve_runner(duckdb.connect(str(tmp_path / "d.duckdb")))
+    elif request.param == "sqlite":
+        con = sqlite3.connect(tmp_path / "s.db")
+        con.execute("CREATE TABLE t (x)")
+        con.commit()
+        yield resolve_runner(con)
+    else:
+        engine, _ = request.getfixturevalue("pg")
+        with engine.connect() as conn:
+            yield resolve_runner(conn.execution_options(isolation_level="AUTOCOMMIT"))
+
+
+def test_results_stop_at_the_byte_budget(any_runner):
+    """Rows of 1 MB: a 4 MB budget keeps the rows that fit and says the bytes cut it."""
+    sql = BIG_ROWS[any_runner.dialect]
+    r = any_runner.run(sql, limit=1000, timeout=30, max_bytes=4 * 2**20)
+    assert r.truncated and r.truncation == "bytes"
+    assert 1 <= len(r.rows) <= 4
+    assert [row[0] for row in r.rows] == list(range(len(r.rows)))
+    r = any_runner.run(sql, limit=3, timeout=30, max_bytes=64 * 2**20)
+    assert len(r.rows) == 3 and r.truncated and r.truncation == "rows"
+    r = any_runner.run(sql, limit=100, timeout=30, max_bytes=64 * 2**20)
+    assert len(r.rows) == 50 and not r.truncated and r.truncation == ""
+
+
+def test_ask_says_the_byte_budget_cut_the_answer(tmp_path):
+    import cadet_magic
+    from cadet_magic.display.text import render_text
+    from cadet_magic.llm import ScriptedModel
+
+    con = duckdb.connect()
+    model = ScriptedModel({"Blobs?": [BIG_ROWS["duckdb"]]})
+    r = cadet_magic.ask("Blobs?", con=con, model=model, result_bytes=3 * 2**20)
+    assert r.ok and r.truncated and len(r.rows) <= 3
+    assert r.truncation_note == (
+        "truncated at the 3 MiB result budget (AskMagic.result_bytes): more rows exist"
+    )
+    assert "AskMagic.result_bytes" in render_text(r)
+
+
+def test_driver_out_of_memory_is_one_clear_line(tmp_path):
+    import cadet_magic
+    from cadet_magic.errors import ResultTooLarge
+    from cadet_magic.llm import ScriptedModel
+
+    con = duckdb.connect(config={"memory_limit": "20MB", "temp_directory": ""})
+    runner = resolve_runner(con)
+    with pytest.raises(ResultTooLarge, match="too large for memory"):
+        runner.run("SELECT list(range) FROM range(20000000)", limit=5, timeout=30)
+    model = ScriptedModel({"All?": ["SELECT list(range) FROM range(20000000)"]})
+    with pytest.raises(ResultTooLarge):
+        cadet_magic.ask("All?", con=con, model=model)
+    assert con.execute("SELECT 1").fetchall() == [(1,)]
