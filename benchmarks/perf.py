@@ -353,6 +353,75 @@ def fetch_first_rows(sizes: Sequence[int] = (10**5, 10**7), reps: int = 15) -> l
     return out
 
 
+def _previous_duckdb_run(con: Any, sql: str, limit: int, timeout: float) -> list:
+    """The DuckDB runner's run path before bounded results, step by step, for the side-by-side
+    figure: a sibling cursor with a plain BEGIN, the SQL as given (row limit in the SQL only
+    with ORDER BY), ``fetchmany(limit + 1)`` at once, the watchdog deadline, Ctrl-C routed to
+    the cursor, then ROLLBACK and close."""
+    from cadet_magic.db.duckdb import _on_ctrl_c, _rollback, first_rows_sql
+    from cadet_magic.db.watchdog import WATCHDOG
+
+    cur = con.cursor()
+    cur.begin()
+    restore = _on_ctrl_c(cur.interrupt)
+    timer = WATCHDOG.schedule(timeout, cur.interrupt)
+    try:
+        rel = cur.execute(first_rows_sql(sql, limit + 1))
+        rows = rel.fetchmany(limit + 1)
+        _ = [d[0] for d in rel.description or ()]
+    finally:
+        timer.cancel()
+        restore()
+        _rollback(cur)
+        cur.close()
+    return rows[:limit]
+
+
+def bounded_fetch_before_after(n: int = 10**7, reps: int = 31) -> list[Measure]:
+    """First 1000 rows of the 10^7-row scan: the runner now (READ ONLY transaction, DuckDB's
+    parser must see one SELECT, chunks against the byte budget, the rest interrupted before
+    the cleanup) against its run path before, interleaved in one run."""
+    from cadet_magic.db.duckdb import DuckDBRunner
+
+    sql = FETCH_QUERIES["scan"]
+    with _big_duckdb(n) as con:
+        runner = DuckDBRunner(con)
+
+        def now() -> list:
+            return runner.run(sql, limit=1000, timeout=600).rows
+
+        def before() -> list:
+            return _previous_duckdb_run(con, sql, 1000, 600)
+
+        assert now() == before()
+        a, b = [], []
+        for i in range(reps):
+            pair = ((now, a), (before, b)) if i % 2 == 0 else ((before, b), (now, a))
+            for func, into in pair:
+                t0 = time.perf_counter()
+                func()
+                into.append(time.perf_counter() - t0)
+        ours, prev = _median(a), _median(b)
+        py_now, py_before = _peak_python(now), _peak_python(before)
+    m = Measure(
+        f"first 1000 of 10^{len(str(n)) - 1} rows, scan: bounded runner vs before (DuckDB)",
+        f"{ours * 1e3:,.2f} ms (peak Python {_mb(py_now)})",
+        f"{prev * 1e3:,.2f} ms before (peak Python {_mb(py_before)})",
+        f"{ours / prev:.2f}x ({(ours - prev) * 1e3:+,.2f} ms)",
+        "≤ 1.05x",
+        ours / prev <= 1.05,
+    )
+    m.notes.append(
+        "Bounded fetch, before/after: the same DuckDB file table and scan, the runner as it is "
+        "now against its run path before bounded results (replicated step by step in "
+        f"`benchmarks/perf.py`), {reps} alternating repetitions, medians. Now adds: "
+        "`BEGIN TRANSACTION READ ONLY`, `extract_statements` (DuckDB's own parse, and the "
+        "parsed statement is what runs), `fetchmany` in chunks (64 rows, then up to 512) "
+        "with the values' bytes counted, and an `interrupt()` before the rollback."
+    )
+    return [m]
+
+
 def fetch_first_rows_pg(
     pg_url: str, sizes: Sequence[int] = (10**5, 10**6), reps: int = 7
 ) -> list[Measure]:
@@ -824,6 +893,7 @@ def run_all(quick: bool = False, pg: bool = True) -> list[Measure]:
     measures.append(agent_overhead(20 if quick else None, reps=1 if quick else 3))
     sizes = (10**3, 10**4) if quick else (10**5, 10**7)
     measures += fetch_first_rows(sizes, reps=3 if quick else 15)
+    measures += bounded_fetch_before_after(sizes[-1], reps=3 if quick else 31)
     with _pg() if pg else contextlib.nullcontext() as url:
         if url is not None:
             pg_sizes = (10**3, 10**4) if quick else (10**5, 10**6)

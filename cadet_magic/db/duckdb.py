@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any
 
-from cadet_magic.db.base import RunResult, fetch_bounded
+from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded
 from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.watchdog import WATCHDOG
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
@@ -43,6 +43,28 @@ def _is_interrupt(error: BaseException) -> bool:
 
 def _is_out_of_memory(error: BaseException) -> bool:
     return isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryException"
+
+
+#: DuckDB column types whose Python values have a small fixed size.
+_FIXED_TYPE = re.compile(
+    r"(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|DOUBLE|FLOAT|REAL|DECIMAL\(.*\)|BOOLEAN|UUID|"
+    r"INTERVAL|DATE|TIME( WITH TIME ZONE)?|TIMESTAMP(_S|_MS|_NS| WITH TIME ZONE)?)"
+)
+
+
+def duckdb_kind(type_name: object) -> str:
+    """A DuckDB result column's type as ``"fixed"``, ``"text"`` or ``"other"`` (for sizing).
+
+    Example:
+        >>> [duckdb_kind(t) for t in ("BIGINT", "DECIMAL(10,2)", "VARCHAR", "INTEGER[]")]
+        ['fixed', 'fixed', 'text', 'other']
+    """
+    name = str(type_name)
+    if _FIXED_TYPE.fullmatch(name):
+        return "fixed"
+    if name in ("VARCHAR", "BLOB", "JSON") or name.startswith("ENUM("):
+        return "text"
+    return "other"
 
 
 def only_select(con: Any, sql: str) -> Any:
@@ -121,8 +143,10 @@ class DuckDBRunner:
         try:
             try:
                 rel = con.execute(only_select(con, first_rows_sql(sql, limit + 1)))
-                rows, truncated, why = fetch_bounded(rel.fetchmany, limit, max_bytes)
-                columns = [d[0] for d in rel.description or ()]
+                description = rel.description or ()
+                size = column_sizer([duckdb_kind(d[1]) for d in description])
+                rows, truncated, why = fetch_bounded(rel.fetchmany, limit, max_bytes, size)
+                columns = [d[0] for d in description]
             except KeyboardInterrupt:
                 con.interrupt()
                 raise

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import RunResult, fetch_bounded
+from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded, rows_bytes
 from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.watchdog import WATCHDOG
 from cadet_magic.errors import FailedTransactionError, QueryTimeout, ResultTooLarge
@@ -232,8 +232,14 @@ class SQLAlchemyRunner:
                 if self.dialect == "postgres" and _server_cursors(raw):
                     rows_cur = raw.cursor(name="cadet_magic_rows")
                 rows_cur.execute(add_limit(sql, self.dialect, limit + 1))
-                rows, truncated, why = fetch_bounded(rows_cur.fetchmany, limit, max_bytes)
-                columns = [d[0] for d in rows_cur.description or ()]
+                description = rows_cur.description or ()
+                size = (
+                    column_sizer([pg_kind(d[1]) for d in description])
+                    if self.dialect == "postgres"
+                    else rows_bytes
+                )
+                rows, truncated, why = fetch_bounded(rows_cur.fetchmany, limit, max_bytes, size)
+                columns = [d[0] for d in description]
             except KeyboardInterrupt:
                 _cancel(raw)
                 raise
@@ -354,6 +360,19 @@ class _OwnConnection:
             self.fairy.close()
         finally:
             self.pool.dispose()
+
+
+#: PostgreSQL type OIDs of small fixed-size values (bool, integers, floats, oid, dates and
+#: times, interval, uuid) and of text and binary values.
+_PG_FIXED = frozenset({16, 20, 21, 23, 26, 700, 701, 1082, 1083, 1114, 1184, 1186, 1266, 2950})
+_PG_TEXT = frozenset({17, 18, 19, 25, 1042, 1043})
+
+
+def pg_kind(type_oid: object) -> str:
+    """A PostgreSQL result column's type OID as ``"fixed"``, ``"text"`` or ``"other"``."""
+    if type_oid in _PG_FIXED:
+        return "fixed"
+    return "text" if type_oid in _PG_TEXT else "other"
 
 
 def _server_cursors(raw: Any) -> bool:
