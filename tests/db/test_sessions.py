@@ -99,17 +99,24 @@ def test_pg_open_user_transaction_continues_unchanged(pg):
         conn.exec_driver_sql("INSERT INTO orders VALUES (3, 'cy', 5)")  # uncommitted
         conn.exec_driver_sql("SET LOCAL work_mem = '7MB'")
         raw = conn.connection.dbapi_connection
+        locks = "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid()"
+        held = conn.exec_driver_sql(locks).scalar()
         runner = resolve_runner(conn)
         # The agent sees the user's uncommitted row.
         assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(3,)]
         # Read-only inside the user's transaction, even with the check bypassed.
         for hostile in (
             "INSERT INTO orders VALUES (9, 'eve', 1)",
-            "SELECT nextval('seq')",
             "SELECT set_config('transaction_read_only', 'off', true)",
+            "SELECT * FROM orders FOR UPDATE",
         ):
             with pytest.raises(Exception, match="read-only|read-write|syntax error"):
                 runner.run(hostile, limit=5, timeout=10)
+        assert conn.exec_driver_sql(locks).scalar() == held  # the savepoint's locks are gone
+        # Sequence functions (refused by the check) fail READ ONLY too; PostgreSQL keeps a
+        # sequence's lock until the top transaction ends, so this one comes last.
+        with pytest.raises(Exception, match="read-only"):
+            runner.run("SELECT nextval('seq')", limit=5, timeout=10)
         assert pg_transaction_status(raw) == 2  # INTRANS, not reset
         assert conn.exec_driver_sql("SHOW transaction_read_only").scalar() == "off"
         assert conn.exec_driver_sql("SHOW work_mem").scalar() == "7MB"
