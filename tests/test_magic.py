@@ -287,3 +287,19 @@ def test_schema_read_once_per_jupysql_connection(duck):
         assert r.ok and r.df["n"].tolist() == [1] and SCHEMA_CACHE.reads == 2
     finally:
         duck.run_cell_magic("sql", "", "DROP TABLE refunds")
+
+
+def test_result_bytes_config_truncates_and_says_why(duck):
+    """%config AskMagic.result_bytes bounds the answer; the displays say the budget cut it."""
+    duck.run_line_magic("config", "AskMagic.result_bytes = 2097152")
+    try:
+        assert duck.magics_manager.registry["AskMagic"].result_bytes == 2 * 2**20
+        out, r = ask(duck, sql_reply("SELECT repeat('x', 1000000) AS blob FROM range(10)"))
+        assert r.ok and r.truncated and len(r.rows) <= 2
+        note = "truncated at the 2 MiB result budget (AskMagic.result_bytes)"
+        assert r.truncation_note.startswith(note)
+        bundle = r._repr_mimebundle_()
+        assert note in bundle["text/plain"] and note in bundle["text/html"]
+    finally:
+        duck.run_line_magic("config", f"AskMagic.result_bytes = {64 * 2**20}")
+    sql_still_works(duck)

@@ -457,3 +457,38 @@ def test_driver_out_of_memory_is_one_clear_line(tmp_path):
     with pytest.raises(ResultTooLarge):
         cadet_magic.ask("All?", con=con, model=model)
     assert con.execute("SELECT 1").fetchall() == [(1,)]
+
+
+def test_pg_failed_transaction_ask_gives_one_line_and_keeps_it(pg_url, pg):
+    """Through ask(): the error is the one-line CadetError the magic shows, nothing reset."""
+    import psycopg
+
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    _, schema = pg
+    opened = []
+
+    def creator():
+        if opened:
+            raise psycopg.OperationalError("too many connections for role")
+        opened.append(1)
+        return psycopg.connect(pg_url.replace("+psycopg", ""), options=f"-csearch_path={schema}")
+
+    engine = sa.create_engine(
+        "postgresql+psycopg://", creator=creator, poolclass=sa.pool.StaticPool
+    )
+    conn = engine.connect()
+    with pytest.raises(sa.exc.ProgrammingError):
+        conn.exec_driver_sql("SELECT no_such_column FROM orders")
+    raw = conn.connection.dbapi_connection
+    model = ScriptedModel({"How many?": ["SELECT count(*) FROM orders"]})
+    with pytest.raises(FailedTransactionError) as caught:
+        cadet_magic.ask("How many?", con=conn, model=model)
+    assert str(caught.value) == (
+        "Your connection has a failed transaction: run ROLLBACK, then ask again."
+    )
+    assert pg_transaction_status(raw) == PG_INERROR
+    conn.rollback()
+    conn.close()
+    engine.dispose()
