@@ -328,9 +328,10 @@ def fetch_first_rows(sizes: Sequence[int] = (10**5, 10**7), reps: int = 15) -> l
         "Fetch: "
         + "; ".join(f"{k} = `{v}`" for k, v in FETCH_QUERIES.items())
         + f" on a DuckDB file table; runner = `DuckDBRunner.run(sql, limit=1000, timeout=600)` "
-        "(a sibling cursor in a transaction of its own that is rolled back, `fetchmany(1001)` "
-        "on the streaming result, the row limit put into the SQL with `add_limit` when it has "
-        "an ORDER BY, a deadline on the watchdog thread); baseline = "
+        "(a sibling cursor in a READ ONLY transaction of its own that is rolled back, DuckDB's "
+        "own parse of the statement, `fetchmany` in chunks against the byte budget on the "
+        "streaming result, the row limit put into the SQL with `add_limit` when it has "
+        "an ORDER BY, a deadline on the watchdog thread, an `interrupt()` before the rollback); baseline = "
         "`con.execute(sql).fetchmany(1000)` then `con.abort()` (DuckDB 2.0 keeps the unread rest "
         "of a streaming result until then; without it, its cleanup lands in the next statement "
         f"on the connection, whichever path that is). {reps} interleaved repetitions "
@@ -868,8 +869,18 @@ def render(measures: Sequence[Measure], elapsed: float) -> str:
         table(HEADERS, rows)
         + "\n\n"
         + "\n".join(f"- {n}" for n in notes)
-        + f"\n\nCommand: `python -m benchmarks`; run time {elapsed:.0f} s."
+        + f"\n\nCommand: `python -m benchmarks`; run time {elapsed:.0f} s{_load_note()}."
     )
+
+
+def _load_note() -> str:
+    """The machine's load average at the end of the run (the machine is shared: absolute
+    times grow with it, the side-by-side ratios much less)."""
+    try:
+        one, five, _ = os.getloadavg()
+    except (AttributeError, OSError):
+        return ""
+    return f"; load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
 
 
 def machine_details() -> str:

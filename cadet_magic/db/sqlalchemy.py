@@ -397,17 +397,22 @@ def _end(raw: Any, cur: Any, nested: bool, autocommit: bool) -> None:
     """Rolls back what the run did, leaving the connection as it was."""
     try:
         if nested:
-            cur.execute("ROLLBACK TO SAVEPOINT cadet_magic")
+            try:
+                cur.execute("ROLLBACK TO SAVEPOINT cadet_magic")
+            except Exception:  # noqa: BLE001 - a late cancel of ours hit it: once more
+                cur.execute("ROLLBACK TO SAVEPOINT cadet_magic")
             cur.execute("RELEASE SAVEPOINT cadet_magic")
         elif autocommit:
             cur.execute("ROLLBACK")
         else:
             raw.rollback()
-    except Exception:  # noqa: BLE001 - fall back to the driver's rollback
-        try:
-            raw.rollback()
-        except Exception:  # noqa: BLE001
-            pass
+    except Exception:  # noqa: BLE001
+        if not nested:  # our own transaction: the driver's rollback ends it
+            try:
+                raw.rollback()
+            except Exception:  # noqa: BLE001
+                pass
+        # Inside the user's transaction never roll it back: that is theirs to decide.
     finally:
         try:
             cur.close()
