@@ -492,3 +492,22 @@ def test_pg_failed_transaction_ask_gives_one_line_and_keeps_it(pg_url, pg):
     conn.rollback()
     conn.close()
     engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "PIVOT orders ON customer USING sum(amount)",
+        "SELECT * FROM (PIVOT orders ON customer USING sum(amount))",
+        "UNPIVOT orders ON amount INTO NAME k VALUE v",
+        "SUMMARIZE orders",
+        "FROM orders SELECT customer",
+        "SELECT 1;",
+    ],
+)
+def test_duckdb_engine_guard_lets_queries_through(tmp_path, query):
+    con = duckdb.connect(str(tmp_path / "d.duckdb"))
+    for s in SETUP[:2]:
+        con.execute(s)
+    assert resolve_runner(con).run(query, limit=5, timeout=10).rows
+    con.close()
