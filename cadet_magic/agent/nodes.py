@@ -84,6 +84,7 @@ def read_schema(state: AskState, ctx: Context) -> dict:
         "schema": schema,
         "schema_text": link(schema, state["question"], ctx.schema_budget).text,
         "allowed_tables": schema.table_names() if schema.tables else None,
+        "functions": schema.functions,
     }
 
 
@@ -126,7 +127,9 @@ def generate(state: AskState, ctx: Context) -> dict:
 def check(state: AskState, ctx: Context) -> dict:
     """Runs the safety check on the SQL; in the fallback also the simple-SELECT rule."""
     t0 = time.perf_counter()
-    verdict = validate_sql(state["sql"], state["dialect"], state.get("allowed_tables"))
+    verdict = validate_sql(
+        state["sql"], state["dialect"], state.get("allowed_tables"), state.get("functions")
+    )
     if verdict.ok and state["phase"] == "fallback":
         simple = check_simple_select(verdict.sql, state["dialect"])
         if not simple.ok:

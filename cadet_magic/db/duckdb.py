@@ -14,6 +14,7 @@ from typing import Any
 
 from cadet_magic.db.base import RunResult
 from cadet_magic.db.cache import SCHEMA_CACHE
+from cadet_magic.db.functions import duckdb_functions, with_functions
 from cadet_magic.db.watchdog import WATCHDOG
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
@@ -103,7 +104,9 @@ class DuckDBRunner:
         return SCHEMA_CACHE.get(
             self.connection,
             lambda: duckdb_fingerprint(self.connection),
-            lambda: duckdb_schema(self.connection, samples=True),
+            lambda: with_functions(
+                duckdb_schema(self.connection, samples=True), duckdb_functions(self.connection)
+            ),
         )
 
 

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from cadet_magic.db.base import RunResult
 from cadet_magic.db.cache import SCHEMA_CACHE
+from cadet_magic.db.functions import sqlite_functions, with_functions
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -86,7 +87,9 @@ class SQLiteRunner:
         return SCHEMA_CACHE.get(
             self.connection,
             lambda: sqlite_fingerprint(self.connection),
-            lambda: sqlite_schema(self.connection, samples=True),
+            lambda: with_functions(
+                sqlite_schema(self.connection, samples=True), sqlite_functions(self.connection)
+            ),
         )
 
 
