@@ -59,3 +59,31 @@ def sqlite_functions(con: Any) -> FunctionCatalog | None:
     except Exception as e:  # noqa: BLE001 - the fixed rules still apply
         log.warning("[schema] SQLite's function catalog could not be read: %s", e)
         return None
+
+
+_SQLITE_BUILTINS: frozenset[str] | None = None
+
+
+def sqlite_function_allowed(name: str | None) -> bool:
+    """Whether SQLite's authorizer lets a query call ``name``: the built-ins this SQLite library
+    marks deterministic (read once per process from a fresh in-memory database), aggregates,
+    window functions and the harmless volatile ones; never an application-defined function,
+    ``load_extension`` or another never-listed one."""
+    global _SQLITE_BUILTINS
+    if _SQLITE_BUILTINS is None:
+        import sqlite3
+
+        con = sqlite3.connect(":memory:")
+        try:
+            catalog = sqlite_functions(con)
+        finally:
+            con.close()
+        _SQLITE_BUILTINS = catalog.allowed if catalog is not None else frozenset()
+    if not name:
+        return False
+    lowered = name.lower()
+    if _SQLITE_BUILTINS:
+        return lowered in _SQLITE_BUILTINS
+    from cadet_magic.sql.functions import never_reason
+
+    return never_reason(lowered) is None

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 from cadet_magic.db.base import RunResult
 from cadet_magic.db.cache import SCHEMA_CACHE
-from cadet_magic.db.functions import sqlite_functions, with_functions
+from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -24,7 +24,10 @@ _ALLOWED_ACTIONS.add(getattr(sqlite3, "SQLITE_RECURSIVE", 33))
 
 
 def read_only_authorizer(action: int, *args: object) -> int:
-    """Allows reading; denies writes, schema changes, TEMP objects, ATTACH and PRAGMA."""
+    """Allows reading; denies writes, schema changes, TEMP objects, ATTACH and PRAGMA, and
+    calls of functions outside SQLite's own state-free built-ins."""
+    if action == sqlite3.SQLITE_FUNCTION and not sqlite_function_allowed(args[1]):  # type: ignore[arg-type]
+        return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK if action in _ALLOWED_ACTIONS else sqlite3.SQLITE_DENY
 
 
