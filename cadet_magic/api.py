@@ -26,6 +26,7 @@ def ask(
     on_event: Callable[[Event], None] | None = None,
     namespace: dict | None = None,
     code_runner: Callable[..., Any] | None = None,
+    model_timeout: float | None = 120.0,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -48,6 +49,9 @@ def ask(
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...)``
             (default :func:`cadet_magic.fallback.run.run_code`: checked, fresh namespace).
+        model_timeout: seconds each model call may take: given to the provider client as its
+            own timeout where a spec is loaded here, and enforced by waiting at most that long
+            (None: no limit of ours).
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -61,7 +65,7 @@ def ask(
         >>> r.ok, r.rows, r.scripted
         (True, [(0,)], True)
     """
-    chat_model = load_model(model, namespace)
+    chat_model = load_model(model, namespace, timeout=model_timeout)
     runner = resolve_runner(con)
     result = run_agent(
         question,
@@ -76,6 +80,7 @@ def ask(
         on_event=on_event,
         model_label=model_label(chat_model, model if isinstance(model, str) else None),
         scripted=is_scripted(chat_model),
+        model_timeout=model_timeout,
     )
     result.df = to_dataframe(result)
     SESSION.record(result)

@@ -8,8 +8,12 @@ single clear line instead of a traceback::
     ├── ConfigurationError        something the user must set up first
     │   ├── NoModelError          no chat model configured
     │   └── NoConnectionError     no database connection to ask
-    ├── ModelCallError            the model call itself failed (network, auth, rate limit)
+    ├── ModelCallError            the model call itself failed (network, auth, rate limit,
+    │                             no answer within the model timeout)
     └── QueryTimeout              a query ran past its time limit and was cancelled
+
+    KeyboardInterrupt
+    └── ModelCallInterrupted      the user interrupted a model call (no query was running)
 
 Example:
     >>> from cadet_magic.errors import CadetError, NoModelError
@@ -62,3 +66,11 @@ class QueryTimeout(CadetError):
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         super().__init__(f"Query cancelled after the {seconds:g} s time limit.")
+
+
+class ModelCallInterrupted(KeyboardInterrupt):
+    """The user interrupted the run while it waited for the model (no query was running).
+
+    A ``KeyboardInterrupt``, so it stops the run like any interrupt; the magic tells the user
+    that the model call, not a query, was stopped.
+    """

@@ -84,11 +84,14 @@ def model_label(model: Any, spec: str | None = None) -> str:
     return f"{type(model).__name__}({name})" if name else type(model).__name__
 
 
-def load_model(spec: Any, namespace: Mapping[str, Any] | None = None) -> Any:
+def load_model(
+    spec: Any, namespace: Mapping[str, Any] | None = None, timeout: float | None = None
+) -> Any:
     """A chat model from a spec, a notebook variable name, or a model object.
 
     Order: a model object passes through; a name of a variable in ``namespace``
-    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``.
+    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``, given ``timeout``
+    (seconds per request) for the provider client where it accepts one.
     """
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get(ENV_VAR) or None
@@ -114,7 +117,12 @@ def load_model(spec: Any, namespace: Mapping[str, Any] | None = None) -> Any:
     except ImportError as e:  # pragma: no cover - langchain is a dependency
         raise ConfigurationError("LangChain is not installed: pip install langchain") from e
     try:
-        return init_chat_model(spec)
+        if timeout is None:
+            return init_chat_model(spec)
+        try:
+            return init_chat_model(spec, timeout=timeout)
+        except (TypeError, ValueError):  # a provider without a timeout option
+            return init_chat_model(spec)
     except ImportError as e:
         raise ConfigurationError(
             f"The provider package for {spec!r} is missing: {e}. Install it, e.g. "

@@ -10,7 +10,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from traitlets import Bool, Float, Int, Unicode
 from traitlets.config import Configurable
 
-from cadet_magic.errors import CadetError
+from cadet_magic.errors import CadetError, ModelCallInterrupted
 from cadet_magic.llm import ENV_VAR
 
 
@@ -48,6 +48,9 @@ class AskMagic(Magics, Configurable):
     max_attempts = Int(3, config=True, help="SQL attempts at most per question.")
     row_limit = Int(1000, config=True, help="Rows fetched at most per answer.")
     timeout = Float(30.0, config=True, help="Seconds a query may run before it is cancelled.")
+    model_timeout = Float(
+        120.0, config=True, help="Seconds each model call may take before it is abandoned."
+    )
     fallback = Bool(True, config=True, help="Fall back to a simple SELECT plus pandas.")
     schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
     live = Bool(True, config=True, help="Show the live attempts panel where widgets work.")
@@ -128,14 +131,20 @@ class AskMagic(Magics, Configurable):
                 schema_budget=self.schema_budget,
                 on_event=display.update if display is not None else None,
                 namespace=ns,
+                model_timeout=self.model_timeout,
             )
         except CadetError as e:
             if display is not None:
                 display.close()
             return Message(str(e))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             if display is not None:
                 display.close()
+            if isinstance(e, ModelCallInterrupted):
+                return Message(
+                    "Interrupted: the model call was stopped (no query was running); your "
+                    "connection is unchanged."
+                )
             return Message(
                 "Interrupted: the running query was cancelled; your connection is unchanged."
             )
