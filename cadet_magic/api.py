@@ -8,6 +8,7 @@ from typing import Any
 
 from cadet_magic.agent.run import Event, run_agent
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.errors import ConfigurationError
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SESSION
 from cadet_magic.result import AskResult
@@ -65,6 +66,13 @@ def ask(
         >>> r.ok, r.rows, r.scripted
         (True, [(0,)], True)
     """
+    check_options(
+        max_attempts=max_attempts,
+        row_limit=row_limit,
+        timeout=timeout,
+        model_timeout=model_timeout,
+        schema_budget=schema_budget,
+    )
     chat_model = load_model(model, namespace, timeout=model_timeout)
     runner = resolve_runner(con)
     result = run_agent(
@@ -85,6 +93,42 @@ def ask(
     result.df = to_dataframe(result)
     SESSION.record(result)
     return result
+
+
+#: The range ``max_attempts`` must lie in.
+MAX_ATTEMPTS_RANGE = (1, 10)
+
+
+def check_options(**options: Any) -> None:
+    """Raises :class:`ConfigurationError` (one line saying what to do) for an option out of range:
+    ``max_attempts`` outside 1..10; ``row_limit``, ``timeout``, ``model_timeout`` or
+    ``schema_budget`` zero or negative (None is allowed for the last two).
+
+    Example:
+        >>> check_options(max_attempts=3, row_limit=10, timeout=1.5)
+        >>> check_options(row_limit=0)
+        Traceback (most recent call last):
+        ...
+        cadet_magic.errors.ConfigurationError: row_limit must be above 0 (got 0), e.g. %config AskMagic.row_limit = 1000.
+    """
+    low, high = MAX_ATTEMPTS_RANGE
+    examples = {"row_limit": 1000, "timeout": 30, "model_timeout": 120, "schema_budget": 6000}
+    for name, value in options.items():
+        if value is None and name in ("model_timeout", "schema_budget"):
+            continue
+        if name == "max_attempts":
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ConfigurationError(
+                    f"max_attempts must be a whole number from {low} to {high} (got {value!r}), "
+                    "e.g. --max-attempts 3."
+                )
+            continue
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or value != value or value <= 0:
+            raise ConfigurationError(
+                f"{name} must be above 0 (got {value!r}), e.g. %config AskMagic.{name} = "
+                f"{examples.get(name, 1)}."
+            )
 
 
 def to_dataframe(result: AskResult) -> Any:
