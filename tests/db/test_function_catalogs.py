@@ -161,3 +161,33 @@ def test_gold_queries_accepted_on_postgres_catalog(shared_data: Path, pg_url: st
         catalog = _catalog(resolve_runner(conn))
     eng.dispose()
     _check(bench.bird(shared_data, "postgresql"), catalog)
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "sqlite"])
+def test_the_agent_checks_calls_against_the_engines_catalog(kind: str, tmp_path: Path) -> None:
+    """Through ``ask``: a function only the catalog refuses (a user-defined macro or
+    application function) is refused naming it, and the retry without it answers."""
+    import cadet_magic
+    from tests.helpers import fake_model, sql_reply
+
+    SCHEMA_CACHE.clear()
+    if kind == "duckdb":
+        con = duckdb.connect(str(tmp_path / "a.duckdb"))
+        con.execute(
+            "CREATE TABLE t (x INT); INSERT INTO t VALUES (1); CREATE MACRO bump(v) AS v + 1"
+        )
+    else:
+        con = sqlite3.connect(tmp_path / "a.db")
+        con.execute("CREATE TABLE t (x INT)")
+        con.execute("INSERT INTO t VALUES (1)")
+        con.commit()
+        con.create_function("bump", 1, lambda v: v + 1, deterministic=True)
+    model = fake_model(
+        sql_reply("SELECT bump(x) AS y FROM t"), sql_reply("SELECT x + 1 AS y FROM t")
+    )
+    r = cadet_magic.ask("x plus one?", con=con, model=model)
+    assert r.ok and r.rows == [(2,)]
+    first = r.attempts[0]
+    assert first.outcome == "refused" and "bump()" in first.error
+    assert "bump()" in (first.feedback or "")
+    con.close()
