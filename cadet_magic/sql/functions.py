@@ -81,7 +81,9 @@ _LOG = ("writes to the engine's log", "remove the call")
 
 #: Names never allowed, with (what the function does, what to use instead).
 NEVER: dict[str, tuple[str, str]] = {
-    **{n: _FILES for n in rules.FILE_FUNCTIONS},
+    # ``glob`` is also SQLite's GLOB operator; DuckDB's file glob is a table function, which
+    # the DuckDB catalog allows only for value generators anyway.
+    **{n: _FILES for n in rules.FILE_FUNCTIONS if n != "glob"},
     **dict.fromkeys(
         (
             "query",

@@ -191,3 +191,24 @@ def test_the_agent_checks_calls_against_the_engines_catalog(kind: str, tmp_path:
     assert first.outcome == "refused" and "bump()" in first.error
     assert "bump()" in (first.feedback or "")
     con.close()
+
+
+def test_spider_gold_queries_run_under_sqlites_function_authorizer(shared_data: Path) -> None:
+    """The authorizer's function allow-list denies no function the gold queries use."""
+    root = shared_data / "spider-dev"
+    runners: dict[Path, object] = {}
+    denied = []
+    for q in json.loads((root / "dev.json").read_text()):
+        db = root / "database" / q["db_id"] / f"{q['db_id']}.sqlite"
+        if not db.exists():
+            continue
+        if db not in runners:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            con.text_factory = lambda b: b.decode(errors="replace")
+            runners[db] = resolve_runner(con)
+        try:
+            runners[db].run(q["query"], limit=5, timeout=10)
+        except sqlite3.DatabaseError as e:
+            if "not authorized" in str(e):
+                denied.append(f"{q['query']}: {e}")
+    assert runners and not denied, denied[:10]
