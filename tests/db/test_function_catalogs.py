@@ -109,6 +109,33 @@ def test_hostile_calls_are_refused_naming_the_function(runner) -> None:
         assert f"{name}()" in v.issues[0].message or name in v.issues[0].message, v.issues
 
 
+#: Functions whose arguments carry SQL text or a table name, found in each catalog by the
+#: names of their parameters.
+SQL_TEXT_FUNCTIONS = {
+    "postgres": "SELECT DISTINCT proname FROM pg_proc "
+    "WHERE proargnames && ARRAY['query', 'sql', 'cursor', 'tbl']::text[]",
+    "duckdb": "SELECT DISTINCT function_name FROM duckdb_functions() WHERE function_type <> "
+    "'pragma' AND list_has_any(parameters, ['query', 'sql', 'table_name', 'serialized_sql'])",
+}
+
+
+@pytest.mark.parametrize("runner", ["duckdb", "postgres"], indirect=True)
+def test_functions_taking_sql_text_are_refused(runner) -> None:
+    """Enumerated from the catalog: every function with a SQL-text or table-name parameter."""
+    catalog = _catalog(runner)
+    sql = SQL_TEXT_FUNCTIONS[runner.dialect]
+    if runner.dialect == "duckdb":
+        names = [r[0] for r in runner.connection.execute(sql).fetchall()]
+    else:
+        names = [r[0] for r in runner.connection.exec_driver_sql(sql).fetchall()]
+        runner.connection.rollback()
+    assert {"query", "query_table"} <= set(names) or {"query_to_xml", "ts_stat"} <= set(names)
+    for name in names:
+        assert name not in catalog.allowed, name
+        for call in (f"SELECT {name}('SELECT 1')", f"SELECT * FROM {name}('SELECT 1')"):
+            assert not validate_sql(call, runner.dialect, ["t"], catalog).ok, call
+
+
 @pytest.mark.parametrize("runner", ENGINES, indirect=True)
 def test_with_the_check_bypassed_the_engine_refuses_what_it_can(runner) -> None:
     """The engine's own guard, without our check: each call marked engine_refuses fails."""
