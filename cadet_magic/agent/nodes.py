@@ -72,6 +72,7 @@ def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) 
     """
     if timeout is None:
         return model.invoke(messages)
+    import contextvars
     import threading
 
     box: dict[str, Any] = {}
@@ -85,7 +86,11 @@ def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) 
         finally:
             done.set()
 
-    worker = threading.Thread(target=work, name="cadet-model-call", daemon=True)
+    # The caller's context variables (LangChain callbacks, tracing) go with the call.
+    context = contextvars.copy_context()
+    worker = threading.Thread(
+        target=context.run, args=(work,), name="cadet-model-call", daemon=True
+    )
     try:
         worker.start()
     except RuntimeError:  # no threads here
