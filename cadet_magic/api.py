@@ -9,6 +9,7 @@ from typing import Any
 from cadet_magic.agent.run import Event, run_agent
 from cadet_magic.db.base import RESULT_BYTES
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.errors import ConfigurationError
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SESSION
 from cadet_magic.result import AskResult
@@ -28,6 +29,7 @@ def ask(
     on_event: Callable[[Event], None] | None = None,
     namespace: dict | None = None,
     code_runner: Callable[..., Any] | None = None,
+    model_timeout: float | None = 120.0,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -52,6 +54,9 @@ def ask(
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...)``
             (default :func:`cadet_magic.fallback.run.run_code`: checked, fresh namespace).
+        model_timeout: seconds each model call may take: given to the provider client as its
+            own timeout where a spec is loaded here, and enforced by waiting at most that long
+            (None: no limit of ours).
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -65,7 +70,14 @@ def ask(
         >>> r.ok, r.rows, r.scripted
         (True, [(0,)], True)
     """
-    chat_model = load_model(model, namespace)
+    check_options(
+        max_attempts=max_attempts,
+        row_limit=row_limit,
+        timeout=timeout,
+        model_timeout=model_timeout,
+        schema_budget=schema_budget,
+    )
+    chat_model = load_model(model, namespace, timeout=model_timeout)
     runner = resolve_runner(con)
     result = run_agent(
         question,
@@ -81,10 +93,47 @@ def ask(
         on_event=on_event,
         model_label=model_label(chat_model, model if isinstance(model, str) else None),
         scripted=is_scripted(chat_model),
+        model_timeout=model_timeout,
     )
     result.df = to_dataframe(result)
     SESSION.record(result)
     return result
+
+
+#: The range ``max_attempts`` must lie in.
+MAX_ATTEMPTS_RANGE = (1, 10)
+
+
+def check_options(**options: Any) -> None:
+    """Raises :class:`ConfigurationError` (one line saying what to do) for an option out of range:
+    ``max_attempts`` outside 1..10; ``row_limit``, ``timeout``, ``model_timeout`` or
+    ``schema_budget`` zero or negative (None is allowed for the last two).
+
+    Example:
+        >>> check_options(max_attempts=3, row_limit=10, timeout=1.5)
+        >>> check_options(row_limit=0)
+        Traceback (most recent call last):
+        ...
+        cadet_magic.errors.ConfigurationError: row_limit must be above 0 (got 0), e.g. %config AskMagic.row_limit = 1000.
+    """
+    low, high = MAX_ATTEMPTS_RANGE
+    examples = {"row_limit": 1000, "timeout": 30, "model_timeout": 120, "schema_budget": 6000}
+    for name, value in options.items():
+        if value is None and name in ("model_timeout", "schema_budget"):
+            continue
+        if name == "max_attempts":
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ConfigurationError(
+                    f"max_attempts must be a whole number from {low} to {high} (got {value!r}), "
+                    "e.g. --max-attempts 3."
+                )
+            continue
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or value != value or value <= 0:
+            raise ConfigurationError(
+                f"{name} must be above 0 (got {value!r}), e.g. %config AskMagic.{name} = "
+                f"{examples.get(name, 1)}."
+            )
 
 
 def to_dataframe(result: AskResult) -> Any:

@@ -8,10 +8,14 @@ single clear line instead of a traceback::
     ├── ConfigurationError        something the user must set up first
     │   ├── NoModelError          no chat model configured
     │   └── NoConnectionError     no database connection to ask
-    ├── ModelCallError            the model call itself failed (network, auth, rate limit)
+    ├── ModelCallError            the model call itself failed (network, auth, rate limit,
+    │                             no answer within the model timeout)
     ├── QueryTimeout              a query ran past its time limit and was cancelled
     ├── FailedTransactionError    the user's transaction has failed and no other connection exists
     └── ResultTooLarge            the driver ran out of memory fetching a result
+
+    KeyboardInterrupt
+    └── ModelCallInterrupted      the user interrupted a model call (no query was running)
 
 Example:
     >>> from cadet_magic.errors import CadetError, NoModelError
@@ -88,3 +92,11 @@ class ResultTooLarge(CadetError):
             or "The result is too large for memory: ask for fewer or narrower rows, or lower "
             "%config AskMagic.row_limit / AskMagic.result_bytes."
         )
+
+
+class ModelCallInterrupted(KeyboardInterrupt):
+    """The user interrupted the run while it waited for the model (no query was running).
+
+    A ``KeyboardInterrupt``, so it stops the run like any interrupt; the magic tells the user
+    that the model call, not a query, was stopped.
+    """

@@ -48,8 +48,42 @@ class ScriptedModel:
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> ScriptedModel:
-        data = json.loads(Path(path).read_text())
-        return cls(data.get("replies", data), name=f"scripted:{Path(path).name}")
+        """Replies from a JSON file: ``{"replies": {question: [reply, ...]}}`` or the mapping
+        itself. Raises :class:`ConfigurationError` (one line) when the file is missing, a
+        folder, not JSON, or not such a mapping."""
+        path = Path(path).expanduser()
+        usage = (
+            'it must hold {"question": ["reply", ...]} (optionally under "replies"), '
+            "e.g. --model scripted:replies.json"
+        )
+        if not path.exists():
+            raise ConfigurationError(f"Scripted replies file not found: {path}; {usage}.")
+        if path.is_dir():
+            raise ConfigurationError(
+                f"scripted:{path} is a folder, not a file of replies; {usage}."
+            )
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigurationError(f"Cannot read scripted:{path}: {e}.") from e
+        except json.JSONDecodeError as e:
+            raise ConfigurationError(
+                f"scripted:{path} is not valid JSON ({e.msg} at line {e.lineno}, column "
+                f"{e.colno}); {usage}."
+            ) from e
+        replies = data.get("replies", data) if isinstance(data, dict) else data
+        if (
+            not isinstance(replies, dict)
+            or not replies
+            or not all(
+                isinstance(r, list) and r and all(isinstance(x, str) for x in r)
+                for r in replies.values()
+            )
+        ):
+            raise ConfigurationError(
+                f"scripted:{path} does not hold a list of replies per question; {usage}."
+            )
+        return cls(replies, name=f"scripted:{path.name}")
 
     def _question(self, messages: Sequence[Any]) -> str:
         text = ""
@@ -84,11 +118,14 @@ def model_label(model: Any, spec: str | None = None) -> str:
     return f"{type(model).__name__}({name})" if name else type(model).__name__
 
 
-def load_model(spec: Any, namespace: Mapping[str, Any] | None = None) -> Any:
+def load_model(
+    spec: Any, namespace: Mapping[str, Any] | None = None, timeout: float | None = None
+) -> Any:
     """A chat model from a spec, a notebook variable name, or a model object.
 
     Order: a model object passes through; a name of a variable in ``namespace``
-    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``.
+    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``, given ``timeout``
+    (seconds per request) for the provider client where it accepts one.
     """
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get(ENV_VAR) or None
@@ -105,16 +142,18 @@ def load_model(spec: Any, namespace: Mapping[str, Any] | None = None) -> Any:
             return obj
         raise ConfigurationError(f"The variable {spec!r} is not a chat model (it has no invoke).")
     if spec.startswith("scripted:"):
-        path = Path(spec.removeprefix("scripted:")).expanduser()
-        if not path.exists():
-            raise ConfigurationError(f"Scripted replies file not found: {path}")
-        return ScriptedModel.from_file(path)
+        return ScriptedModel.from_file(spec.removeprefix("scripted:"))
     try:
         from langchain.chat_models import init_chat_model
     except ImportError as e:  # pragma: no cover - langchain is a dependency
         raise ConfigurationError("LangChain is not installed: pip install langchain") from e
     try:
-        return init_chat_model(spec)
+        if timeout is None:
+            return init_chat_model(spec)
+        try:
+            return init_chat_model(spec, timeout=timeout)
+        except (TypeError, ValueError):  # a provider without a timeout option
+            return init_chat_model(spec)
     except ImportError as e:
         raise ConfigurationError(
             f"The provider package for {spec!r} is missing: {e}. Install it, e.g. "

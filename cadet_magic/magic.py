@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Float, Int, Unicode
+from traitlets import Bool, Float, Int, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
-from cadet_magic.errors import CadetError
+from cadet_magic.errors import CadetError, ModelCallInterrupted
 from cadet_magic.llm import ENV_VAR
+
+log = logging.getLogger("cadet_magic")
 
 
 class Message:
@@ -51,9 +54,32 @@ class AskMagic(Magics, Configurable):
         64 * 2**20, config=True, help="Bytes of values fetched at most per answer (64 MiB)."
     )
     timeout = Float(30.0, config=True, help="Seconds a query may run before it is cancelled.")
+    model_timeout = Float(
+        120.0, config=True, help="Seconds each model call may take before it is abandoned."
+    )
     fallback = Bool(True, config=True, help="Fall back to a simple SELECT plus pandas.")
     schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
     live = Bool(True, config=True, help="Show the live attempts panel where widgets work.")
+
+    @validate("max_attempts")
+    def _check_max_attempts(self, proposal: Any) -> int:
+        value = proposal["value"]
+        if not 1 <= value <= 10:
+            raise TraitError(
+                f"AskMagic.max_attempts must be from 1 to 10 (got {value!r}), e.g. "
+                "%config AskMagic.max_attempts = 3"
+            )
+        return value
+
+    @validate("row_limit", "timeout", "model_timeout", "schema_budget")
+    def _check_positive(self, proposal: Any) -> Any:
+        value, name = proposal["value"], proposal["trait"].name
+        if not value > 0:
+            raise TraitError(
+                f"AskMagic.{name} must be above 0 (got {value!r}), e.g. %config "
+                f"AskMagic.{name} = {self.traits()[name].default_value!r}"
+            )
+        return value
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         Configurable.__init__(self, config=shell.config if shell is not None else None)
@@ -124,7 +150,9 @@ class AskMagic(Magics, Configurable):
                 question,
                 con=con,
                 model=model,
-                max_attempts=args.max_attempts or self.max_attempts,
+                max_attempts=(
+                    args.max_attempts if args.max_attempts is not None else self.max_attempts
+                ),
                 row_limit=self.row_limit,
                 result_bytes=self.result_bytes,
                 timeout=self.timeout,
@@ -132,14 +160,29 @@ class AskMagic(Magics, Configurable):
                 schema_budget=self.schema_budget,
                 on_event=display.update if display is not None else None,
                 namespace=ns,
+                model_timeout=self.model_timeout,
             )
         except CadetError as e:
             if display is not None:
                 display.close()
             return Message(str(e))
-        except KeyboardInterrupt:
+        except Exception as e:  # noqa: BLE001 - whatever else fails, one line, never a traceback
             if display is not None:
                 display.close()
+            log.debug("%%ask failed", exc_info=True)
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            return Message(
+                f"%ask failed ({type(e).__name__}): {first}. Your connection is unchanged; "
+                "check the options and the connection, then run the cell again."
+            )
+        except KeyboardInterrupt as e:
+            if display is not None:
+                display.close()
+            if isinstance(e, ModelCallInterrupted):
+                return Message(
+                    "Interrupted: the model call was stopped (no query was running); your "
+                    "connection is unchanged."
+                )
             return Message(
                 "Interrupted: the running query was cancelled; your connection is unchanged."
             )

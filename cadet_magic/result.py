@@ -13,6 +13,33 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: What starts a Jinja tag, expression or comment: jupysql renders every ``%%sql`` cell as a
+#: Jinja template with the notebook's variables.
+_JINJA_STARTS = ("{{", "{%", "{#")
+
+
+def sql_cell(sql: str) -> str:
+    """The text of a jupysql ``%%sql`` cell that runs ``sql`` exactly as written.
+
+    jupysql renders a cell as a Jinja template before running it, so SQL holding ``{{``,
+    ``{%`` or ``{#`` (in a string literal, say) goes inside ``{% raw %}`` blocks, which Jinja
+    copies verbatim; each ``{%`` in the SQL is split across two blocks so that no text of the
+    SQL can close a block early. SQL without them is inert already and stays as it is.
+
+    Example:
+        >>> print(sql_cell("SELECT 1;"), end="")
+        %%sql
+        SELECT 1
+        >>> print(sql_cell("SELECT '{{ x }}', '{% endraw %}'"), end="")
+        %%sql
+        {% raw %}SELECT '{{ x }}', '{{% endraw %}{% raw %}% endraw %}'{% endraw %}
+    """
+    body = sql.strip().rstrip(";").strip()
+    if any(mark in body for mark in _JINJA_STARTS):
+        body = "{% raw %}" + body.replace("{%", "{{% endraw %}{% raw %}%") + "{% endraw %}"
+    return "%%sql\n" + body + "\n"
+
+
 #: Outcomes an attempt can have.
 OUTCOMES = ("ok", "refused", "error", "timeout", "no_sql", "model_error")
 
@@ -136,6 +163,22 @@ class AskResult:
         if not self.ok:
             return None
         return "fallback" if self.fallback is not None and self.fallback.ok else "sql"
+
+    @property
+    def final_sql(self) -> str | None:
+        """The SQL offered for reuse: the answer's SQL, else the fallback's SELECT."""
+        if self.sql:
+            return self.sql
+        if self.fallback is not None and self.fallback.ok and self.fallback.sql:
+            return self.fallback.sql
+        return None
+
+    def sql_cell(self) -> str | None:
+        """Exactly the text the panel's "Insert %%sql cell below" button inserts: a jupysql
+        ``%%sql`` cell that runs :attr:`final_sql` as written, never evaluating a template
+        expression it contains (see :func:`sql_cell`); None without SQL to offer."""
+        final = self.final_sql
+        return sql_cell(final) if final else None
 
     def summary(self) -> str:
         """A plain-text account of what was tried and how it ended."""

@@ -19,7 +19,12 @@ from cadet_magic.agent.state import CURRENT_FIELDS, AskState
 from cadet_magic.db.base import Runner
 from cadet_magic.diagnose import no_sql_feedback
 from cadet_magic.diagnose.classify import Category, Diagnosis, diagnose_error
-from cadet_magic.errors import FailedTransactionError, ModelCallError, ResultTooLarge
+from cadet_magic.errors import (
+    FailedTransactionError,
+    ModelCallError,
+    ModelCallInterrupted,
+    ResultTooLarge,
+)
 from cadet_magic.fallback import feedback as fallback_feedback
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.feedback import FallbackCategory
@@ -39,6 +44,7 @@ log = logging.getLogger("cadet_magic")
 class Context:
     """What the nodes need besides the state: the model and the runner, passed in.
 
+    ``model_timeout`` bounds each model call (seconds).
     ``code_runner(code, df, timeout=...)`` runs the fallback's pandas code (default
     :func:`cadet_magic.fallback.run.run_code`); ``frame_maker(columns, rows)`` turns the
     fallback SELECT's rows into ``df`` (default :func:`cadet_magic.fallback.run.make_frame`,
@@ -50,6 +56,8 @@ class Context:
     schema: Schema | None = None
     schema_budget: int | None = 6000
     model_calls: int = 0
+    #: Seconds each model call may take (None: only the provider client's own timeout).
+    model_timeout: float | None = None
     code_runner: Callable[..., CodeRun] = run_python
     frame_maker: Callable[[list[str], list[tuple]], Any] = make_frame
     extra: dict = field(default_factory=dict)
@@ -59,10 +67,65 @@ def _timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
     return {**(state.get("timings") or {}), step: seconds}
 
 
-def call_model(model: Any, messages: list[tuple[str, str]]) -> str:
-    """Invokes the model; any failure becomes one clear :class:`ModelCallError` line."""
+def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) -> Any:
+    """``model.invoke(messages)``, waited for at most ``timeout`` seconds.
+
+    The call runs on a daemon thread while this thread waits, so a model that never answers
+    cannot hang the cell (the provider client's own timeout ends the thread later) and an
+    interrupt while waiting stops the wait. Where threads cannot start (Pyodide) or without a
+    timeout, the call runs here, bounded only by the client's own timeout.
+    """
+    if timeout is None:
+        return model.invoke(messages)
+    import contextvars
+    import threading
+
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["reply"] = model.invoke(messages)
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    # The caller's context variables (LangChain callbacks, tracing) go with the call.
+    context = contextvars.copy_context()
+    worker = threading.Thread(
+        target=context.run, args=(work,), name="cadet-model-call", daemon=True
+    )
     try:
-        reply = model.invoke(messages)
+        worker.start()
+    except RuntimeError:  # no threads here
+        return model.invoke(messages)
+    deadline = time.monotonic() + timeout
+    try:
+        # Short waits, so that an interrupt is seen promptly however it is delivered.
+        while not (answered := done.wait(min(0.1, max(deadline - time.monotonic(), 0)))):
+            if time.monotonic() >= deadline:
+                break
+    except KeyboardInterrupt:
+        raise ModelCallInterrupted() from None
+    if not answered:
+        raise ModelCallError(
+            f"The model did not answer within {timeout:g} s (AskMagic.model_timeout) and the "
+            "call was abandoned. Check that the model's server is up and reachable, or raise "
+            "the limit, e.g. %config AskMagic.model_timeout = 300, then run the cell again."
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["reply"]
+
+
+def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | None = None) -> str:
+    """Invokes the model, waiting at most ``timeout`` seconds; any failure becomes one clear
+    :class:`ModelCallError` line, an interrupt while waiting :class:`ModelCallInterrupted`."""
+    try:
+        reply = _invoke(model, messages, timeout)
+    except ModelCallError:
+        raise
     except Exception as e:  # noqa: BLE001 - every provider failure is reported the same way
         first = (str(e).strip().splitlines() or [""])[0][:300]
         raise ModelCallError(
@@ -86,6 +149,7 @@ def read_schema(state: AskState, ctx: Context) -> dict:
         "schema": schema,
         "schema_text": link(schema, state["question"], ctx.schema_budget).text,
         "allowed_tables": schema.table_names() if schema.tables else None,
+        "functions": schema.functions,
     }
 
 
@@ -105,7 +169,7 @@ def generate(state: AskState, ctx: Context) -> dict:
         )
     t0 = time.perf_counter()
     try:
-        reply = call_model(ctx.model, messages)
+        reply = call_model(ctx.model, messages, ctx.model_timeout)
     except ModelCallError as e:
         return {
             "model_error": str(e),
@@ -128,7 +192,9 @@ def generate(state: AskState, ctx: Context) -> dict:
 def check(state: AskState, ctx: Context) -> dict:
     """Runs the safety check on the SQL; in the fallback also the simple-SELECT rule."""
     t0 = time.perf_counter()
-    verdict = validate_sql(state["sql"], state["dialect"], state.get("allowed_tables"))
+    verdict = validate_sql(
+        state["sql"], state["dialect"], state.get("allowed_tables"), state.get("functions")
+    )
     if verdict.ok and state["phase"] == "fallback":
         simple = check_simple_select(verdict.sql, state["dialect"])
         if not simple.ok:

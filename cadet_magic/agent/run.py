@@ -82,6 +82,7 @@ def run_agent(
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
     scripted: bool = False,
+    model_timeout: float | None = None,
 ) -> AskResult:
     """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``.
 
@@ -90,8 +91,15 @@ def run_agent(
     ``code_runner(code, df, timeout=...)``, default :func:`cadet_magic.fallback.run.run_code`)
     with its own ``max_attempts``; the fallback SELECT may fetch ``fallback_row_limit`` rows.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
+    Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
     """
-    ctx = nodes.Context(model=model, runner=runner, schema=schema, schema_budget=schema_budget)
+    ctx = nodes.Context(
+        model=model,
+        runner=runner,
+        schema=schema,
+        schema_budget=schema_budget,
+        model_timeout=model_timeout,
+    )
     if code_runner is not None:
         ctx.code_runner = code_runner
     state = initial_state(

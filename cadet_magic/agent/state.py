@@ -9,6 +9,7 @@ from cadet_magic.diagnose.classify import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.result import Attempt
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.validate import Validation
 
 
@@ -18,7 +19,8 @@ class AskState(TypedDict, total=False):
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
     ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch),
     ``result_bytes`` (bytes of values a result may hold).
-    Read once: ``schema``, ``schema_text``, ``allowed_tables``.
+    Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
+    function allow-list, a ``FunctionCatalog``, or None).
     ``phase``: ``"sql"``, then ``"fallback"`` once the SQL attempts are used up;
     ``sql_stop_reason``: why the SQL phase ended when the fallback took over.
     The attempt in progress: ``attempt`` (its number, restarting at 1 in the fallback),
@@ -43,6 +45,7 @@ class AskState(TypedDict, total=False):
     schema: Schema
     schema_text: str
     allowed_tables: list[str] | None
+    functions: FunctionCatalog | None
 
     attempt: int
     reply: str

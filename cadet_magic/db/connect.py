@@ -48,7 +48,22 @@ def _from_jupysql(conn: Any) -> Runner:
 
 
 def resolve_runner(con: Any = None) -> Runner:
-    """The runner for ``con``; raises :class:`NoConnectionError` saying what to do."""
+    """The runner for ``con``; raises :class:`NoConnectionError` saying what to do, also when
+    the database server cannot be reached."""
+    try:
+        return _resolve(con)
+    except NoConnectionError:
+        raise
+    except Exception as e:  # noqa: BLE001 - the driver's connection error, as one line
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+        raise NoConnectionError(
+            f"Cannot connect to the database ({type(e).__name__}): {first}. Check that the "
+            "server is running and reachable and the connection settings are right, then run "
+            "the cell again."
+        ) from e
+
+
+def _resolve(con: Any = None) -> Runner:
     if con is None:
         current = jupysql_current()
         if current is None:

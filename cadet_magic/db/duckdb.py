@@ -20,6 +20,7 @@ from typing import Any
 
 from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded
 from cadet_magic.db.cache import SCHEMA_CACHE
+from cadet_magic.db.functions import duckdb_functions, with_functions
 from cadet_magic.db.watchdog import WATCHDOG
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
@@ -181,7 +182,9 @@ class DuckDBRunner:
         return SCHEMA_CACHE.get(
             self.connection,
             lambda: duckdb_fingerprint(self.connection),
-            lambda: duckdb_schema(self.connection, samples=True),
+            lambda: with_functions(
+                duckdb_schema(self.connection, samples=True), duckdb_functions(self.connection)
+            ),
         )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded, rows_bytes
 from cadet_magic.db.cache import SCHEMA_CACHE
+from cadet_magic.db.functions import postgres_functions, with_functions
 from cadet_magic.db.watchdog import WATCHDOG
 from cadet_magic.errors import FailedTransactionError, QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
@@ -307,7 +308,9 @@ class SQLAlchemyRunner:
                 cur.execute("RELEASE SAVEPOINT cadet_magic_sample")
                 return rows
 
-            return read_samples(schema, fetch, skip=views, time_budget=time_budget)
+            functions = postgres_functions(cur)
+            schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
+            return with_functions(schema, functions)
 
 
 def pg_schema_from_rows(col_rows: list, key_rows: list) -> tuple[Schema, set[str]]:

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from cadet_magic.db.base import RunResult, fetch_bounded
 from cadet_magic.db.cache import SCHEMA_CACHE
+from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -30,7 +31,10 @@ _ALLOWED_ACTIONS.add(getattr(sqlite3, "SQLITE_RECURSIVE", 33))
 
 
 def read_only_authorizer(action: int, *args: object) -> int:
-    """Allows reading; denies writes, schema changes, TEMP objects, ATTACH and PRAGMA."""
+    """Allows reading; denies writes, schema changes, TEMP objects, ATTACH and PRAGMA, and
+    calls of functions outside SQLite's own state-free built-ins."""
+    if action == sqlite3.SQLITE_FUNCTION and not sqlite_function_allowed(args[1]):  # type: ignore[arg-type]
+        return sqlite3.SQLITE_DENY
     return sqlite3.SQLITE_OK if action in _ALLOWED_ACTIONS else sqlite3.SQLITE_DENY
 
 
@@ -187,7 +191,9 @@ class SQLiteRunner:
         return SCHEMA_CACHE.get(
             self.connection,
             on_own(sqlite_fingerprint),
-            on_own(lambda con: sqlite_schema(con, samples=True)),
+            on_own(
+                lambda con: with_functions(sqlite_schema(con, samples=True), sqlite_functions(con))
+            ),
         )
 
 

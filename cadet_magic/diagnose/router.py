@@ -24,6 +24,7 @@ from cadet_magic.schema.model import Schema
 _REFUSAL_CODES = {
     "multiple_statements": Category.multiple_statements,
     "unknown_table": Category.table_not_found,
+    "unknown_function": Category.function_not_found,
     "parse_error": Category.syntax_error,
 }
 _DATE_PARTS = frozenset(
@@ -120,6 +121,10 @@ def _refusal(error: Any) -> tuple[Category, dict[str, Any]]:
     }
     if category is Category.table_not_found:
         m = re.search(r"Unknown table '([^']+)'", str(error))
+        if m:
+            details["identifier"] = m.group(1)
+    elif category is Category.function_not_found:
+        m = re.search(r"(\w+)\(\) is not a function", str(error))
         if m:
             details["identifier"] = m.group(1)
     return category, details

@@ -42,7 +42,7 @@ from cadet_magic.display.text import (
     answered_by_fallback,
     first_line,
 )
-from cadet_magic.result import AskResult, Attempt
+from cadet_magic.result import AskResult, Attempt, sql_cell
 
 log = logging.getLogger("cadet_magic")
 
@@ -80,11 +80,6 @@ def lab_frontend() -> Any:
 def _mark_ready() -> None:
     global _FRONTEND_READY
     _FRONTEND_READY = True
-
-
-def sql_cell(sql: str) -> str:
-    """The text of a jupysql ``%%sql`` cell running ``sql``."""
-    return "%%sql\n" + sql.strip().rstrip(";").strip() + "\n"
 
 
 class ActionBar(anywidget.AnyWidget):
@@ -378,11 +373,7 @@ class AskPanel:
 
 def final_sql(result: AskResult) -> str | None:
     """The SQL to offer for a ``%%sql`` cell: the answer's SQL, else the fallback's SELECT."""
-    if result.sql:
-        return result.sql
-    if result.fallback is not None and result.fallback.ok and result.fallback.sql:
-        return result.fallback.sql
-    return None
+    return result.final_sql
 
 
 def _section(a: Attempt) -> tuple[Any, str, str]:

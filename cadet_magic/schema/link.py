@@ -211,7 +211,7 @@ class SchemaIndex:
         hit = self._shown.get(key)
         if hit is None:
             table = _strip(self.schema.tables[index], detail)
-            hit = self._shown[key] = (table, len(render_table(table)))
+            hit = self._shown[key] = (table, len(render_table(table, dialect=self.schema.dialect)))
         return hit
 
     def _matches_of(self, term: str) -> list[tuple[str, float]]:
@@ -347,7 +347,9 @@ def _strip(table: Table, detail: int) -> Table:
     return replace(table, columns=cols, comment=None)
 
 
-def _trim(table: Table, scores: list[float], room: int, detail: int = TYPED) -> Table | None:
+def _trim(
+    table: Table, scores: list[float], room: int, detail: int = TYPED, dialect: str | None = None
+) -> Table | None:
     """The table with its least relevant non-key columns dropped until it fits ``room``.
 
     Keys (primary and foreign) stay; a comment says how many columns are not shown.
@@ -358,8 +360,8 @@ def _trim(table: Table, scores: list[float], room: int, detail: int = TYPED) -> 
         (i for i, c in enumerate(base.columns) if not c.primary_key and c.name not in keys),
         key=lambda i: (scores[i], -i),
     )
-    cost = [len(render_column(c, detail, c.name in keys)) + 2 for c in base.columns]
-    over = len(render_table(base)) - room
+    cost = [len(render_column(c, detail, c.name in keys, dialect)) + 2 for c in base.columns]
+    over = len(render_table(base, dialect=dialect)) - room
     dropped: set[int] = set()
     for i in removable:
         if over <= 0:
@@ -370,7 +372,7 @@ def _trim(table: Table, scores: list[float], room: int, detail: int = TYPED) -> 
         note = f"{len(dropped)} more columns not shown" if dropped else None
         columns = tuple(c for i, c in enumerate(base.columns) if i not in dropped)
         cand = replace(base, columns=columns, comment=note)
-        if len(render_table(cand)) <= room:
+        if len(render_table(cand, dialect=dialect)) <= room:
             return cand
         rest = [i for i in removable if i not in dropped]
         if not rest:
@@ -409,10 +411,10 @@ def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]
                 room = budget if len(order) == 1 else budget // 2
                 scores_i = idx.column_scores(i, question)
                 for detail in (TYPED, NAMES):
-                    trimmed = _trim(schema.tables[i], scores_i, room, detail)
+                    trimmed = _trim(schema.tables[i], scores_i, room, detail, schema.dialect)
                     if trimmed is not None:
                         chosen[i] = trimmed
-                        used += len(render_table(trimmed))
+                        used += len(render_table(trimmed, dialect=schema.dialect))
                         break
     shown = {schema.tables[i].name.lower() for i in chosen}
     tables = tuple(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ class Schema:
     tables: tuple[Table, ...] = ()
     dialect: str | None = None
     _index: dict = field(default_factory=dict, compare=False, repr=False)
+    #: The functions the engine's catalog allows (a ``FunctionCatalog``), read with the
+    #: tables; None when it was not read (the safety check then uses its fixed rules only).
+    functions: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._index.update({t.name.lower(): t for t in self.tables})

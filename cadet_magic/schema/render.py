@@ -29,7 +29,10 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import re
+
+from sqlglot import exp
 
 from cadet_magic.schema.model import Column, Schema, Table
 
@@ -76,23 +79,76 @@ def neutralize(text: str, limit: int | None = None) -> str:
     return text
 
 
-def quote_name(name: str) -> str:
-    """The identifier as written in SQL: bare when simple, else double-quoted.
+#: Words reserved as keywords in at least one supported engine (PostgreSQL's reserved and
+#: type/function keywords, DuckDB's reserved ones, and SQLite's and MySQL's statement words):
+#: a name spelled like one is quoted, whichever the dialect (quoting is exact either way).
+RESERVED_WORDS: frozenset[str] = frozenset(
+    """
+    abort add all alter analyse analyze and anti any array as asc asof asymmetric at
+    authorization begin between binary both by case cast check collate collation column
+    columns commit concurrently conflict constraint create cross current_catalog current_date
+    current_role current_schema current_time current_timestamp current_user default deferrable
+    delete desc describe distinct do drop else end escape except exists false fetch filter for
+    foreign freeze from full generated glob grant group having if ilike in index initially
+    inner insert intersect interval into is isnull join key lambda lateral leading left like
+    limit localtime localtimestamp map match natural not notnull null offset on only or order
+    outer over overlaps partition pivot pivot_longer pivot_wider placing positional pragma
+    primary qualify range references regexp rename replace returning right rollback row rows
+    select semi session_user set show similar some struct summarize symmetric table
+    tablesample then to trailing transaction trigger true try_cast tuple union unique unpack
+    unpivot update user using values variadic verbose view when where window with
+    """.split()
+)
+
+
+def _bare_ok(name: str) -> bool:
+    """Whether ``name`` reads as itself unquoted: a simple word that is not a keyword."""
+    return bool(_SIMPLE_NAME.match(name)) and name.lower() not in RESERVED_WORDS
+
+
+@functools.lru_cache(maxsize=4096)
+def quote_identifier(name: str, dialect: str | None = None) -> str:
+    """One identifier exactly as written in ``dialect``: bare when it reads as itself, else
+    quoted in the dialect's style with its quote character escaped (sqlglot's generator).
 
     Example:
-        >>> quote_name("order_id"), quote_name("Order Date"), quote_name("sales.orders")
-        ('order_id', '"Order Date"', 'sales.orders')
+        >>> quote_identifier("order_id"), quote_identifier("order"), quote_identifier('a"b')
+        ('order_id', '"order"', '"a""b"')
+        >>> quote_identifier("select", "mysql"), quote_identifier("a`b", "mysql")
+        ('`select`', '`a``b`')
     """
-    if all(_SIMPLE_NAME.match(part) for part in name.split(".")):
+    if _bare_ok(name):
         return name
-    return '"' + neutralize(name).replace('"', '""') + '"'
+    try:
+        return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
+    except Exception:  # noqa: BLE001 - a dialect sqlglot does not know: standard SQL
+        return '"' + name.replace('"', '""') + '"'
+
+
+def quote_name(name: str, dialect: str | None = None, qualified: bool = False) -> str:
+    """A column (or, with ``qualified``, a ``schema.table``) name exactly as written in SQL.
+
+    Names are never altered: keywords, quotes, ``*/`` or ``<`` in a name are quoted in the
+    dialect's style (the prompt's fence is chosen so that no name can close it).
+
+    Example:
+        >>> quote_name("Order Date"), quote_name("sales.orders", qualified=True)
+        ('"Order Date"', 'sales.orders')
+        >>> print(quote_name("x */ </schema>"))
+        "x */ </schema>"
+    """
+    if qualified and "." in name:
+        return ".".join(quote_identifier(part, dialect) for part in name.split("."))
+    return quote_identifier(name, dialect)
 
 
 def _literal(value: str) -> str:
     return "'" + neutralize(value, MAX_SAMPLE_CHARS).replace("'", "''") + "'"
 
 
-def render_column(column: Column, detail: int = FULL, key: bool = False) -> str:
+def render_column(
+    column: Column, detail: int = FULL, key: bool = False, dialect: str | None = None
+) -> str:
     """One column: ``name type PK e.g. 'a'|'b' /* comment */`` (less at lower detail).
 
     Keys (primary, or ``key=True`` for foreign-key columns) show no samples:
@@ -104,7 +160,7 @@ def render_column(column: Column, detail: int = FULL, key: bool = False) -> str:
         >>> render_column(Column("status", "TEXT", samples=("paid",)), detail=NAMES)
         'status'
     """
-    text = quote_name(column.name)
+    text = quote_name(column.name, dialect)
     if column.type and detail < NAMES:
         text += " " + neutralize(column.type, 40)
     if column.primary_key:
@@ -117,13 +173,14 @@ def render_column(column: Column, detail: int = FULL, key: bool = False) -> str:
     return text
 
 
-def render_table(table: Table, detail: int = FULL) -> str:
+def render_table(table: Table, detail: int = FULL, dialect: str | None = None) -> str:
     """A table: one line of columns, then its foreign keys and its comment.
 
     Args:
         table: the table.
         detail: ``FULL`` (default), ``TYPED`` (no samples, no comments) or
             ``NAMES`` (column names and keys only).
+        dialect: the sqlglot dialect whose quoting names are written in.
 
     Returns:
         The table's lines, without a trailing new line.
@@ -134,13 +191,12 @@ def render_table(table: Table, detail: int = FULL) -> str:
         t(a PK)
     """
     keys = {name for fk in table.foreign_keys for name in fk.columns}
-    cols = ", ".join(render_column(c, detail, c.name in keys) for c in table.columns)
-    lines = [f"{quote_name(table.name)}({cols})"]
+    cols = ", ".join(render_column(c, detail, c.name in keys, dialect) for c in table.columns)
+    lines = [f"{quote_name(table.name, dialect, qualified=True)}({cols})"]
     for fk in table.foreign_keys:
-        lines.append(
-            f"  FK ({', '.join(map(quote_name, fk.columns))}) -> "
-            f"{quote_name(fk.ref_table)}({', '.join(map(quote_name, fk.ref_columns))})"
-        )
+        own = ", ".join(quote_name(c, dialect) for c in fk.columns)
+        ref = ", ".join(quote_name(c, dialect) for c in fk.ref_columns)
+        lines.append(f"  FK ({own}) -> {quote_name(fk.ref_table, dialect, qualified=True)}({ref})")
     if table.comment and detail == FULL:
         lines.append(f"  -- {neutralize(table.comment, MAX_COMMENT_CHARS)}")
     return "\n".join(lines)
@@ -162,4 +218,4 @@ def render_schema(schema: Schema) -> str:
         a(x)
         b(y, z)
     """
-    return "\n".join(render_table(t) for t in schema.tables)
+    return "\n".join(render_table(t, dialect=schema.dialect) for t in schema.tables)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ import sqlglot
 from sqlglot import exp
 
 from cadet_magic.sql import rules
+from cadet_magic.sql.functions import FunctionCatalog, catalog_refusal, never_reason
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,35 @@ _FORBIDDEN_CLASSES: dict[type[exp.Expression], tuple[str, str]] = {
 }
 
 
+_SQL_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _sql_names(cls: type[exp.Func]) -> frozenset[str]:
+    """The lower-case names sqlglot reads and writes a function class under (memoized)."""
+    names = _SQL_NAMES.get(cls)
+    if names is None:
+        names = _SQL_NAMES[cls] = frozenset(n.lower() for n in cls.sql_names())
+    return names
+
+
+_CALL_HEAD = re.compile(r"\s*([A-Za-z_][\w$]*)\s*\(")
+_RENAMED: dict[tuple[str | None, type], bool] = {}
+#: Function classes sqlglot writes as grammar (keywords and operators), never as a named call.
+_GRAMMAR = _classes("Connector", "Case", "If", "Exists", "Cast", "Binary", "Unary")
+
+
+def _renamed_by(dialect: str | None, cls: type[exp.Func]) -> bool:
+    """Whether ``dialect`` writes ``cls`` with its own generator code (memoized), so the name
+    in the SQL to run may differ from the names sqlglot reads it under."""
+    key = (dialect, cls)
+    found = _RENAMED.get(key)
+    if found is None:
+        generator = sqlglot.Dialect.get_or_raise(dialect).generator_class
+        special = cls in generator.TRANSFORMS or hasattr(generator, f"{cls.key}_sql")
+        found = _RENAMED[key] = special and not issubclass(cls, _GRAMMAR)
+    return found
+
+
 def _display_name(node: exp.Func) -> str:
     if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
         return node.name
@@ -306,8 +337,14 @@ def _inside_cte(node: exp.Expression) -> bool:
 class _Checker:
     """Walks one parsed statement and collects issues (at most one per distinct message)."""
 
-    def __init__(self, tables: Iterable[str] | None, dialect: str | None = None) -> None:
+    def __init__(
+        self,
+        tables: Iterable[str] | None,
+        dialect: str | None = None,
+        functions: FunctionCatalog | None = None,
+    ) -> None:
         self.dialect = dialect
+        self.functions = functions
         self.allowed: set[str] | None = None
         self.allowed_display: list[str] = []
         if isinstance(tables, str):
@@ -368,11 +405,13 @@ class _Checker:
         shown = _display_name(node)
         if verdict is not None:
             code, reason = verdict
-            self.add(
-                code,
-                f"The function {shown}() is not allowed: it {reason}. Query only the "
-                "database's tables with ordinary functions.",
+            never = next(filter(None, map(never_reason, sorted(names))), None)
+            instead = (
+                f"{never[1]} instead"
+                if never
+                else "query only the database's tables with ordinary functions"
             )
+            self.add(code, f"The function {shown}() is not allowed: it {reason}; {instead}.")
         elif _is_table_function_position(node) and not names & rules.SAFE_TABLE_FUNCTIONS:
             self.add(
                 "forbidden_function",
@@ -380,6 +419,43 @@ class _Checker:
                 "database's tables (value generators such as range, generate_series and "
                 "unnest are fine).",
             )
+        elif self.functions is not None:
+            self._catalog(node, shown)
+
+    def _catalog(self, node: exp.Func, shown: str) -> None:
+        """The engine's own allow-list: a call by name must be on it; sqlglot's built-in
+        function classes whose names the engine does not list are SQL syntax (CAST, COALESCE,
+        EXTRACT ...) and checked by their parts."""
+        catalog = self.functions
+        assert catalog is not None
+        if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
+            verdict = catalog_refusal(node.name, catalog)
+        else:
+            names = _sql_names(type(node))
+            if names & catalog.known and not names & catalog.allowed:
+                verdict = catalog_refusal(shown, catalog)
+            else:
+                written = self._written_name(node)
+                if written is None or written in catalog.allowed:
+                    return
+                if written not in catalog.known and never_reason(written) is None:
+                    return  # syntax (CAST, COALESCE ...), or the engine's own error later
+                verdict = catalog_refusal(written, catalog)
+        if verdict is not None:
+            self.add(*verdict)
+
+    def _written_name(self, node: exp.Func) -> str | None:
+        """The function name the SQL to run calls for ``node``, where the dialect writes the
+        class its own way (``CURRENT_VERSION`` as SQLite's ``SQLITE_VERSION()``); else None."""
+        if not _renamed_by(self.dialect, type(node)):
+            return None
+        try:
+            with _quiet_sqlglot():
+                text = node.sql(dialect=self.dialect, comments=False)
+        except Exception:  # noqa: BLE001 - not generated: the whole query fails later
+            return None
+        head = _CALL_HEAD.match(text)
+        return head.group(1).lower() if head else None
 
     def _table(self, node: exp.Table) -> None:
         if node.arg_key == "indexed" or node.this is None or isinstance(node.this, exp.Func):
@@ -453,8 +529,13 @@ class _Checker:
         self.add("unknown_table", message)
 
 
-def validate_sql(sql: str, dialect: str | None, tables: Iterable[str] | None = None) -> Validation:
-    """Checks that ``sql`` is one read-only statement over the allowed tables.
+def validate_sql(
+    sql: str,
+    dialect: str | None,
+    tables: Iterable[str] | None = None,
+    functions: FunctionCatalog | None = None,
+) -> Validation:
+    """Checks that ``sql`` is one read-only statement over the allowed tables and functions.
 
     Args:
         sql: The SQL text, as the model wrote it (comments and a trailing ``;`` are fine).
@@ -463,6 +544,9 @@ def validate_sql(sql: str, dialect: str | None, tables: Iterable[str] | None = N
             generic SQL.
         tables: The table names the query may read (optionally ``schema.table``); None
             switches the allow-list off.
+        functions: The functions the engine's catalog allows
+            (:class:`~cadet_magic.sql.functions.FunctionCatalog`); every function called by
+            name must be on it, besides passing the fixed rules. None: the fixed rules only.
 
     Returns:
         A :class:`Validation`: ``ok`` and no ``issues`` when the query may run, with
@@ -526,7 +610,7 @@ def validate_sql(sql: str, dialect: str | None, tables: Iterable[str] | None = N
             ],
             sql,
         )
-    issues = _Checker(tables, read).check(tree)
+    issues = _Checker(tables, read, functions).check(tree)
     if issues:
         return Validation(False, issues, sql)
     try:

@@ -1,0 +1,413 @@
+"""Which functions a query may call: the engine's own catalog, decided here (stdlib only).
+
+The engines know which of their functions cannot change anything: PostgreSQL marks
+them ``immutable`` or ``stable`` in ``pg_proc.provolatile`` (and forbids writes inside
+them), DuckDB reports a ``stability`` in ``duckdb_functions()``, SQLite flags its
+deterministic built-ins in ``pragma_function_list``. The edge (``cadet_magic.db.functions``)
+reads those rows; this module turns them into a :class:`FunctionCatalog`:
+
+- allowed: the engine's state-free functions, plus :data:`HARMLESS_VOLATILE` (random
+  numbers, the clock, random UUIDs), minus
+- never: functions that run SQL text, read or write files or large objects, touch
+  sequences, locks, replication, other sessions, settings or the server's administration,
+  whatever their volatility (:func:`never_reason`).
+
+:func:`catalog_refusal` is what the safety check asks for every function it meets.
+
+Example:
+    >>> cat = FunctionCatalog.from_postgres(
+    ...     [("lower", "i", "f"), ("now", "s", "f"), ("nextval", "v", "f"),
+    ...      ("query_to_xml", "s", "f"), ("random", "v", "f")])
+    >>> sorted(cat.allowed)
+    ['lower', 'now', 'random']
+    >>> catalog_refusal("nextval", cat)[0]
+    'forbidden_function'
+    >>> catalog_refusal("lower", cat) is None
+    True
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from cadet_magic.sql import rules
+
+#: Volatile functions that only produce a value: random numbers, the clock, random UUIDs.
+HARMLESS_VOLATILE: frozenset[str] = frozenset(
+    {
+        "random",
+        "rand",
+        "randomblob",
+        "random_normal",
+        "clock_timestamp",
+        "timeofday",
+        "now",
+        "statement_timestamp",
+        "transaction_timestamp",
+        "current_timestamp",
+        "current_date",
+        "current_time",
+        "localtime",
+        "localtimestamp",
+        "get_current_time",
+        "get_current_timestamp",
+        "gen_random_uuid",
+        "uuid",
+        "uuidv4",
+        "uuidv7",
+        "uuid_generate_v4",
+    }
+)
+
+_SQL_TEXT = ("runs SQL given as text", "write that SQL into this query itself")
+_FILES = ("reads or writes files or large objects", "read from the database's tables")
+_SEQUENCE = (
+    "reads or advances a sequence",
+    "number rows with row_number() OVER (ORDER BY ...)",
+)
+_LOCKS = ("takes or releases locks", "a read-only query needs no locks; remove the call")
+_REPLICATION = ("touches replication or the write-ahead log", "query the database's tables")
+_SESSIONS = (
+    "reads or signals other sessions or the transaction's identity",
+    "query the database's tables",
+)
+_SETTINGS = ("reads or changes settings", "write the value you need as a literal")
+_ADMIN = ("administers the server", "query the database's tables")
+_EXTENSION = ("loads code into the engine", "use the engine's built-in functions")
+_SLEEP = ("sleeps or burns server time", "remove the call")
+_LOG = ("writes to the engine's log", "remove the call")
+
+#: Names never allowed, with (what the function does, what to use instead).
+NEVER: dict[str, tuple[str, str]] = {
+    # ``glob`` is also SQLite's GLOB operator; DuckDB's file glob is a table function, which
+    # the DuckDB catalog allows only for value generators anyway.
+    **{n: _FILES for n in rules.FILE_FUNCTIONS if n != "glob"},
+    **dict.fromkeys(
+        (
+            "query",
+            "query_table",
+            "query_to_xml",
+            "query_to_xmlschema",
+            "query_to_xml_and_xmlschema",
+            "cursor_to_xml",
+            "cursor_to_xmlschema",
+            "table_to_xml",
+            "table_to_xmlschema",
+            "table_to_xml_and_xmlschema",
+            "schema_to_xml",
+            "schema_to_xmlschema",
+            "schema_to_xml_and_xmlschema",
+            "database_to_xml",
+            "database_to_xmlschema",
+            "database_to_xml_and_xmlschema",
+            "ts_stat",
+            "crosstab",
+            "crosstab2",
+            "crosstab3",
+            "crosstab4",
+            "connectby",
+            "json_execute_serialized_sql",
+            "json_serialize_sql",
+            "json_serialize_plan",
+            "json_deserialize_sql",
+            "postgres_query",
+            "postgres_execute",
+            "mysql_query",
+            "mysql_execute",
+            "sqlite_query",
+            "pg_prepared_statement",
+            "xp_cmdshell",
+            "sql_auto_complete",
+        ),
+        _SQL_TEXT,
+    ),
+    **dict.fromkeys(
+        (
+            "loread",
+            "lowrite",
+            "pg_available_extension_versions",
+            "pg_available_extensions",
+            "pg_extension_update_paths",
+            "pg_relation_filepath",
+            "pg_relation_filenode",
+            "pg_filenode_relation",
+            "pg_tablespace_location",
+            "pg_tablespace_databases",
+            "pg_current_logfile",
+            "writefile",
+            "readfile",
+            "read_duckdb",
+            "duckdb_temporary_files",
+        ),
+        _FILES,
+    ),
+    **dict.fromkeys(
+        (
+            "nextval",
+            "currval",
+            "lastval",
+            "setval",
+            "next_value_for",
+            "nextvaluefor",
+            "pg_sequence_last_value",
+            "pg_sequence_parameters",
+        ),
+        _SEQUENCE,
+    ),
+    **dict.fromkeys(
+        ("pg_lock_status", "pg_blocking_pids", "pg_safe_snapshot_blocking_pids", "get_lock"),
+        _LOCKS,
+    ),
+    **dict.fromkeys(
+        (
+            "pg_backend_pid",
+            "pg_current_xact_id",
+            "pg_current_xact_id_if_assigned",
+            "pg_current_snapshot",
+            "pg_export_snapshot",
+            "pg_notify",
+            "pg_listening_channels",
+            "pg_notification_queue_usage",
+            "pg_terminate_backend",
+            "pg_cancel_backend",
+            "current_connection_id",
+            "current_transaction_id",
+            "current_query",
+            "current_query_id",
+            "changes",
+            "total_changes",
+            "last_insert_rowid",
+        ),
+        _SESSIONS,
+    ),
+    **dict.fromkeys(
+        (
+            "current_setting",
+            "set_config",
+            "setseed",
+            "getenv",
+            "pg_show_all_settings",
+            "pg_show_all_file_settings",
+            "pg_settings_get_flags",
+            "pg_hba_file_rules",
+            "pg_ident_file_mappings",
+            "pg_config",
+            "pg_conf_load_time",
+            "duckdb_settings",
+            "duckdb_secrets",
+            "which_secret",
+            "secret",
+            "sqlite_compileoption_get",
+            "sqlite_compileoption_used",
+        ),
+        _SETTINGS,
+    ),
+    **dict.fromkeys(
+        (
+            "pg_reload_conf",
+            "pg_rotate_logfile",
+            "pg_promote",
+            "pg_switch_wal",
+            "pg_create_restore_point",
+            "pg_import_system_collations",
+            "pg_log_backend_memory_contexts",
+            "pg_postmaster_start_time",
+            "pg_control_checkpoint",
+            "pg_control_system",
+            "pg_control_init",
+            "pg_control_recovery",
+            "pg_get_publication_tables",
+            "pg_replication_origin_oid",
+            "pg_get_replication_slots",
+            "checkpoint",
+            "force_checkpoint",
+            "enable_logging",
+            "disable_logging",
+            "truncate_duckdb_logs",
+            "enable_profiling",
+            "disable_profiling",
+            "vector_type",
+            "stats",
+            "error",
+        ),
+        _ADMIN,
+    ),
+    **dict.fromkeys(("load_extension", "fts3_tokenizer"), _EXTENSION),
+    **dict.fromkeys(("write_log", "sqlite_log"), _LOG),
+    **{n: _SLEEP for n, why in rules.OTHER_FUNCTIONS.items() if "sleep" in why or "burns" in why},
+    **dict.fromkeys(("sleep_ms",), _SLEEP),
+}
+
+#: Name prefixes never allowed (families of the functions above).
+NEVER_PREFIXES: tuple[tuple[str, tuple[str, str]], ...] = (
+    ("dblink", ("runs SQL on another connection", "query this database's tables")),
+    ("read_", _FILES),
+    ("pg_read_", _FILES),
+    ("pg_ls_", _FILES),
+    ("pg_file_", _FILES),
+    ("pg_stat_file", _FILES),
+    ("lo_", _FILES),
+    ("parquet_", _FILES),
+    ("pg_advisory", _LOCKS),
+    ("pg_try_advisory", _LOCKS),
+    ("pg_stat_", _SESSIONS),
+    ("txid_", _SESSIONS),
+    ("pg_xact_", _SESSIONS),
+    ("pg_snapshot_", _SESSIONS),
+    ("pg_replication_", _REPLICATION),
+    ("pg_logical_", _REPLICATION),
+    ("pg_create_", _REPLICATION),
+    ("pg_drop_", _REPLICATION),
+    ("pg_copy_", _REPLICATION),
+    ("pg_wal", _REPLICATION),
+    ("pg_current_wal", _REPLICATION),
+    ("pg_last_wal", _REPLICATION),
+    ("pg_walfile", _REPLICATION),
+    ("pg_backup_", _ADMIN),
+    ("pg_is_in_", _ADMIN),
+    ("pg_get_wal", _REPLICATION),
+    ("pg_sleep", _SLEEP),
+    ("duckdb_", ("reads the engine's internals", "query the database's tables")),
+    ("pragma_", ("reads the engine's internals", "query the database's tables")),
+    ("sqlite_", ("reads the engine's internals", "query the database's tables")),
+    ("system$", _ADMIN),
+)
+
+
+def never_reason(name: str) -> tuple[str, str] | None:
+    """``(what it does, what to use instead)`` when ``name`` is never allowed, else None.
+
+    Example:
+        >>> never_reason("pg_read_file")[0]
+        'reads or writes files or large objects'
+        >>> never_reason("lower") is None
+        True
+    """
+    name = name.lower()
+    found = NEVER.get(name)
+    if found is not None:
+        return found
+    for prefix, why in NEVER_PREFIXES:
+        if name.startswith(prefix):
+            return why
+    return None
+
+
+@dataclass(frozen=True)
+class FunctionCatalog:
+    """The functions of one database a query may call, read from its engine's catalog.
+
+    Attributes:
+        engine: the sqlglot dialect ("postgres", "duckdb", "sqlite").
+        allowed: lower-case names a query may call.
+        known: every lower-case function name the engine has (to tell a refused function
+            from one that does not exist).
+    """
+
+    engine: str
+    allowed: frozenset[str]
+    known: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def build(cls, engine: str, safe: Iterable[str], known: Iterable[str]) -> FunctionCatalog:
+        """The catalog from the engine's state-free names and all its names."""
+        known = frozenset(n.lower() for n in known)
+        safe = {n.lower() for n in safe} | (HARMLESS_VOLATILE & known)
+        return cls(engine, frozenset(n for n in safe if never_reason(n) is None), known)
+
+    @classmethod
+    def from_postgres(cls, rows: Iterable[tuple[str, str, str]]) -> FunctionCatalog:
+        """From ``(proname, provolatile, prokind)`` rows of ``pg_proc``: a name is safe when
+        every overload of it is an immutable or stable function, aggregate or window function."""
+        known: set[str] = set()
+        unsafe: set[str] = set()
+        for name, volatility, kind in rows:
+            name = name.lower()
+            known.add(name)
+            if volatility not in ("i", "s") or kind not in ("f", "a", "w"):
+                unsafe.add(name)
+        return cls.build("postgres", known - unsafe, known)
+
+    @classmethod
+    def from_duckdb(
+        cls, rows: Iterable[tuple[str, str, str | None, bool | None, bool | None]]
+    ) -> FunctionCatalog:
+        """From ``(function_name, function_type, stability, has_side_effects, internal)`` rows
+        of ``duckdb_functions()``: scalar, aggregate and window functions that are consistent
+        and free of side effects, the engine's own macros, and table functions that only
+        generate values (``range``, ``unnest`` ...; file readers and ``query()`` are not)."""
+        known: set[str] = set()
+        safe: set[str] = set()
+        unsafe: set[str] = set()
+        for name, kind, stability, side_effects, internal in rows:
+            name = name.lower()
+            known.add(name)
+            if kind in ("scalar", "aggregate", "window"):
+                ok = stability in ("CONSISTENT", "CONSISTENT_WITHIN_QUERY") and not side_effects
+            elif kind == "macro":
+                ok = bool(internal)
+            elif kind in ("table", "table_macro"):
+                if name in rules.SAFE_TABLE_FUNCTIONS:
+                    safe.add(name)
+                continue  # only callable in FROM, where the check allows value generators only
+            else:
+                ok = False
+            (safe if ok else unsafe).add(name)
+        return cls.build("duckdb", safe - unsafe, known)
+
+    @classmethod
+    def from_sqlite(cls, rows: Iterable[tuple[str, int, str, int]]) -> FunctionCatalog:
+        """From ``(name, builtin, type, flags)`` rows of ``pragma_function_list``: built-in
+        aggregates and window functions, and built-in scalars flagged deterministic."""
+        deterministic = 0x800
+        known: set[str] = set()
+        safe: set[str] = set()
+        unsafe: set[str] = set()
+        for name, builtin, kind, flags in rows:
+            name = name.lower()
+            known.add(name)
+            ok = bool(builtin) and (kind in ("a", "w") or bool(flags & deterministic))
+            (safe if ok else unsafe).add(name)
+        return cls.build("sqlite", safe - unsafe, known)
+
+
+def _instead(name: str, catalog: FunctionCatalog) -> str:
+    close = difflib.get_close_matches(name, sorted(catalog.allowed), n=3, cutoff=0.75)
+    return f" Did you mean {', '.join(c + '()' for c in close)}?" if close else ""
+
+
+def catalog_refusal(name: str, catalog: FunctionCatalog) -> tuple[str, str] | None:
+    """``(code, message)`` when a call of ``name`` is refused on ``catalog``, else None.
+
+    Example:
+        >>> cat = FunctionCatalog.from_sqlite([("upper", 1, "s", 0x800), ("random", 1, "s", 0)])
+        >>> catalog_refusal("upper", cat), catalog_refusal("random", cat)
+        (None, None)
+        >>> print(catalog_refusal("uper", cat)[1])
+        uper() is not a function of this sqlite database. Did you mean upper()?
+        >>> print(catalog_refusal("load_extension", cat)[1])
+        The function load_extension() is not allowed: it loads code into the engine; use the engine's built-in functions instead.
+    """
+    lowered = name.lower()
+    if lowered in catalog.allowed:  # never-listed names are not in it
+        return None
+    never = never_reason(lowered)
+    if never is not None:
+        return (
+            "file_access" if never is _FILES else "forbidden_function",
+            f"The function {name}() is not allowed: it {never[0]}; {never[1]} instead.",
+        )
+    if lowered in catalog.known:
+        return (
+            "forbidden_function",
+            f"The function {name}() is not allowed: {catalog.engine} does not mark it as free of "
+            "side effects (it may change data, sequences or the session). Use deterministic "
+            "functions only (random() and now() are fine)." + _instead(lowered, catalog),
+        )
+    return (
+        "unknown_function",
+        f"{name}() is not a function of this {catalog.engine} database."
+        + (_instead(lowered, catalog) or " Use one of its built-in functions."),
+    )

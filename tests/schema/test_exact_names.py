@@ -1,0 +1,67 @@
+"""Names in the prompt are exact: keywords and names holding quotes, ``*/`` or ``<`` are shown
+as written, quoted in the dialect's style, and still fenced as data; pasted into SQL they name
+the real table and column on real engines."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from cadet_magic.agent.prompts import fence_tag, system_prompt
+from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.render import quote_name, render_schema
+
+CASES = json.loads((Path(__file__).with_name("name_cases.json")).read_text())["cases"]
+ROWS = [(c["name"], d, q) for c in CASES for d, q in c["quoted"].items()]
+
+
+@pytest.mark.parametrize(("name", "dialect", "quoted"), ROWS, ids=lambda v: str(v)[:30])
+def test_quoted_in_the_dialects_style(name: str, dialect: str, quoted: str) -> None:
+    assert quote_name(name, dialect) == quoted
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"][:30])
+def test_schema_text_holds_the_exact_name_inside_the_fence(case: dict) -> None:
+    name = case["name"]
+    schema = Schema((Table(name, (Column(name, "TEXT"), Column("id"))),), dialect="postgres")
+    text = render_schema(schema)
+    quoted = case["quoted"]["postgres"]
+    assert text == f"{quoted}({quoted} TEXT, id)"
+    prompt = system_prompt("postgres", text)
+    tag = fence_tag(text)
+    opened = prompt.index(f"<{tag}>\n")
+    closed = prompt.index(f"\n</{tag}>")
+    assert prompt.count(f"</{tag}>") == 1 and opened < prompt.index(text) < closed
+
+
+def _engine_tables(kind: str, tmp_path: Path):
+    if kind == "duckdb":
+        con = duckdb.connect(str(tmp_path / "n.duckdb"))
+        return con, lambda sql: con.execute(sql).fetchall(), "duckdb"
+    con = sqlite3.connect(tmp_path / "n.db")
+    return con, lambda sql: con.execute(sql).fetchall(), "sqlite"
+
+
+@pytest.mark.parametrize("kind", ["duckdb", "sqlite"])
+def test_the_shown_names_select_the_real_columns(kind: str, tmp_path: Path) -> None:
+    from cadet_magic.db.connect import resolve_runner
+
+    con, query, dialect = _engine_tables(kind, tmp_path)
+    for i, case in enumerate(CASES):
+        table = f"{case['name']}"
+        q = quote_name(table, dialect)
+        con.execute(f"CREATE TABLE {q} ({q} INTEGER, other INTEGER)")
+        con.execute(f"INSERT INTO {q} VALUES ({i}, 0)")
+    if kind == "sqlite":
+        con.commit()
+    schema = resolve_runner(con).schema()
+    text = render_schema(schema)
+    for i, case in enumerate(CASES):
+        shown = quote_name(case["name"], dialect)
+        assert f"{shown}({shown} INTEGER" in text
+        assert query(f"SELECT {shown} FROM {shown}") == [(i,)]
+    con.close()
