@@ -26,6 +26,7 @@ def ask(
     on_event: Callable[[Event], None] | None = None,
     namespace: dict | None = None,
     code_runner: Callable[..., Any] | None = None,
+    fallback_memory: int = 2 << 30,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -47,7 +48,10 @@ def ask(
         on_event: called after every step, for live displays.
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...)``
-            (default :func:`cadet_magic.fallback.run.run_code`: checked, fresh namespace).
+            (default :func:`cadet_magic.fallback.run.run_fallback_code`: checked, then run in a
+            confined worker process; in-process on Pyodide).
+        fallback_memory: bytes the fallback's pandas code may allocate in its worker (default
+            2 GiB); more is a ``code_memory`` failure, the kernel's memory does not grow.
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -72,6 +76,7 @@ def ask(
         timeout=timeout,
         fallback=fallback,
         code_runner=code_runner,
+        fallback_memory=fallback_memory,
         schema_budget=schema_budget,
         on_event=on_event,
         model_label=model_label(chat_model, model if isinstance(model, str) else None),

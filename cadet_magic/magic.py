@@ -49,6 +49,11 @@ class AskMagic(Magics, Configurable):
     row_limit = Int(1000, config=True, help="Rows fetched at most per answer.")
     timeout = Float(30.0, config=True, help="Seconds a query may run before it is cancelled.")
     fallback = Bool(True, config=True, help="Fall back to a simple SELECT plus pandas.")
+    fallback_memory = Int(
+        2 << 30,
+        config=True,
+        help="Bytes the fallback's pandas code may allocate in its isolated worker (2 GiB).",
+    )
     schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
     live = Bool(True, config=True, help="Show the live attempts panel where widgets work.")
 
@@ -125,6 +130,7 @@ class AskMagic(Magics, Configurable):
                 row_limit=self.row_limit,
                 timeout=self.timeout,
                 fallback=self.fallback and not args.no_fallback,
+                fallback_memory=self.fallback_memory,
                 schema_budget=self.schema_budget,
                 on_event=display.update if display is not None else None,
                 namespace=ns,

@@ -23,8 +23,7 @@ from cadet_magic.errors import ModelCallError
 from cadet_magic.fallback import feedback as fallback_feedback
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.feedback import FallbackCategory
-from cadet_magic.fallback.run import CodeError, CodeRun, make_frame
-from cadet_magic.fallback.run import run_code as run_python
+from cadet_magic.fallback.run import CodeError, CodeRun, make_frame, run_fallback_code
 from cadet_magic.result import Attempt
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
@@ -40,7 +39,8 @@ class Context:
     """What the nodes need besides the state: the model and the runner, passed in.
 
     ``code_runner(code, df, timeout=...)`` runs the fallback's pandas code (default
-    :func:`cadet_magic.fallback.run.run_code`); ``frame_maker(columns, rows)`` turns the
+    :func:`cadet_magic.fallback.run.run_fallback_code`: a confined worker process, in-process
+    on Pyodide; ``memory=`` is passed too when the runner takes it); ``frame_maker(columns, rows)`` turns the
     fallback SELECT's rows into ``df`` (default :func:`cadet_magic.fallback.run.make_frame`,
     which imports pandas only then).
     """
@@ -50,7 +50,7 @@ class Context:
     schema: Schema | None = None
     schema_budget: int | None = 6000
     model_calls: int = 0
-    code_runner: Callable[..., CodeRun] = run_python
+    code_runner: Callable[..., CodeRun] = run_fallback_code
     frame_maker: Callable[[list[str], list[tuple]], Any] = make_frame
     extra: dict = field(default_factory=dict)
 
@@ -160,8 +160,22 @@ def run_code(state: AskState, ctx: Context) -> dict:
             ),
         )
     else:
-        result = ctx.code_runner(state["code"], df, timeout=state["timeout"])
+        limits: dict[str, Any] = {"timeout": state["timeout"]}
+        if _takes(ctx.code_runner, "memory"):
+            limits["memory"] = state.get("fallback_memory", 2 << 30)
+        result = ctx.code_runner(state["code"], df, **limits)
     return {"code_run": result, "timings": _timed(state, "run_code", time.perf_counter() - t0)}
+
+
+def _takes(func: Callable[..., Any], name: str) -> bool:
+    """Whether ``func`` accepts the keyword ``name`` (injected runners may not)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def execute(state: AskState, ctx: Context) -> dict:
@@ -317,11 +331,19 @@ def _code_failure(error: CodeError | None, execution: Any) -> tuple:
             [],
             details,
         )
+    if kind == "memory":
+        return (
+            FallbackCategory.code_memory,
+            True,
+            fallback_feedback.code_memory(error),
+            [],
+            details,
+        )
     if kind == "no_result":
         return (FallbackCategory.no_result, True, fallback_feedback.no_result(), [], details)
     if kind == "bad_result":
         return (FallbackCategory.bad_result, True, fallback_feedback.bad_result(error), [], details)
-    if kind == "unavailable":
+    if kind in ("unavailable", "worker"):
         return (
             FallbackCategory.unavailable,
             False,

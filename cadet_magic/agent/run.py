@@ -75,6 +75,7 @@ def run_agent(
     timeout: float = 30.0,
     fallback: bool = True,
     fallback_row_limit: int = 100_000,
+    fallback_memory: int = 2 << 30,
     code_runner: Callable[..., Any] | None = None,
     schema: Schema | None = None,
     schema_budget: int | None = 6000,
@@ -86,8 +87,10 @@ def run_agent(
 
     When every SQL attempt failed on a retryable error and ``fallback`` is set, the model is
     asked once per fallback attempt for a simple SELECT plus pandas code (run by
-    ``code_runner(code, df, timeout=...)``, default :func:`cadet_magic.fallback.run.run_code`)
-    with its own ``max_attempts``; the fallback SELECT may fetch ``fallback_row_limit`` rows.
+    ``code_runner(code, df, timeout=..., memory=...)``, default
+    :func:`cadet_magic.fallback.run.run_fallback_code`: an isolated worker process, in-process
+    on Pyodide) with its own ``max_attempts``; the fallback SELECT may fetch
+    ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     """
     ctx = nodes.Context(model=model, runner=runner, schema=schema, schema_budget=schema_budget)
     if code_runner is not None:
@@ -101,6 +104,7 @@ def run_agent(
         timeout=timeout,
         fallback=fallback,
         fallback_row_limit=fallback_row_limit,
+        fallback_memory=fallback_memory,
     )
     start = time.perf_counter()
     step = "read_schema"

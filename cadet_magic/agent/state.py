@@ -16,7 +16,8 @@ class AskState(TypedDict, total=False):
     """Everything one question's run knows.
 
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
-    ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch).
+    ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch),
+    ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``.
     ``phase``: ``"sql"``, then ``"fallback"`` once the SQL attempts are used up;
     ``sql_stop_reason``: why the SQL phase ended when the fallback took over.
@@ -35,6 +36,7 @@ class AskState(TypedDict, total=False):
     timeout: float
     fallback: bool
     fallback_row_limit: int
+    fallback_memory: int
     phase: str
     sql_stop_reason: str | None
 
@@ -84,6 +86,7 @@ def initial_state(
     timeout: float = 30.0,
     fallback: bool = True,
     fallback_row_limit: int = 100_000,
+    fallback_memory: int = 2 << 30,
 ) -> AskState:
     """The state a run starts from."""
     if max_attempts < 1:
@@ -97,6 +100,7 @@ def initial_state(
         timeout=timeout,
         fallback=fallback,
         fallback_row_limit=fallback_row_limit,
+        fallback_memory=fallback_memory,
         phase="sql",
         sql_stop_reason=None,
         attempt=1,

@@ -102,7 +102,8 @@ class CodeError:
 
 @dataclass(frozen=True)
 class CodeRun:
-    """What running the code gave: ``result`` (a DataFrame) when ``ok``, else ``error``."""
+    """What running the code gave: ``result`` (a DataFrame) when ``ok``, else ``error``;
+    ``output`` is what the code printed (capped), when it ran in the isolated worker."""
 
     ok: bool
     result: Any = None
@@ -110,6 +111,7 @@ class CodeRun:
     error: CodeError | None = None
     check: CodeCheck | None = None
     elapsed: float = 0.0
+    output: str = ""
 
 
 class _Deadline(BaseException):
@@ -499,3 +501,22 @@ def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
     return CodeRun(
         ok=True, result=frame, value=value, check=verdict, elapsed=time.perf_counter() - t0
     )
+
+
+#: Whether the fallback's code runs in an isolated worker process (everywhere but Pyodide,
+#: which has no processes).
+ISOLATED = sys.platform != "emscripten"
+
+
+def run_fallback_code(
+    code: str, df: Any, *, timeout: float = 30.0, memory: int | None = None
+) -> CodeRun:
+    """The agent's default code runner: the confined worker process
+    (:func:`cadet_magic.fallback.worker.run_isolated`) where processes exist, else (Pyodide)
+    :func:`run_code` in the kernel, in the browser's sandbox, where ``memory`` is not enforced.
+    """
+    if not ISOLATED:
+        return run_code(code, df, timeout=timeout)
+    from cadet_magic.fallback.worker import run_isolated
+
+    return run_isolated(code, df, timeout=timeout, memory=memory)

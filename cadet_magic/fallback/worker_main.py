@@ -1,0 +1,296 @@
+"""The fallback's worker process: imports pandas once, forks one confined child per run.
+
+Started by :mod:`cadet_magic.fallback.worker` in the kernel as ``python -I`` with a clean
+environment, an empty temporary working folder and two pipes (frames of
+:mod:`cadet_magic.fallback.protocol`). It never runs the model's code itself:
+
+1. at start it imports pandas, numpy, pyarrow and the confinement bindings, asks to be killed
+   with its parent (``PR_SET_PDEATHSIG``; it also exits when its stdin closes) and sends
+   ``ready``;
+2. per request (the code, the limits and ``df`` as Arrow IPC bytes) it forks a child, sends
+   ``started`` with the child's pid (the kernel kills that pid at the time limit), relays the
+   child's single result frame and sends ``done`` with how the child ended.
+
+The child closes every inherited descriptor, applies the resource limits, Landlock and the
+seccomp filter (:mod:`cadet_magic.fallback.confine`), then reads ``df`` from the Arrow bytes,
+runs the code in a fresh namespace with the safe builtins (``df``, ``pd``, ``np``), captures
+printed output up to a cap and writes the result as Arrow IPC with a JSON status.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+#: Whether each run gets a child forked from this worker. Windows has no ``fork``; on macOS a
+#: fork of a process that loaded Apple's frameworks (numpy's Accelerate) is not safe: there
+#: the worker runs one request itself and ends, and the kernel starts the next worker.
+FORK = hasattr(os, "fork") and sys.platform.startswith("linux")
+
+#: Characters of printed output kept (the rest is counted, not kept).
+OUTPUT_LIMIT = 10_000
+
+
+def _die_with_parent(parent: int) -> None:
+    """Asks Linux to kill this process when ``parent`` ends (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(1)
+
+
+class CappedOutput:
+    """A text stream keeping the first ``limit`` characters written and counting the rest."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def write(self, text: Any) -> int:
+        text = str(text)
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        return out + (f"\n... ({self.dropped} more characters not kept)" if self.dropped else "")
+
+
+def _table(frame: Any, pa: Any) -> Any:
+    """A DataFrame as an Arrow table without pandas metadata; columns Arrow cannot type
+    (mixed objects) become text."""
+    columns = {}
+    for i, name in enumerate(frame.columns):
+        col = frame.iloc[:, i]
+        try:
+            columns[str(name)] = pa.Array.from_pandas(col)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            columns[str(name)] = pa.array(col.astype(str).tolist(), type=pa.string())
+    return pa.table(columns) if columns else pa.table({"result": pa.array([], pa.null())})
+
+
+def _ipc(table: Any, pa: Any) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _frame_from_ipc(payload: bytes, pa: Any) -> Any:
+    table = pa.ipc.open_stream(payload).read_all()
+    return table.to_pandas()
+
+
+def _error(kind: str, type_: str, message: str, line: int | None = None) -> dict:
+    return {"ok": False, "kind": kind, "type": type_, "message": message, "line": line}
+
+
+def run_child(request: dict, payload: bytes, confined: dict) -> tuple[dict, bytes]:
+    """Runs the request's code (already confined); returns the status and the result bytes."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    output = CappedOutput(int(request.get("output_limit", OUTPUT_LIMIT)))
+    sys.stdout = sys.stderr = output
+    try:
+        status, data = _execute(request, payload, pd, np, pa)
+    except MemoryError:
+        status, data = _error("memory", "MemoryError", "out of memory"), b""
+    finally:
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    status["output"] = output.text()
+    status["confinement"] = confined
+    return status, data
+
+
+def _execute(request: dict, payload: bytes, pd: Any, np: Any, pa: Any) -> tuple[dict, bytes]:
+    from cadet_magic.fallback.run import FILENAME, _first_line, _user_line, safe_builtins, to_frame
+
+    df = _frame_from_ipc(payload, pa)
+    del payload
+    compiled = compile(request["code"], FILENAME, "exec", dont_inherit=True)
+    namespace: dict[str, Any] = {"__builtins__": safe_builtins(), "df": df, "pd": pd, "np": np}
+    t0 = time.perf_counter()
+    try:
+        exec(compiled, namespace)  # noqa: S102 - the confined child exists for this
+    except MemoryError as e:
+        line = _user_line(e.__traceback__)
+        return _error("memory", "MemoryError", _first_line(str(e)), line), b""
+    except BaseException as e:  # noqa: BLE001 - every failure of the code is data
+        message = _first_line(str(e)) or "(no message)"
+        return _error("error", type(e).__name__, message, _user_line(e.__traceback__)), b""
+    ran = time.perf_counter() - t0
+    if "result" not in namespace:
+        return _error(
+            "no_result", "NameError", "the code did not assign the answer to `result`"
+        ), b""
+    value = namespace.pop("result")
+    namespace.clear()
+    try:
+        frame = to_frame(value)
+    except Exception as e:  # noqa: BLE001 - an unusable result is feedback for the model
+        message = f"`result` must be a DataFrame, Series or single value ({e})"
+        return _error("bad_result", "TypeError", message), b""
+    return {"ok": True, "seconds": ran}, _ipc(_table(frame, pa), pa)
+
+
+def _child(request: dict, payload: bytes, result_fd: int, parent: int, wrap: bool) -> None:
+    """The forked child (or, without ``fork``, the worker itself, used once): detach, confine,
+    run, write one frame to ``result_fd`` (as a ``done`` event when ``wrap``), exit. Never
+    returns."""
+    from cadet_magic.fallback import confine
+    from cadet_magic.fallback.protocol import encode_frame
+
+    code = 0
+    try:
+        _die_with_parent(parent)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        keep = sorted({0, 1, 2, result_fd})
+        for lo, hi in zip(keep, [*keep[1:], 65536], strict=True):
+            os.closerange(lo + 1, hi)
+        confined: dict[str, Any] = {"limits": [], "landlock": False, "seccomp": False}
+        baseline = confine.address_space_now()
+        memory = int(request["memory"])
+        cpu = int(float(request["timeout"])) + 2
+        readable = confine.readable_dirs()
+        # Limits first: the seccomp filter then forbids changing them.
+        confined["limits"] = confine.apply_limits(memory, cpu, baseline)
+        if sys.platform.startswith("linux"):
+            confined["landlock"] = _try(confine.landlock, readable)
+            confined["seccomp"] = _try(confine.seccomp, os.getpid())
+            missing = [k for k in request.get("require", []) if confined.get(k) is not True]
+            if missing:
+                raise RuntimeError(f"confinement failed: {', '.join(missing)}")
+        status, data = run_child(request, payload, confined)
+    except MemoryError:
+        status, data = _error("memory", "MemoryError", "out of memory"), b""
+    except BaseException as e:  # noqa: BLE001 - reported to the kernel as a worker error
+        status = _error("worker", type(e).__name__, str(e)[:300])
+        data = b""
+        code = 1
+    try:
+        if wrap:
+            status = {"event": "done", "status": status, "ended": {"exit": code}}
+        frame = encode_frame(status, data)
+        view = memoryview(frame)
+        while view:
+            n = os.write(result_fd, view)
+            view = view[n:]
+    except BaseException:  # noqa: BLE001 - nothing left to tell anyone
+        code = 2
+    os._exit(code)
+
+
+def _try(func: Any, *args: Any) -> bool | str:
+    try:
+        func(*args)
+        return True
+    except Exception as e:  # noqa: BLE001 - what failed is reported with the result
+        return f"{type(e).__name__}: {e}"[:200]
+
+
+def _relay(request: dict, payload: bytes, out: Any) -> None:
+    """Forks a child for one request and reports it on ``out``."""
+    from cadet_magic.fallback.protocol import FrameError, read_frame_from, write_frame
+
+    if not FORK:  # this worker runs the code itself, once, and ends with it
+        result_fd = os.dup(out.fileno())
+        write_frame(out, {"event": "started", "pid": os.getpid(), "single_use": True})
+        _child(request, payload, result_fd, os.getppid(), wrap=True)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_fd)
+        _child(request, payload, write_fd, os.getppid(), wrap=False)
+    os.close(write_fd)
+    write_frame(out, {"event": "started", "pid": pid})
+    try:
+        status, data = read_frame_from(lambda n: os.read(read_fd, n))
+    except FrameError as e:
+        status, data = None, b""
+        reason = str(e)
+    finally:
+        os.close(read_fd)
+    # The result is in (or the child is gone): make sure it ends, then reap it.
+    try:
+        _, wait_status = os.waitpid(pid, os.WNOHANG)
+        if _ == 0:
+            os.kill(pid, signal.SIGKILL)
+            _, wait_status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        wait_status = 0
+    ended = {"exit": os.waitstatus_to_exitcode(wait_status)}
+    if status is None:
+        status = {"ok": False, "kind": "crashed", "type": "WorkerError", "message": reason}
+    write_frame(out, {"event": "done", "status": status, "ended": ended}, data)
+
+
+def main() -> None:
+    """The worker's loop: ``ready``, then one child per request until stdin closes."""
+    parent = int(sys.argv[-1]) if sys.argv[-1].isdigit() else os.getppid()
+    _die_with_parent(parent)
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # stray prints never enter the frames
+    from cadet_magic.fallback.protocol import FrameError, read_frame, write_frame
+
+    t0 = time.perf_counter()
+    info: dict[str, Any] = {"event": "ready", "pid": os.getpid(), "platform": sys.platform}
+    try:
+        import numpy  # noqa: F401
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+        import pyarrow.ipc  # noqa: F401
+
+        import cadet_magic.fallback.run  # noqa: F401
+    except ImportError as e:
+        write_frame(out, {"event": "failed", "message": f"cannot import {e.name}: {e}"})
+        return
+    if sys.platform.startswith("linux"):
+        for binding in ("sandlock", "pyseccomp"):
+            try:
+                module = __import__(binding)
+                info[binding] = True
+                if binding == "sandlock":
+                    abi = module.landlock_abi_version()
+                    info["landlock_abi"] = abi
+                    info["landlock_abi_ok"] = abi >= module.min_landlock_abi()
+            except Exception as e:  # noqa: BLE001 - reported; the kernel decides
+                info[binding] = f"{type(e).__name__}: {e}"[:200]
+    info["import_seconds"] = time.perf_counter() - t0
+    write_frame(out, info)
+    while True:
+        try:
+            request, payload = read_frame(inp)
+        except FrameError:
+            return  # the kernel closed the pipe (or ended): so does the worker
+        if request.get("event") == "ping":
+            write_frame(out, {"event": "pong"})
+            continue
+        _relay(request, payload, out)
+
+
+if __name__ == "__main__":
+    main()
