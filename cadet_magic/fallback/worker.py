@@ -370,6 +370,8 @@ def _outcome(header: dict, data: bytes, done: Any) -> CodeRun:
     if not isinstance(status, dict):
         return done(ok=False, error=CodeError("worker", "WorkerError", "unexpected reply"))
     output = cut(status.get("output", ""), lines=50, width=500)
+    if os.environ.get("CADET_DEBUG_WORKER"):
+        print({k: v for k, v in status.items() if k != "output"}, header.get("ended"))
     if status.get("ok") is True:
         try:
             frame = from_ipc(data)
