@@ -516,6 +516,9 @@ def start_fallback(state: AskState, ctx: Context) -> dict:
     """Records the last SQL attempt and enters the fallback: its attempt counter restarts."""
     done = close_attempt(state, feedback_sent=False)
     log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", done.number)
+    prepare = getattr(ctx.code_runner, "prepare", None)
+    if callable(prepare):  # e.g. start the code's worker process while the model writes
+        prepare()
     return {
         "attempts": (*state["attempts"], done),
         "phase": "fallback",

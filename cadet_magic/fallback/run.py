@@ -520,3 +520,15 @@ def run_fallback_code(
     from cadet_magic.fallback.worker import run_isolated
 
     return run_isolated(code, df, timeout=timeout, memory=memory)
+
+
+def _prepare() -> None:
+    """Starts the isolated worker in the background (the agent calls this when it enters the
+    fallback, so the worker's start overlaps the model's reply)."""
+    if ISOLATED:
+        from cadet_magic.fallback.worker import prestart
+
+        prestart()
+
+
+run_fallback_code.prepare = _prepare  # type: ignore[attr-defined]

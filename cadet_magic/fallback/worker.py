@@ -217,6 +217,20 @@ def worker() -> Worker:
     return _WORKER
 
 
+def prestart() -> None:
+    """Starts the warm worker in a background thread (no-op when it runs already)."""
+
+    def start() -> None:
+        with _LOCK:
+            try:
+                worker()
+            except (WorkerError, OSError, FrameError, TimeoutError):
+                shutdown()  # the run that needs it reports the failure
+
+    if _WORKER is None or not _WORKER.alive():
+        threading.Thread(target=start, name="cadet-fallback-start", daemon=True).start()
+
+
 def shutdown() -> None:
     """Ends the warm worker (at the kernel's exit, and in tests)."""
     global _WORKER
@@ -370,8 +384,6 @@ def _outcome(header: dict, data: bytes, done: Any) -> CodeRun:
     if not isinstance(status, dict):
         return done(ok=False, error=CodeError("worker", "WorkerError", "unexpected reply"))
     output = cut(status.get("output", ""), lines=50, width=500)
-    if os.environ.get("CADET_DEBUG_WORKER"):
-        print({k: v for k, v in status.items() if k != "output"}, header.get("ended"))
     if status.get("ok") is True:
         try:
             frame = from_ipc(data)

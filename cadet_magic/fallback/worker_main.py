@@ -20,6 +20,7 @@ printed output up to a cap and writes the result as Arrow IPC with a JSON status
 from __future__ import annotations
 
 import os
+import select
 import signal
 import sys
 import time
@@ -276,7 +277,7 @@ def _try(func: Any, *args: Any) -> bool | str:
         return f"{type(e).__name__}: {e}"[:200]
 
 
-def _relay(request: dict, payload: bytes, out: Any) -> None:
+def _relay(request: dict, payload: bytes, out: Any, inp: int) -> None:
     """Forks a child for one request and reports it on ``out``."""
     from cadet_magic.fallback.protocol import FrameError, read_frame_from, write_frame
 
@@ -291,8 +292,19 @@ def _relay(request: dict, payload: bytes, out: Any) -> None:
         _child(request, payload, write_fd, os.getppid(), wrap=False)
     os.close(write_fd)
     write_frame(out, {"event": "started", "pid": pid})
+
+    def read(n: int) -> bytes:
+        # Wait for the child's bytes, or for the kernel's end (stdin readable at EOF).
+        while True:
+            ready, _, _ = select.select([read_fd, inp], [], [])
+            if read_fd in ready:
+                return os.read(read_fd, n)
+            if not os.read(inp, 1):  # the kernel is gone: so are the child and this worker
+                os.kill(pid, signal.SIGKILL)
+                os._exit(0)
+
     try:
-        status, data = read_frame_from(lambda n: os.read(read_fd, n))
+        status, data = read_frame_from(read)
     except FrameError as e:
         status, data = None, b""
         reason = str(e)
@@ -314,8 +326,9 @@ def _relay(request: dict, payload: bytes, out: Any) -> None:
 
 def main() -> None:
     """The worker's loop: ``ready``, then one child per request until stdin closes."""
-    parent = int(sys.argv[-1]) if sys.argv[-1].isdigit() else os.getppid()
-    _die_with_parent(parent)
+    # No PR_SET_PDEATHSIG here: it follows the kernel's thread that started this process,
+    # not the kernel. The kernel's end closes stdin instead, which ends this loop (and, while
+    # a child runs, kills it: see _relay).
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr = open(os.devnull, "w")  # stray prints never enter the frames
     from cadet_magic.fallback.protocol import FrameError, read_frame, write_frame
@@ -356,7 +369,7 @@ def main() -> None:
         if request.get("event") == "ping":
             write_frame(out, {"event": "pong"})
             continue
-        _relay(request, payload, out)
+        _relay(request, payload, out, inp.fileno())
 
 
 if __name__ == "__main__":
