@@ -239,7 +239,8 @@ def failure_message(result: AskResult) -> str:
         lines.append("Check that the database is reachable, reconnect with %sql, then ask again.")
     elif last is not None and last.category == "unavailable":
         lines.append(
-            "Install pandas in this kernel to let the fallback run, or rephrase the question."
+            "Install pandas (and, outside the browser, pyarrow) in this kernel to let the "
+            "fallback run (the line above says what failed), or rephrase the question."
         )
     elif result.stop_reason == "not_retryable":
         lines.append("Check the connection's permissions, then ask again.")

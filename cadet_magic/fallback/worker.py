@@ -134,6 +134,7 @@ def from_ipc(payload: bytes) -> Any:
     import pyarrow as pa
 
     table = pa.ipc.open_stream(pa.py_buffer(payload)).read_all()
+    table.validate(full=True)
     for field in table.schema:
         if isinstance(field.type, pa.ExtensionType):
             raise WorkerError(f"the result's column {field.name!r} has an extension type")

@@ -138,3 +138,32 @@ def test_hostile_fallback_through_the_magic(index, ip, tmp_path):
     if not r.fallback.attempts[0].outcome == "ok":
         assert r.ok and r.df.values.tolist() == EXPECTED
     assert list(ip.run_line_magic("sql", "SELECT 1 AS one").dict()["one"]) == [1]
+
+
+def test_fallback_memory_through_ask():
+    con = sqlite_con()
+    model = CountingModel(
+        fake_model(
+            *FAILED_SQL,
+            fallback_reply("result = np.ones(10**8).sum()"),  # 800 MB
+            fallback_reply(BENIGN),
+        )
+    )
+    r = ask(QUESTION, con=con, model=model, max_attempts=2, fallback_memory=256 << 20)
+    first = r.fallback.attempts[0]
+    assert first.category == "code_memory" and "memory" in first.feedback
+    assert r.ok and r.df.values.tolist() == EXPECTED  # the retry answered
+
+
+def test_fallback_memory_through_the_magic(ip):
+    ip.run_line_magic("config", f"AskMagic.fallback_memory = {256 << 20}")
+    try:
+        ip.user_ns["model"] = fake_model(
+            *FAILED_SQL, fallback_reply("result = np.ones(10**8).sum()"), fallback_reply(BENIGN)
+        )
+        ip.run_cell_magic("ask", "--model model --max-attempts 2", QUESTION)
+    finally:
+        ip.run_line_magic("config", f"AskMagic.fallback_memory = {2 << 30}")
+    r = ip.user_ns["_ask"]
+    assert r.fallback.attempts[0].category == "code_memory"
+    assert r.ok and r.df.values.tolist() == EXPECTED
