@@ -176,12 +176,23 @@ class Worker:
     def read(self, deadline: float) -> tuple[dict, bytes]:
         """One frame from the worker, waiting until ``deadline`` (monotonic) at most."""
 
+        if sys.platform == "win32":  # no select() on pipes: a timer kills the worker instead
+            timer = threading.Timer(max(0.0, deadline - time.monotonic()), self.proc.kill)
+            timer.start()
+            try:
+                return read_frame_from(lambda n: os.read(self.out_fd, n))
+            except FrameError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError from None
+                raise
+            finally:
+                timer.cancel()
+
         def read(n: int) -> bytes:
-            if sys.platform != "win32":
-                left = deadline - time.monotonic()
-                ready, _, _ = select.select([self.out_fd], [], [], max(0.0, left))
-                if not ready:
-                    raise TimeoutError
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.out_fd], [], [], max(0.0, left))
+            if not ready:
+                raise TimeoutError
             return os.read(self.out_fd, n)
 
         return read_frame_from(read)
