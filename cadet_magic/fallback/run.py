@@ -1,4 +1,10 @@
-"""Running the fallback's pandas code: checked, in a fresh namespace, within a time limit.
+"""Running the fallback's pandas code in-process: checked, in a fresh namespace, within a time limit.
+
+This in-process runner is the fallback's path only where there are no processes (JupyterLite's
+Pyodide kernel, inside the browser's sandbox); everywhere else the agent's default runner,
+:func:`run_fallback_code`, sends the code to the confined worker process of
+:mod:`cadet_magic.fallback.worker`, which reuses this module's namespace, builtins, error shapes
+and result conversion. Nothing here is a security boundary on its own.
 
 The code runs only after :func:`~cadet_magic.fallback.check.check_code` accepted it, in a
 namespace that holds ``df`` (a copy of the fallback SELECT's rows), ``pd``, ``np`` and a
