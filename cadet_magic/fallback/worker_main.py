@@ -2,16 +2,17 @@
 
 Started by :mod:`cadet_magic.fallback.worker` in the kernel as ``python -I`` with a clean
 environment, an empty temporary working folder and two pipes (frames of
-:mod:`cadet_magic.fallback.protocol`). It never runs the model's code itself:
+:mod:`cadet_magic.fallback.protocol`). On Linux it never runs the model's code itself (without
+``fork``, on macOS and Windows, it runs one request and ends):
 
-1. at start it imports pandas, numpy, pyarrow and the confinement bindings, asks to be killed
-   with its parent (``PR_SET_PDEATHSIG``; it also exits when its stdin closes) and sends
-   ``ready``;
-2. per request (the code, the limits and ``df`` as Arrow IPC bytes) it forks a child, sends
+1. at start it imports pandas, numpy, pyarrow and the confinement bindings and sends ``ready``;
+   it ends when its stdin closes (the kernel ended), also while a child runs;
+2. after its first answer it runs a small pandas workload once, so later children start warm;
+3. per request (the code, the limits and ``df`` as Arrow IPC bytes) it forks a child, sends
    ``started`` with the child's pid (the kernel kills that pid at the time limit), relays the
    child's single result frame and sends ``done`` with how the child ended.
 
-The child closes every inherited descriptor, applies the resource limits, Landlock and the
+Each child dies with the worker (``PR_SET_PDEATHSIG``). The child closes every inherited descriptor, applies the resource limits, Landlock and the
 seccomp filter (:mod:`cadet_magic.fallback.confine`), then reads ``df`` from the Arrow bytes,
 runs the code in a fresh namespace with the safe builtins (``df``, ``pd``, ``np``), captures
 printed output up to a cap and writes the result as Arrow IPC with a JSON status.
@@ -215,6 +216,10 @@ def _warm_up() -> None:
         finally:
             sys.stdout, sys.stderr = saved
             sink.flush()
+    import gc
+
+    gc.collect()
+    gc.freeze()  # children's collections skip what exists now: fewer copied pages per fork
 
 
 def _child(request: dict, payload: bytes, result_fd: int, parent: int, wrap: bool) -> None:
@@ -310,18 +315,27 @@ def _relay(request: dict, payload: bytes, out: Any, inp: int) -> None:
         reason = str(e)
     finally:
         os.close(read_fd)
-    # The result is in (or the child is gone): make sure it ends, then reap it.
+    # The result is in (or the child is gone): the child is killed now; it is reaped after the
+    # answer is sent (tearing its memory down takes a while and is no reason to wait).
     try:
-        _, wait_status = os.waitpid(pid, os.WNOHANG)
-        if _ == 0:
+        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+        if reaped == 0:
             os.kill(pid, signal.SIGKILL)
-            _, wait_status = os.waitpid(pid, 0)
+            wait_status = None
     except ChildProcessError:
         wait_status = 0
-    ended = {"exit": os.waitstatus_to_exitcode(wait_status)}
+    ended = {"exit": None if wait_status is None else os.waitstatus_to_exitcode(wait_status)}
     if status is None:
+        if wait_status is None:  # a child that wrote nothing is reaped first, for its status
+            _, wait_status = os.waitpid(pid, 0)
+            ended = {"exit": os.waitstatus_to_exitcode(wait_status)}
         status = {"ok": False, "kind": "crashed", "type": "WorkerError", "message": reason}
     write_frame(out, {"event": "done", "status": status, "ended": ended}, data)
+    if wait_status is None:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
 
 
 def main() -> None:
@@ -357,10 +371,8 @@ def main() -> None:
             except Exception as e:  # noqa: BLE001 - reported; the kernel decides
                 info[binding] = f"{type(e).__name__}: {e}"[:200]
     info["import_seconds"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    _warm_up()
-    info["warm_up_seconds"] = time.perf_counter() - t0
     write_frame(out, info)
+    warm = False
     while True:
         try:
             request, payload = read_frame(inp)
@@ -370,6 +382,9 @@ def main() -> None:
             write_frame(out, {"event": "pong"})
             continue
         _relay(request, payload, out, inp.fileno())
+        if not warm:  # after the first answer, so the first run does not wait for it
+            warm = True
+            _warm_up()
 
 
 if __name__ == "__main__":
