@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from cadet_magic.api import ask
+from tests.conftest import need
 from tests.fallback.hostile_corpus import (
     DF_SECRET,
     ENV_NAME,
@@ -45,6 +46,11 @@ EXPECTED = [["bob", 32.5], ["ann", 17.5]]
 LIMIT = 2.0
 
 CHECKED = names(only_checked=True)
+
+
+@pytest.fixture(autouse=True)
+def linux():
+    need(sys.platform.startswith("linux"), "the confinement these programs meet is Linux's")
 
 
 def fallback_reply(code: str) -> str:

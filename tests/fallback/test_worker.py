@@ -65,6 +65,7 @@ def benign_answers(df) -> None:
 
 @pytest.mark.parametrize("index", range(len(names())), ids=names())
 def test_hostile_program_stays_in_the_worker(index, df, canaries, tmp_path):
+    need(LINUX, "the confinement these programs meet is Linux's")
     marker = tmp_path / "marker"
     program = programs(marker)[index]
     before = rss()
