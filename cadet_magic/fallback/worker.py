@@ -264,11 +264,19 @@ def _kill(pid: int | None) -> None:
 
 
 def _required(info: dict) -> list[str]:
-    """The confinement a Linux child must achieve or refuse to run the code."""
+    """The confinement a Linux child must achieve or refuse to run the code.
+
+    Example:
+        >>> linux = sys.platform.startswith("linux")
+        >>> _required({"sandlock": "ImportError"}) if linux else ["seccomp", "landlock"]
+        ['seccomp', 'landlock']
+    """
     if not sys.platform.startswith("linux"):
         return []
     required = ["seccomp"]
-    if info.get("landlock_abi_ok"):
+    # Landlock is required unless the running kernel lacks it (sandlock says so); sandlock
+    # itself missing is no reason to run unconfined.
+    if info.get("sandlock") is not True or info.get("landlock_abi_ok"):
         required.append("landlock")
     return required
 
