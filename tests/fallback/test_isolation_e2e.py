@@ -173,3 +173,32 @@ def test_fallback_memory_through_the_magic(ip):
     r = ip.user_ns["_ask"]
     assert r.fallback.attempts[0].category == "code_memory"
     assert r.ok and r.df.values.tolist() == EXPECTED
+
+
+def test_ctrl_c_during_the_fallback_through_the_magic(ip):
+    import os
+    import signal
+    import threading
+
+    from cadet_magic.fallback import worker
+
+    worker.worker()  # warm, so the interrupt lands while the code runs
+    ip.run_line_magic("config", "AskMagic.timeout = 60.0")
+    ip.user_ns["model"] = fake_model(
+        *FAILED_SQL, fallback_reply("n = 0\nwhile True:\n    n += 1"), fallback_reply(BENIGN)
+    )
+    threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        t0 = time.monotonic()
+        out = ip.run_cell_magic("ask", "--model model --max-attempts 2", QUESTION)
+        elapsed = time.monotonic() - t0
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert "Interrupted" in repr(out) and elapsed < 2.0 + TIME_SLACK
+    assert worker._WORKER is None  # the worker and its child were killed
+    ip.run_line_magic("config", f"AskMagic.timeout = {LIMIT}")
+    ip.user_ns["model"] = fake_model(*FAILED_SQL, fallback_reply(BENIGN))
+    ip.run_cell_magic("ask", "--model model --max-attempts 2", QUESTION)
+    r = ip.user_ns["_ask"]
+    assert r.ok and r.answered_by == "fallback" and r.df.values.tolist() == EXPECTED
