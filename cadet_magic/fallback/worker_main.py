@@ -172,6 +172,11 @@ def _execute(request: dict, payload: bytes, pd: Any, np: Any, pa: Any) -> tuple[
         ), b""
     value = namespace.pop("result")
     namespace.clear()
+    if not (isinstance(value, pd.DataFrame | pd.Series) or pd.api.types.is_scalar(value)):
+        message = (
+            f"`result` must be a DataFrame, Series or single value (got {type(value).__name__})"
+        )
+        return _error("bad_result", "TypeError", message), b""
     try:
         frame = to_frame(value)
     except Exception as e:  # noqa: BLE001 - an unusable result is feedback for the model

@@ -187,7 +187,7 @@ def test_ctrl_c_kills_the_child_and_the_next_run_works(df):
         ),
         ("result = 3", [{"result": 3}]),
         ("result = 'text'", [{"result": "text"}]),
-        ("result = [1, 'a']", [{"result": "1"}, {"result": "a"}]),
+        ("result = None", [{"result": None}]),
     ],
 )
 def test_results_come_back_as_frames(code, expected, df):
@@ -202,6 +202,8 @@ def test_results_come_back_as_frames(code, expected, df):
         ("result = df['amout']", "error", "KeyError", 1),
         ("x = 1", "no_result", "NameError", None),
         ("result = len", "bad_result", "TypeError", None),
+        ("result = [1, 2]", "bad_result", "TypeError", None),
+        ("result = df['name'].unique()", "bad_result", "TypeError", None),
         ("import os", "refused", "CodeRefused", None),
     ],
 )
