@@ -102,8 +102,10 @@ def _ipc(table: Any, pa: Any) -> bytes:
 
 
 def _frame_from_ipc(payload: bytes, pa: Any) -> Any:
-    table = pa.ipc.open_stream(payload).read_all()
-    return table.to_pandas()
+    # No Arrow thread pool: the worker forks, and a fork copies only the calling thread.
+    options = pa.ipc.IpcReadOptions(use_threads=False)
+    table = pa.ipc.open_stream(payload, options=options).read_all()
+    return table.to_pandas(use_threads=False)
 
 
 def _error(kind: str, type_: str, message: str, line: int | None = None) -> dict:
