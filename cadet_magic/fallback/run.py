@@ -530,11 +530,20 @@ def run_fallback_code(
 
 def _prepare() -> None:
     """Starts the isolated worker in the background (the agent calls this when it enters the
-    fallback, so the worker's start overlaps the model's reply)."""
-    if ISOLATED:
-        from cadet_magic.fallback.worker import prestart
+    fallback, so the worker's start overlaps the model's reply); not without pandas and pyarrow
+    here, where the fallback cannot run anyway."""
+    if not ISOLATED:
+        return
+    import importlib.util
 
-        prestart()
+    try:
+        if not all(importlib.util.find_spec(name) for name in ("pandas", "pyarrow")):
+            return
+    except (ImportError, ValueError):
+        return
+    from cadet_magic.fallback.worker import prestart
+
+    prestart()
 
 
 run_fallback_code.prepare = _prepare  # type: ignore[attr-defined]
