@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -139,10 +140,18 @@ def stop_latency(reps: int, limit: float = 1.0) -> float:
     return statistics.median(late)
 
 
+def _load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except (OSError, AttributeError):
+        return "n/a"
+
+
 def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
     """The two rows for the performance table (and the section of its own)."""
     from benchmarks.perf import Measure
 
+    load_before = _load()
     first_iso, first_in = first_run(sessions)
     later_iso, later_in, rows = later_runs(reps)
     question, _, _ = quickstart_fallback()
@@ -170,7 +179,11 @@ def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
         "warm worker: `python -I`, importing pandas, numpy and pyarrow). Later runs: medians "
         f"of {reps} interleaved runs with the worker warm (fork, resource limits, Landlock, "
         "seccomp, Arrow IPC both ways). In-process is the old runner (syntax check, settrace "
-        "deadline, worker thread)."
+        "deadline, worker thread). The machine is shared: load average (1 min) "
+        f"{load_before} at the start, {_load()} at the end; the first run is dominated by "
+        "importing pandas in the new process, which slows down in proportion. In the agent the "
+        "worker starts in the background at the first failed SQL attempt, while the model "
+        "writes its next replies, so with a real model most of that start is hidden."
     )
     late = stop_latency(max(1, reps // 10))
     m3 = Measure(

@@ -210,6 +210,8 @@ def diagnose(state: AskState, ctx: Context) -> dict:
             "diagnosis": diagnosis,
             "timings": _timed(state, "diagnose", time.perf_counter() - t0),
         }
+    if state.get("fallback"):  # a fallback may follow: its worker can start meanwhile
+        _prepare_code_runner(ctx)
     verdict = state.get("check")
     if not state.get("sql"):
         reply = state.get("reply") or ""
@@ -516,9 +518,7 @@ def start_fallback(state: AskState, ctx: Context) -> dict:
     """Records the last SQL attempt and enters the fallback: its attempt counter restarts."""
     done = close_attempt(state, feedback_sent=False)
     log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", done.number)
-    prepare = getattr(ctx.code_runner, "prepare", None)
-    if callable(prepare):  # e.g. start the code's worker process while the model writes
-        prepare()
+    _prepare_code_runner(ctx)
     return {
         "attempts": (*state["attempts"], done),
         "phase": "fallback",
@@ -526,6 +526,13 @@ def start_fallback(state: AskState, ctx: Context) -> dict:
         "attempt": 1,
         **{f: None for f in CURRENT_FIELDS},
     }
+
+
+def _prepare_code_runner(ctx: Context) -> None:
+    """Lets the code runner get ready (start its worker process) while the model writes."""
+    prepare = getattr(ctx.code_runner, "prepare", None)
+    if callable(prepare):
+        prepare()
 
 
 def answered(state: AskState) -> bool:

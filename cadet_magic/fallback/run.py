@@ -529,9 +529,10 @@ def run_fallback_code(
 
 
 def _prepare() -> None:
-    """Starts the isolated worker in the background (the agent calls this when it enters the
-    fallback, so the worker's start overlaps the model's reply); not without pandas and pyarrow
-    here, where the fallback cannot run anyway."""
+    """Starts the isolated worker in the background (the agent calls this when an SQL attempt
+    failed with the fallback allowed, and when it enters the fallback, so the worker's start
+    overlaps the model's replies); not without pandas and pyarrow here, where the fallback
+    cannot run anyway."""
     if not ISOLATED:
         return
     import importlib.util

@@ -217,6 +217,7 @@ class Worker:
 
 _LOCK = threading.Lock()
 _WORKER: Worker | None = None
+_STARTING = False
 
 
 def worker() -> Worker:
@@ -232,14 +233,20 @@ def worker() -> Worker:
 def prestart() -> None:
     """Starts the warm worker in a background thread (no-op when it runs already)."""
 
+    global _STARTING
+
     def start() -> None:
+        global _STARTING
         with _LOCK:
             try:
                 worker()
             except (WorkerError, OSError, FrameError, TimeoutError):
                 shutdown()  # the run that needs it reports the failure
+            finally:
+                _STARTING = False
 
-    if _WORKER is None or not _WORKER.alive():
+    if not _STARTING and (_WORKER is None or not _WORKER.alive()):
+        _STARTING = True
         threading.Thread(target=start, name="cadet-fallback-start", daemon=True).start()
 
 
