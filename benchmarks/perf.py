@@ -14,7 +14,9 @@ interleaved (the machine is shared and noisy) and medians reported:
 * **schema read and linking** of a synthetic 1,000-table catalog (cache miss and hit);
 * **model calls per answered question** on the success path (Spider dev questions
   with their gold SQL as scripted replies, on the Spider SQLite databases);
-* **linking recall** on all 20 Spider dev databases in one catalog (``benchmarks.linking``).
+* **linking recall** on all 20 Spider dev databases in one catalog (``benchmarks.linking``);
+* **fallback isolation**: the time the isolated worker adds to the fallback's pandas code, first
+  run of a session and later runs, against running it in-process (``benchmarks.isolation``).
 
 Run: ``python -m benchmarks`` (add ``--quick`` for small sizes, ``--no-write`` to
 leave BENCHMARKS.md alone, ``--all`` to re-run the validate and corruption
@@ -913,6 +915,9 @@ def run_all(quick: bool = False, pg: bool = True) -> list[Measure]:
     measures += load_ext(1 if quick else 7)
     measures += large_catalog(30 if quick else 1000, reps=2 if quick else 5)
     measures.append(model_calls(10 if quick else None))
+    from benchmarks import isolation
+
+    measures += isolation.measures(1 if quick else 5, 3 if quick else 30)
     if not quick:
         measures.append(linking_recall())
     return measures

@@ -30,6 +30,7 @@ def ask(
     namespace: dict | None = None,
     code_runner: Callable[..., Any] | None = None,
     model_timeout: float | None = 120.0,
+    fallback_memory: int = 2 << 30,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -53,7 +54,10 @@ def ask(
         on_event: called after every step, for live displays.
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...)``
-            (default :func:`cadet_magic.fallback.run.run_code`: checked, fresh namespace).
+            (default :func:`cadet_magic.fallback.run.run_fallback_code`: checked, then run in a
+            confined worker process; in-process on Pyodide).
+        fallback_memory: bytes the fallback's pandas code may allocate in its worker (default
+            2 GiB); more is a ``code_memory`` failure, the kernel's memory does not grow.
         model_timeout: seconds each model call may take: given to the provider client as its
             own timeout where a spec is loaded here, and enforced by waiting at most that long
             (None: no limit of ours).
@@ -89,6 +93,7 @@ def ask(
         timeout=timeout,
         fallback=fallback,
         code_runner=code_runner,
+        fallback_memory=fallback_memory,
         schema_budget=schema_budget,
         on_event=on_event,
         model_label=model_label(chat_model, model if isinstance(model, str) else None),

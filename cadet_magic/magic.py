@@ -58,6 +58,11 @@ class AskMagic(Magics, Configurable):
         120.0, config=True, help="Seconds each model call may take before it is abandoned."
     )
     fallback = Bool(True, config=True, help="Fall back to a simple SELECT plus pandas.")
+    fallback_memory = Int(
+        2 << 30,
+        config=True,
+        help="Bytes the fallback's pandas code may allocate in its isolated worker (2 GiB).",
+    )
     schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
     live = Bool(True, config=True, help="Show the live attempts panel where widgets work.")
 
@@ -157,6 +162,7 @@ class AskMagic(Magics, Configurable):
                 result_bytes=self.result_bytes,
                 timeout=self.timeout,
                 fallback=self.fallback and not args.no_fallback,
+                fallback_memory=self.fallback_memory,
                 schema_budget=self.schema_budget,
                 on_event=display.update if display is not None else None,
                 namespace=ns,

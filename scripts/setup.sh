@@ -10,6 +10,8 @@ if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 
 need_apt=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+# libseccomp.so.2: the seccomp filter of the fallback's worker (loaded by pyseccomp).
+ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || need_apt+=(libseccomp2)
 if [ "${CADET_SETUP_BROWSER:-1}" = "1" ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 fi

@@ -28,8 +28,7 @@ from cadet_magic.errors import (
 from cadet_magic.fallback import feedback as fallback_feedback
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.feedback import FallbackCategory
-from cadet_magic.fallback.run import CodeError, CodeRun, make_frame
-from cadet_magic.fallback.run import run_code as run_python
+from cadet_magic.fallback.run import CodeError, CodeRun, make_frame, run_fallback_code
 from cadet_magic.result import Attempt
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
@@ -46,7 +45,8 @@ class Context:
 
     ``model_timeout`` bounds each model call (seconds).
     ``code_runner(code, df, timeout=...)`` runs the fallback's pandas code (default
-    :func:`cadet_magic.fallback.run.run_code`); ``frame_maker(columns, rows)`` turns the
+    :func:`cadet_magic.fallback.run.run_fallback_code`: a confined worker process, in-process
+    on Pyodide; ``memory=`` is passed too when the runner takes it); ``frame_maker(columns, rows)`` turns the
     fallback SELECT's rows into ``df`` (default :func:`cadet_magic.fallback.run.make_frame`,
     which imports pandas only then).
     """
@@ -58,7 +58,7 @@ class Context:
     model_calls: int = 0
     #: Seconds each model call may take (None: only the provider client's own timeout).
     model_timeout: float | None = None
-    code_runner: Callable[..., CodeRun] = run_python
+    code_runner: Callable[..., CodeRun] = run_fallback_code
     frame_maker: Callable[[list[str], list[tuple]], Any] = make_frame
     extra: dict = field(default_factory=dict)
 
@@ -228,8 +228,22 @@ def run_code(state: AskState, ctx: Context) -> dict:
             ),
         )
     else:
-        result = ctx.code_runner(state["code"], df, timeout=state["timeout"])
+        limits: dict[str, Any] = {"timeout": state["timeout"]}
+        if _takes(ctx.code_runner, "memory"):
+            limits["memory"] = state.get("fallback_memory", 2 << 30)
+        result = ctx.code_runner(state["code"], df, **limits)
     return {"code_run": result, "timings": _timed(state, "run_code", time.perf_counter() - t0)}
+
+
+def _takes(func: Callable[..., Any], name: str) -> bool:
+    """Whether ``func`` accepts the keyword ``name`` (injected runners may not)."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def execute(state: AskState, ctx: Context) -> dict:
@@ -279,6 +293,8 @@ def diagnose(state: AskState, ctx: Context) -> dict:
             "diagnosis": diagnosis,
             "timings": _timed(state, "diagnose", time.perf_counter() - t0),
         }
+    if state.get("fallback"):  # a fallback may follow: its worker can start meanwhile
+        _prepare_code_runner(ctx)
     verdict = state.get("check")
     if not state.get("sql"):
         reply = state.get("reply") or ""
@@ -400,11 +416,19 @@ def _code_failure(error: CodeError | None, execution: Any) -> tuple:
             [],
             details,
         )
+    if kind == "memory":
+        return (
+            FallbackCategory.code_memory,
+            True,
+            fallback_feedback.code_memory(error),
+            [],
+            details,
+        )
     if kind == "no_result":
         return (FallbackCategory.no_result, True, fallback_feedback.no_result(), [], details)
     if kind == "bad_result":
         return (FallbackCategory.bad_result, True, fallback_feedback.bad_result(error), [], details)
-    if kind == "unavailable":
+    if kind in ("unavailable", "worker"):
         return (
             FallbackCategory.unavailable,
             False,
@@ -577,6 +601,7 @@ def start_fallback(state: AskState, ctx: Context) -> dict:
     """Records the last SQL attempt and enters the fallback: its attempt counter restarts."""
     done = close_attempt(state, feedback_sent=False)
     log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", done.number)
+    _prepare_code_runner(ctx)
     return {
         "attempts": (*state["attempts"], done),
         "phase": "fallback",
@@ -584,6 +609,13 @@ def start_fallback(state: AskState, ctx: Context) -> dict:
         "attempt": 1,
         **{f: None for f in CURRENT_FIELDS},
     }
+
+
+def _prepare_code_runner(ctx: Context) -> None:
+    """Lets the code runner get ready (start its worker process) while the model writes."""
+    prepare = getattr(ctx.code_runner, "prepare", None)
+    if callable(prepare):
+        prepare()
 
 
 def answered(state: AskState) -> bool:

@@ -76,6 +76,7 @@ def run_agent(
     fallback: bool = True,
     fallback_row_limit: int = 100_000,
     result_bytes: int = RESULT_BYTES,
+    fallback_memory: int = 2 << 30,
     code_runner: Callable[..., Any] | None = None,
     schema: Schema | None = None,
     schema_budget: int | None = 6000,
@@ -88,8 +89,10 @@ def run_agent(
 
     When every SQL attempt failed on a retryable error and ``fallback`` is set, the model is
     asked once per fallback attempt for a simple SELECT plus pandas code (run by
-    ``code_runner(code, df, timeout=...)``, default :func:`cadet_magic.fallback.run.run_code`)
-    with its own ``max_attempts``; the fallback SELECT may fetch ``fallback_row_limit`` rows.
+    ``code_runner(code, df, timeout=..., memory=...)``, default
+    :func:`cadet_magic.fallback.run.run_fallback_code`: an isolated worker process, in-process
+    on Pyodide) with its own ``max_attempts``; the fallback SELECT may fetch
+    ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
     """
@@ -112,6 +115,7 @@ def run_agent(
         fallback=fallback,
         fallback_row_limit=fallback_row_limit,
         result_bytes=result_bytes,
+        fallback_memory=fallback_memory,
     )
     start = time.perf_counter()
     step = "read_schema"
@@ -266,7 +270,8 @@ def failure_message(result: AskResult) -> str:
         lines.append("Check that the database is reachable, reconnect with %sql, then ask again.")
     elif last is not None and last.category == "unavailable":
         lines.append(
-            "Install pandas in this kernel to let the fallback run, or rephrase the question."
+            "Install pandas (and, outside the browser, pyarrow) in this kernel to let the "
+            "fallback run (the line above says what failed), or rephrase the question."
         )
     elif result.stop_reason == "not_retryable":
         lines.append("Check the connection's permissions, then ask again.")

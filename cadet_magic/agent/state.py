@@ -18,7 +18,8 @@ class AskState(TypedDict, total=False):
 
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
     ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch),
-    ``result_bytes`` (bytes of values a result may hold).
+    ``result_bytes`` (bytes of values a result may hold),
+    ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
     function allow-list, a ``FunctionCatalog``, or None).
     ``phase``: ``"sql"``, then ``"fallback"`` once the SQL attempts are used up;
@@ -39,6 +40,7 @@ class AskState(TypedDict, total=False):
     fallback: bool
     fallback_row_limit: int
     result_bytes: int
+    fallback_memory: int
     phase: str
     sql_stop_reason: str | None
 
@@ -90,6 +92,7 @@ def initial_state(
     fallback: bool = True,
     fallback_row_limit: int = 100_000,
     result_bytes: int = RESULT_BYTES,
+    fallback_memory: int = 2 << 30,
 ) -> AskState:
     """The state a run starts from."""
     if max_attempts < 1:
@@ -104,6 +107,7 @@ def initial_state(
         fallback=fallback,
         fallback_row_limit=fallback_row_limit,
         result_bytes=result_bytes,
+        fallback_memory=fallback_memory,
         phase="sql",
         sql_stop_reason=None,
         attempt=1,

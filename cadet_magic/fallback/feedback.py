@@ -39,6 +39,7 @@ class FallbackCategory(StrEnum):
     code_refused = "code_refused"
     python_error = "python_error"
     code_timeout = "code_timeout"
+    code_memory = "code_memory"
     no_result = "no_result"
     bad_result = "bad_result"
     unavailable = "unavailable"
@@ -93,6 +94,15 @@ def code_timeout(error: Any) -> str:
     return (
         f"Your pandas code did not finish within the time limit{where}. Use vectorised pandas "
         "operations (groupby, merge, sort_values, ...) instead of Python loops."
+    )
+
+
+def code_memory(error: Any) -> str:
+    where = f" (at line {error.line})" if getattr(error, "line", None) else ""
+    return (
+        f"Your pandas code ran out of memory{where}: it exceeded the fallback's memory limit. "
+        "Select fewer rows and columns, and avoid building large intermediate arrays or "
+        "Python lists; aggregate with groupby instead."
     )
 
 

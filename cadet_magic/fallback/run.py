@@ -1,4 +1,10 @@
-"""Running the fallback's pandas code: checked, in a fresh namespace, within a time limit.
+"""Running the fallback's pandas code in-process: checked, in a fresh namespace, within a time limit.
+
+This in-process runner is the fallback's path only where there are no processes (JupyterLite's
+Pyodide kernel, inside the browser's sandbox); everywhere else the agent's default runner,
+:func:`run_fallback_code`, sends the code to the confined worker process of
+:mod:`cadet_magic.fallback.worker`, which reuses this module's namespace, builtins, error shapes
+and result conversion. Nothing here is a security boundary on its own.
 
 The code runs only after :func:`~cadet_magic.fallback.check.check_code` accepted it, in a
 namespace that holds ``df`` (a copy of the fallback SELECT's rows), ``pd``, ``np`` and a
@@ -102,7 +108,8 @@ class CodeError:
 
 @dataclass(frozen=True)
 class CodeRun:
-    """What running the code gave: ``result`` (a DataFrame) when ``ok``, else ``error``."""
+    """What running the code gave: ``result`` (a DataFrame) when ``ok``, else ``error``;
+    ``output`` is what the code printed (capped), when it ran in the isolated worker."""
 
     ok: bool
     result: Any = None
@@ -110,6 +117,7 @@ class CodeRun:
     error: CodeError | None = None
     check: CodeCheck | None = None
     elapsed: float = 0.0
+    output: str = ""
 
 
 class _Deadline(BaseException):
@@ -499,3 +507,44 @@ def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
     return CodeRun(
         ok=True, result=frame, value=value, check=verdict, elapsed=time.perf_counter() - t0
     )
+
+
+#: Whether the fallback's code runs in an isolated worker process (everywhere but Pyodide,
+#: which has no processes).
+ISOLATED = sys.platform != "emscripten"
+
+
+def run_fallback_code(
+    code: str, df: Any, *, timeout: float = 30.0, memory: int | None = None
+) -> CodeRun:
+    """The agent's default code runner: the confined worker process
+    (:func:`cadet_magic.fallback.worker.run_isolated`) where processes exist, else (Pyodide)
+    :func:`run_code` in the kernel, in the browser's sandbox, where ``memory`` is not enforced.
+    """
+    if not ISOLATED:
+        return run_code(code, df, timeout=timeout)
+    from cadet_magic.fallback.worker import run_isolated
+
+    return run_isolated(code, df, timeout=timeout, memory=memory)
+
+
+def _prepare() -> None:
+    """Starts the isolated worker in the background (the agent calls this when an SQL attempt
+    failed with the fallback allowed, and when it enters the fallback, so the worker's start
+    overlaps the model's replies); not without pandas and pyarrow here, where the fallback
+    cannot run anyway."""
+    if not ISOLATED:
+        return
+    import importlib.util
+
+    try:
+        if not all(importlib.util.find_spec(name) for name in ("pandas", "pyarrow")):
+            return
+    except (ImportError, ValueError):
+        return
+    from cadet_magic.fallback.worker import prestart
+
+    prestart()
+
+
+run_fallback_code.prepare = _prepare  # type: ignore[attr-defined]

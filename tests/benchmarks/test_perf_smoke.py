@@ -65,3 +65,11 @@ def test_fetch_first_rows_pg(pg_url):
     measures = perf.fetch_first_rows_pg(pg_url, (1500, 3000), reps=1)
     _check(measures)
     assert len(measures) == 2
+
+
+def test_fallback_isolation():
+    from benchmarks import isolation
+
+    measures = isolation.measures(sessions=1, reps=2)
+    _check(measures)
+    assert len(measures) == 3 and all(m.ours.startswith("+") or "ms" in m.ours for m in measures)

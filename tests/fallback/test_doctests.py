@@ -10,12 +10,12 @@ import cadet_magic.fallback
 from cadet_magic import result
 from cadet_magic.agent import prompts, reply, routes
 from cadet_magic.agent import run as agent_run
-from cadet_magic.fallback import check, feedback
+from cadet_magic.fallback import check, feedback, protocol, worker
 from cadet_magic.fallback import run as fallback_run
 from cadet_magic.sql import simple
 
 MODULES = [cadet_magic.fallback, check, fallback_run, feedback, simple, prompts, reply, routes]
-MODULES += [agent_run, result]
+MODULES += [agent_run, result, protocol, worker]
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)

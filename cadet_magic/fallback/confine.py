@@ -1,0 +1,242 @@
+"""Operating-system confinement of the fallback's child process (runs inside the worker only).
+
+Applied in the forked child, after pandas, numpy and pyarrow are imported and before the
+model's code runs; every step is irreversible for the process:
+
+* **resource limits** (:func:`apply_limits`): address space (the memory limit on top of what
+  the imported libraries already map), no file may grow (``RLIMIT_FSIZE`` 0), few descriptors,
+  no core dumps, CPU seconds as a backstop to the wall-clock kill, no new processes where
+  ``RLIMIT_NPROC`` means that (macOS);
+* **Landlock** (Linux, through ``sandlock.confine``): the file system becomes read-only and
+  readable only under the Python installation, its packages and the system library folders;
+  signals and abstract sockets are scoped to the child. The home folder, ``/etc``, ``/proc``
+  (other processes' memory and environment) and the notebook's folder are out of reach;
+* **seccomp-bpf** (Linux, through ``pyseccomp`` on the system's libseccomp): no program
+  execution, no sockets, no new processes (threads only), no tracing or reading other
+  processes, no opening files for writing, no changes to files or folders, no raising of the
+  limits above, no namespaces, mounts, ``io_uring``, BPF or terminal input injection.
+
+The functions import their bindings lazily so the worker can report what is missing.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+import sysconfig
+from typing import Any
+
+#: Descriptors the child may hold (lazy imports need a few).
+MAX_FILES = 32
+
+#: System folders holding the shared libraries that lazily imported extension modules load.
+SYSTEM_LIBRARY_DIRS = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share/zoneinfo")
+
+
+def address_space_now() -> int:
+    """Bytes of virtual memory this process maps now (0 when unknown)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def apply_limits(memory: int, cpu_seconds: int, baseline: int) -> list[str]:
+    """Sets the child's resource limits (soft = hard); returns the ones that were set.
+
+    ``memory`` is allowed on top of ``baseline`` (the address space already mapped by the
+    imported libraries), so the figure means what the model's code may allocate.
+    """
+    applied: list[str] = []
+    try:
+        import resource
+    except ImportError:  # Windows
+        return applied
+
+    def limit(name: str, value: int) -> None:
+        res = getattr(resource, name, None)
+        if res is None:
+            return
+        try:
+            resource.setrlimit(res, (value, value))
+            applied.append(name)
+        except (ValueError, OSError):
+            pass
+
+    if sys.platform != "darwin":  # macOS does not enforce RLIMIT_AS and may refuse it
+        limit("RLIMIT_AS", baseline + memory)
+    else:
+        limit("RLIMIT_DATA", baseline + memory)
+    limit("RLIMIT_FSIZE", 0)
+    limit("RLIMIT_CORE", 0)
+    limit("RLIMIT_NOFILE", MAX_FILES)
+    limit("RLIMIT_CPU", max(1, cpu_seconds))
+    if sys.platform != "linux":  # Linux counts threads too; seccomp stops processes there
+        limit("RLIMIT_NPROC", 0)
+    return applied
+
+
+def readable_dirs() -> list[str]:
+    """Folders the confined child may read: Python's installation, its packages, the folder
+    of the running cadet_magic and the system's shared libraries."""
+    paths = sysconfig.get_paths()
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    dirs |= {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    for name in ("cadet_magic", "pandas", "numpy", "pyarrow"):
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if path:  # the package folder itself, never its parent (a project folder)
+            dirs.add(os.path.dirname(os.path.abspath(path)))
+    dirs |= set(SYSTEM_LIBRARY_DIRS)
+    root = os.path.abspath(os.sep)
+    return sorted(d for d in dirs if d and os.path.isdir(d) and os.path.abspath(d) != root)
+
+
+def landlock(readable: list[str]) -> None:
+    """Makes the file system read-only and limited to ``readable`` (irreversible)."""
+    import sandlock
+
+    sandlock.confine(sandlock.Sandbox(fs_readable=readable, fs_writable=[]))
+
+
+# open(2) flags that create, write or truncate (Linux values, all architectures we support).
+_O_WRITE_FLAGS = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000
+_TIOCSTI = 0x5412
+_CLONE_THREAD = 0x00010000
+
+#: System calls refused outright (EPERM).
+DENIED_SYSCALLS = (
+    "execve",
+    "execveat",
+    "fork",
+    "vfork",
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "accept4",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "process_madvise",
+    "pidfd_open",
+    "pidfd_getfd",
+    "pidfd_send_signal",
+    "kcmp",
+    "kill",
+    "setrlimit",
+    "creat",
+    "mkdir",
+    "mkdirat",
+    "mknod",
+    "mknodat",
+    "unlink",
+    "unlinkat",
+    "rmdir",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "chmod",
+    "fchmod",
+    "fchmodat",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "truncate",
+    "ftruncate",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "name_to_handle_at",
+    "open_by_handle_at",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "memfd_create",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "setuid",
+    "setgid",
+    "setreuid",
+    "setregid",
+    "setresuid",
+    "setresgid",
+    "setgroups",
+    "sethostname",
+    "setdomainname",
+    "settimeofday",
+    "clock_settime",
+    "adjtimex",
+)
+
+#: System calls answered with ENOSYS, so the C library falls back to one the filter can read
+#: (``clone3`` passes its flags in memory a filter cannot see; glibc then uses ``clone``).
+UNSUPPORTED_SYSCALLS = ("clone3", "openat2")
+
+
+def seccomp(pid: int) -> None:
+    """Loads the system-call filter (irreversible; ``no_new_privs`` is set by libseccomp)."""
+    import pyseccomp as sc
+
+    f = sc.SyscallFilter(defaction=sc.ALLOW)
+
+    def rule(action: int, name: str, *args: Any) -> None:
+        try:
+            f.add_rule(action, name, *args)
+        except (ValueError, OSError, RuntimeError):
+            pass  # a call this architecture does not have
+
+    deny = sc.ERRNO(errno.EPERM)
+    for name in DENIED_SYSCALLS:
+        rule(deny, name)
+    for name in UNSUPPORTED_SYSCALLS:
+        rule(sc.ERRNO(errno.ENOSYS), name)
+    # Threads (CLONE_THREAD) yes, new processes no.
+    rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD, 0))
+    # Files open for reading only.
+    for bit in (0o1, 0o2, 0o100, 0o1000, 0o2000):
+        rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, bit, bit))
+        rule(deny, "openat", sc.Arg(2, sc.MASKED_EQ, bit, bit))
+    # Limits may be read, never set; signals only to this process.
+    rule(deny, "prlimit64", sc.Arg(2, sc.NE, 0))
+    rule(deny, "tgkill", sc.Arg(0, sc.NE, pid))
+    rule(deny, "tkill", sc.Arg(0, sc.NE, pid))
+    rule(deny, "rt_sigqueueinfo", sc.Arg(0, sc.NE, pid))
+    rule(deny, "rt_tgsigqueueinfo", sc.Arg(0, sc.NE, pid))
+    rule(deny, "ioctl", sc.Arg(1, sc.EQ, _TIOCSTI))
+    f.load()

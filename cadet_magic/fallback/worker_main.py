@@ -1,0 +1,398 @@
+"""The fallback's worker process: imports pandas once, forks one confined child per run.
+
+Started by :mod:`cadet_magic.fallback.worker` in the kernel as ``python -I`` with a clean
+environment, an empty temporary working folder and two pipes (frames of
+:mod:`cadet_magic.fallback.protocol`). On Linux it never runs the model's code itself (without
+``fork``, on macOS and Windows, it runs one request and ends):
+
+1. at start it imports pandas, numpy, pyarrow and the confinement bindings and sends ``ready``;
+   it ends when its stdin closes (the kernel ended), also while a child runs;
+2. after its first answer it runs a small pandas workload once, so later children start warm;
+3. per request (the code, the limits and ``df`` as Arrow IPC bytes) it forks a child, sends
+   ``started`` with the child's pid (the kernel kills that pid at the time limit), relays the
+   child's single result frame and sends ``done`` with how the child ended.
+
+Each child dies with the worker (``PR_SET_PDEATHSIG``). The child closes every inherited descriptor, applies the resource limits, Landlock and the
+seccomp filter (:mod:`cadet_magic.fallback.confine`), then reads ``df`` from the Arrow bytes,
+runs the code in a fresh namespace with the safe builtins (``df``, ``pd``, ``np``), captures
+printed output up to a cap and writes the result as Arrow IPC with a JSON status.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import time
+from typing import Any
+
+#: Whether each run gets a child forked from this worker. Windows has no ``fork``; on macOS a
+#: fork of a process that loaded Apple's frameworks (numpy's Accelerate) is not safe: there
+#: the worker runs one request itself and ends, and the kernel starts the next worker.
+FORK = hasattr(os, "fork") and sys.platform.startswith("linux")
+
+#: Packages whose lazy imports the code's builtins allow.
+LIBRARIES = frozenset({"numpy", "pandas", "pyarrow", "dateutil", "pytz", "tzdata"})
+
+#: Characters of printed output kept (the rest is counted, not kept).
+OUTPUT_LIMIT = 10_000
+
+
+def _die_with_parent(parent: int) -> None:
+    """Asks Linux to kill this process when ``parent`` ends (no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(1)
+
+
+class CappedOutput:
+    """A text stream keeping the first ``limit`` characters written and counting the rest."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.dropped = 0
+
+    def write(self, text: Any) -> int:
+        text = str(text)
+        room = self.limit - self.kept
+        if room > 0:
+            self.parts.append(text[:room])
+            self.kept += min(room, len(text))
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        return out + (f"\n... ({self.dropped} more characters not kept)" if self.dropped else "")
+
+
+def _table(frame: Any, pa: Any) -> Any:
+    """A DataFrame as an Arrow table without pandas metadata; columns Arrow cannot type
+    (mixed objects) become text."""
+    columns = {}
+    for i, name in enumerate(frame.columns):
+        col = frame.iloc[:, i]
+        try:
+            columns[str(name)] = pa.Array.from_pandas(col)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            columns[str(name)] = pa.array(col.astype(str).tolist(), type=pa.string())
+    return pa.table(columns) if columns else pa.table({"result": pa.array([], pa.null())})
+
+
+def _ipc(table: Any, pa: Any) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _frame_from_ipc(payload: bytes, pa: Any) -> Any:
+    # No Arrow thread pool: the worker forks, and a fork copies only the calling thread.
+    options = pa.ipc.IpcReadOptions(use_threads=False)
+    table = pa.ipc.open_stream(payload, options=options).read_all()
+    return table.to_pandas(use_threads=False)
+
+
+def _error(kind: str, type_: str, message: str, line: int | None = None) -> dict:
+    return {"ok": False, "kind": kind, "type": type_, "message": message, "line": line}
+
+
+def run_child(request: dict, payload: bytes, confined: dict) -> tuple[dict, bytes]:
+    """Runs the request's code (already confined); returns the status and the result bytes."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    output = CappedOutput(int(request.get("output_limit", OUTPUT_LIMIT)))
+    sys.stdout = sys.stderr = output
+    try:
+        status, data = _execute(request, payload, pd, np, pa)
+    except MemoryError:
+        status, data = _error("memory", "MemoryError", "out of memory"), b""
+    finally:
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    status["output"] = output.text()
+    status["confinement"] = confined
+    return status, data
+
+
+def _library_import(filename: str) -> Any:
+    """``__import__`` for the libraries' own lazy imports (numpy's C code imports submodules
+    through the running code's builtins); other imports from the model's code stay refused,
+    so its feedback matches the syntax-tree check (the boundary is the confinement)."""
+    import builtins
+
+    real = builtins.__import__
+
+    def library_import(name: str, *args: Any, **kwargs: Any) -> Any:
+        caller = sys._getframe(1)
+        top = name.partition(".")[0]
+        if caller.f_code.co_filename == filename and top not in LIBRARIES:
+            raise ImportError(f"imports are not allowed ({name}); pd and np are given")
+        return real(name, *args, **kwargs)
+
+    return library_import
+
+
+def _execute(request: dict, payload: bytes, pd: Any, np: Any, pa: Any) -> tuple[dict, bytes]:
+    from cadet_magic.fallback.run import FILENAME, _first_line, _user_line, safe_builtins, to_frame
+
+    df = _frame_from_ipc(payload, pa)
+    del payload
+    compiled = compile(request["code"], FILENAME, "exec", dont_inherit=True)
+    builtins = safe_builtins()
+    builtins["__import__"] = _library_import(FILENAME)
+    namespace: dict[str, Any] = {"__builtins__": builtins, "df": df, "pd": pd, "np": np}
+    t0 = time.perf_counter()
+    try:
+        exec(compiled, namespace)  # noqa: S102 - the confined child exists for this
+    except MemoryError as e:
+        line = _user_line(e.__traceback__)
+        return _error("memory", "MemoryError", _first_line(str(e)), line), b""
+    except BaseException as e:  # noqa: BLE001 - every failure of the code is data
+        message = _first_line(str(e)) or "(no message)"
+        return _error("error", type(e).__name__, message, _user_line(e.__traceback__)), b""
+    ran = time.perf_counter() - t0
+    if "result" not in namespace:
+        return _error(
+            "no_result", "NameError", "the code did not assign the answer to `result`"
+        ), b""
+    value = namespace.pop("result")
+    namespace.clear()
+    if not (isinstance(value, pd.DataFrame | pd.Series) or pd.api.types.is_scalar(value)):
+        message = (
+            f"`result` must be a DataFrame, Series or single value (got {type(value).__name__})"
+        )
+        return _error("bad_result", "TypeError", message), b""
+    try:
+        frame = to_frame(value)
+    except Exception as e:  # noqa: BLE001 - an unusable result is feedback for the model
+        message = f"`result` must be a DataFrame, Series or single value ({e})"
+        return _error("bad_result", "TypeError", message), b""
+    return {"ok": True, "seconds": ran}, _ipc(_table(frame, pa), pa)
+
+
+#: Code run once in the worker before it forks any child: pandas initialises much of itself
+#: lazily (groupby, reshaping, Arrow conversion), and every child would pay for it again.
+WARM_UP = """
+g = df.groupby(['k', 's'], as_index=False)['v'].sum()
+t = g['v'] == g.groupby('k')['v'].transform('max')
+m = g[t].rename(columns={'v': 'w'}).sort_values(['w', 's'], ascending=[False, True])
+p = df.pivot_table(index='k', columns='s', values='v', aggfunc='mean')
+j = df.merge(g, on=['k', 's'], how='left').drop_duplicates().nlargest(2, 'v')
+d = df.assign(day=pd.to_datetime(df['d']).dt.month, u=df['s'].str.upper())
+result = pd.concat([m, j]).reset_index(drop=True)
+q = df.query('v > 1').describe()
+"""
+
+
+def _warm_up() -> None:
+    """Runs :data:`WARM_UP` once through the whole child path (Arrow in, run, Arrow out)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    df = pd.DataFrame(
+        {
+            "k": ["a", "b", "a", "c"],
+            "s": ["x", "y", "y", "x"],
+            "v": [1.0, 2.5, 3.0, 4.0],
+            "d": ["2025-01-01", "2025-02-01", "2025-03-01", "2025-04-01"],
+        }
+    )
+    with open(os.devnull, "w") as sink:
+        saved = sys.stdout, sys.stderr
+        try:
+            _execute({"code": WARM_UP}, _ipc(_table(df, pa), pa), pd, __import__("numpy"), pa)
+        except Exception:  # noqa: BLE001 - a warm-up that fails only costs speed
+            pass
+        finally:
+            sys.stdout, sys.stderr = saved
+            sink.flush()
+    import gc
+
+    gc.collect()
+    gc.freeze()  # children's collections skip what exists now: fewer copied pages per fork
+
+
+def _child(request: dict, payload: bytes, result_fd: int, parent: int, wrap: bool) -> None:
+    """The forked child (or, without ``fork``, the worker itself, used once): detach, confine,
+    run, write one frame to ``result_fd`` (as a ``done`` event when ``wrap``), exit. Never
+    returns."""
+    from cadet_magic.fallback import confine
+    from cadet_magic.fallback.protocol import encode_frame
+
+    code = 0
+    try:
+        _die_with_parent(parent)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        keep = sorted({0, 1, 2, result_fd})
+        for lo, hi in zip(keep, [*keep[1:], 65536], strict=True):
+            os.closerange(lo + 1, hi)
+        confined: dict[str, Any] = {"limits": [], "landlock": False, "seccomp": False}
+        baseline = confine.address_space_now()
+        memory = int(request["memory"])
+        cpu = int(float(request["timeout"])) + 2
+        readable = confine.readable_dirs()
+        # Limits first: the seccomp filter then forbids changing them.
+        t_start = time.perf_counter()
+        confined["limits"] = confine.apply_limits(memory, cpu, baseline)
+        if sys.platform.startswith("linux"):
+            confined["landlock"] = _try(confine.landlock, readable)
+            confined["seccomp"] = _try(confine.seccomp, os.getpid())
+            missing = [k for k in request.get("require", []) if confined.get(k) is not True]
+            if missing:
+                raise RuntimeError(f"confinement failed: {', '.join(missing)}")
+        confined["seconds"] = round(time.perf_counter() - t_start, 4)
+        status, data = run_child(request, payload, confined)
+        status["child_seconds"] = round(time.perf_counter() - t_start, 4)
+    except MemoryError:
+        status, data = _error("memory", "MemoryError", "out of memory"), b""
+    except BaseException as e:  # noqa: BLE001 - reported to the kernel as a worker error
+        status = _error("worker", type(e).__name__, str(e)[:300])
+        data = b""
+        code = 1
+    try:
+        if wrap:
+            status = {"event": "done", "status": status, "ended": {"exit": code}}
+        frame = encode_frame(status, data)
+        view = memoryview(frame)
+        while view:
+            n = os.write(result_fd, view)
+            view = view[n:]
+    except BaseException:  # noqa: BLE001 - nothing left to tell anyone
+        code = 2
+    os._exit(code)
+
+
+def _try(func: Any, *args: Any) -> bool | str:
+    try:
+        func(*args)
+        return True
+    except Exception as e:  # noqa: BLE001 - what failed is reported with the result
+        return f"{type(e).__name__}: {e}"[:200]
+
+
+def _relay(request: dict, payload: bytes, out: Any, inp: int) -> None:
+    """Forks a child for one request and reports it on ``out``."""
+    from cadet_magic.fallback.protocol import FrameError, read_frame_from, write_frame
+
+    if not FORK:  # this worker runs the code itself, once, and ends with it
+        result_fd = os.dup(out.fileno())
+        write_frame(out, {"event": "started", "pid": os.getpid(), "single_use": True})
+        _child(request, payload, result_fd, os.getppid(), wrap=True)
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_fd)
+        _child(request, payload, write_fd, os.getppid(), wrap=False)
+    os.close(write_fd)
+    write_frame(out, {"event": "started", "pid": pid})
+
+    def read(n: int) -> bytes:
+        # Wait for the child's bytes, or for the kernel's end (stdin readable at EOF).
+        while True:
+            ready, _, _ = select.select([read_fd, inp], [], [])
+            if read_fd in ready:
+                return os.read(read_fd, n)
+            if not os.read(inp, 1):  # the kernel is gone: so are the child and this worker
+                os.kill(pid, signal.SIGKILL)
+                os._exit(0)
+
+    try:
+        status, data = read_frame_from(read)
+    except FrameError as e:
+        status, data = None, b""
+        reason = str(e)
+    finally:
+        os.close(read_fd)
+    # The result is in (or the child is gone): the child is killed now; it is reaped after the
+    # answer is sent (tearing its memory down takes a while and is no reason to wait).
+    try:
+        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
+        if reaped == 0:
+            os.kill(pid, signal.SIGKILL)
+            wait_status = None
+    except ChildProcessError:
+        wait_status = 0
+    ended = {"exit": None if wait_status is None else os.waitstatus_to_exitcode(wait_status)}
+    if status is None:
+        if wait_status is None:  # a child that wrote nothing is reaped first, for its status
+            _, wait_status = os.waitpid(pid, 0)
+            ended = {"exit": os.waitstatus_to_exitcode(wait_status)}
+        status = {"ok": False, "kind": "crashed", "type": "WorkerError", "message": reason}
+    write_frame(out, {"event": "done", "status": status, "ended": ended}, data)
+    if wait_status is None:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def main() -> None:
+    """The worker's loop: ``ready``, then one child per request until stdin closes."""
+    # No PR_SET_PDEATHSIG here: it follows the kernel's thread that started this process,
+    # not the kernel. The kernel's end closes stdin instead, which ends this loop (and, while
+    # a child runs, kills it: see _relay).
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr = open(os.devnull, "w")  # stray prints never enter the frames
+    from cadet_magic.fallback.protocol import FrameError, read_frame, write_frame
+
+    t0 = time.perf_counter()
+    info: dict[str, Any] = {"event": "ready", "pid": os.getpid(), "platform": sys.platform}
+    try:
+        import numpy  # noqa: F401
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+        import pyarrow.ipc  # noqa: F401
+
+        import cadet_magic.fallback.run  # noqa: F401
+    except ImportError as e:
+        write_frame(out, {"event": "failed", "message": f"cannot import {e.name}: {e}"})
+        return
+    if sys.platform.startswith("linux"):
+        for binding in ("sandlock", "pyseccomp"):
+            try:
+                module = __import__(binding)
+                info[binding] = True
+                if binding == "sandlock":
+                    abi = module.landlock_abi_version()
+                    info["landlock_abi"] = abi
+                    info["landlock_abi_ok"] = abi >= module.min_landlock_abi()
+            except Exception as e:  # noqa: BLE001 - reported; the kernel decides
+                info[binding] = f"{type(e).__name__}: {e}"[:200]
+    info["import_seconds"] = time.perf_counter() - t0
+    write_frame(out, info)
+    warm = False
+    while True:
+        try:
+            request, payload = read_frame(inp)
+        except FrameError:
+            return  # the kernel closed the pipe (or ended): so does the worker
+        if request.get("event") == "ping":
+            write_frame(out, {"event": "pong"})
+            continue
+        _relay(request, payload, out, inp.fileno())
+        if not warm:  # after the first answer, so the first run does not wait for it
+            warm = True
+            _warm_up()
+
+
+if __name__ == "__main__":
+    main()
