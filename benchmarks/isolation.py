@@ -1,7 +1,7 @@
 """Cost of running the fallback's pandas code in the isolated worker, against in-process.
 
 The quickstart's fallback question (notebooks/quickstart.ipynb with the scripted replies of
-notebooks/quickstart_replies.json): its fallback SELECT runs once on notebooks/shop.duckdb,
+notebooks/quickstart_replies.json): its fallback SELECT runs once on the sample shop (as the quickstart builds it),
 then its pandas code runs
 
 * **first run of a session**: in a fresh interpreter (pandas already imported, as in a
@@ -52,12 +52,12 @@ def quickstart_fallback() -> tuple[str, str, str]:
 
 def quickstart_frame() -> Any:
     """The fallback SELECT's rows on the quickstart database, as the agent builds ``df``."""
-    import duckdb
-
     from cadet_magic.fallback.run import make_frame
+    from cadet_magic.sample import create_shop
 
     _, sql, _ = quickstart_fallback()
-    con = duckdb.connect(str(NOTEBOOKS / "shop.duckdb"), read_only=True)
+    # The deterministic shop the quickstart builds into shop.duckdb, here in memory.
+    con = create_shop()
     try:
         cur = con.execute(sql)
         columns = [d[0] for d in cur.description]
@@ -174,7 +174,7 @@ def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
     )
     m1.notes.append(
         f"Fallback isolation: the quickstart's fallback question ({question!r}), its pandas "
-        f"code on the {rows} rows of its SELECT (notebooks/shop.duckdb). First run: medians "
+        f"code on the {rows} rows of its SELECT (the sample shop). First run: medians "
         f"over {sessions} fresh interpreters per mode, alternated (the isolated one starts the "
         "warm worker: `python -I`, importing pandas, numpy and pyarrow). Later runs: medians "
         f"of {reps} interleaved runs with the worker warm (fork, resource limits, Landlock, "
