@@ -26,6 +26,9 @@ def ask(
     on_event: Callable[[Event], None] | None = None,
     namespace: dict | None = None,
     code_runner: Callable[..., Any] | None = None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    model_timeout: float = 120.0,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -48,6 +51,9 @@ def ask(
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...)``
             (default :func:`cadet_magic.fallback.run.run_code`: checked, fresh namespace).
+        api_key, base_url: for a model given by spec (default: the provider's environment
+            variables); ``base_url`` names any OpenAI-compatible server.
+        model_timeout: seconds a model call may take in the browser client (Pyodide).
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -61,7 +67,9 @@ def ask(
         >>> r.ok, r.rows, r.scripted
         (True, [(0,)], True)
     """
-    chat_model = load_model(model, namespace)
+    chat_model = load_model(
+        model, namespace, api_key=api_key, base_url=base_url, timeout=model_timeout
+    )
     runner = resolve_runner(con)
     result = run_agent(
         question,

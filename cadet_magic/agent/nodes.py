@@ -63,6 +63,8 @@ def call_model(model: Any, messages: list[tuple[str, str]]) -> str:
     """Invokes the model; any failure becomes one clear :class:`ModelCallError` line."""
     try:
         reply = model.invoke(messages)
+    except ModelCallError:  # already one clear line (the browser client's)
+        raise
     except Exception as e:  # noqa: BLE001 - every provider failure is reported the same way
         first = (str(e).strip().splitlines() or [""])[0][:300]
         raise ModelCallError(
@@ -156,7 +158,7 @@ def run_code(state: AskState, ctx: Context) -> dict:
             error=CodeError(
                 "unavailable",
                 "ImportError",
-                f"pandas cannot be imported in this kernel ({e}); the fallback needs it",
+                f"pandas is not available in this kernel ({e}); the fallback needs it",
             ),
         )
     else:
