@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -97,11 +96,9 @@ def to_dataframe(result: AskResult) -> Any:
         return None
     if result.df is not None:
         return result.df
-    if "pandas" not in sys.modules:
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
-            return None
-    import pandas as pd
+    try:
+        import pandas as pd
+    except ImportError:  # e.g. a Pyodide kernel without pandas
+        return None
 
     return pd.DataFrame.from_records(result.rows, columns=result.columns)

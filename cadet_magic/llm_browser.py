@@ -51,7 +51,9 @@ CORS_HINT = (
 
 
 class TransportError(Exception):
-    """No HTTP answer: ``kind`` is ``"timeout"`` or ``"network"`` (refused, CORS, DNS)."""
+    """No HTTP answer: ``kind`` is ``"timeout"``, ``"blocked"`` (a browser refused or could not
+    send the request: CORS, refused connection, offline; it does not say which) or
+    ``"network"`` (outside a browser: refused, DNS, ...; ``detail`` says)."""
 
     def __init__(self, kind: str, detail: str = "") -> None:
         super().__init__(detail or kind)
@@ -200,7 +202,7 @@ class BrowserChatModel:
 
     def __init__(self, options: EndpointOptions, transport: Transport | None = None) -> None:
         self.options = options
-        self.transport = transport or xhr_transport
+        self.transport = transport or (xhr_transport if in_browser() else urllib_transport)
         self.name = options.spec
         self.model_name = options.model
 
@@ -216,10 +218,12 @@ class BrowserChatModel:
                     f"The model did not answer within AskMagic.model_timeout = {o.timeout:g} s "
                     f"({o.url}); raise it with %config AskMagic.model_timeout = 300."
                 ) from None
-            raise ModelCallError(
-                f"The browser could not reach {o.url} (refused or blocked): if the server is "
-                f"up, {CORS_HINT}."
-            ) from None
+            if e.kind == "blocked":
+                raise ModelCallError(
+                    f"The browser could not reach {o.url} (refused or blocked): if the server "
+                    f"is up, {CORS_HINT}."
+                ) from None
+            raise ModelCallError(f"Could not reach {o.url}: {e.detail or e.kind}.") from None
         return BrowserReply(reply_content(o, status, text))
 
 
@@ -242,11 +246,33 @@ def xhr_transport(
         xhr.send(body)
     except JsException as e:
         text = str(e)
-        kind = "timeout" if "Timeout" in text or "timed out" in text.lower() else "network"
+        kind = "timeout" if "Timeout" in text or "timed out" in text.lower() else "blocked"
         raise TransportError(kind, text) from None
     if xhr.status == 0:  # no HTTP answer (blocked by CORS, refused, offline)
-        raise TransportError("network", "status 0")
+        raise TransportError("blocked", "status 0")
     return int(xhr.status), str(xhr.responseText)
+
+
+def urllib_transport(
+    method: str, url: str, headers: Mapping[str, str], body: str, timeout: float
+) -> tuple[int, str]:
+    """The same call from CPython's standard library (a kernel without LangChain)."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=body.encode(), headers=dict(headers), method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+    except TimeoutError:
+        raise TransportError("timeout") from None
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, TimeoutError | socket.timeout):
+            raise TransportError("timeout") from None
+        raise TransportError("network", str(e.reason)) from None
 
 
 def in_browser() -> bool:
