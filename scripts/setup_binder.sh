@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# What the repo2docker simulation (tests/test_binder.py) needs: the wheels of everything
+# binder/requirements.txt installs, for binder/runtime.txt's Python, downloaded once into
+# .cache/binder/wheels/ (gitignored), plus the build backend for `-e .`. The test then installs
+# them into a fresh virtual environment with --no-index: nothing downloads at test time.
+# Idempotent: a second run with the same requirements does nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CACHE=".cache/binder"
+runtime="$(sed -n 's/^python-\([0-9.]*\).*/\1/p' binder/runtime.txt)"
+PYRT="$(command -v "python$runtime" || true)"
+if [ -z "$PYRT" ]; then
+  echo "setup_binder: python$runtime (binder/runtime.txt) not found; the Binder simulation will skip" >&2
+  exit 0
+fi
+want="$runtime $(cat binder/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
+if [ -f "$CACHE/READY" ] && [ "$(cat "$CACHE/READY")" = "$want" ]; then
+  exit 0
+fi
+echo "setup_binder: downloading the Binder environment's wheels into $CACHE/wheels"
+rm -rf "$CACHE"
+mkdir -p "$CACHE/wheels"
+"$PYRT" -m pip download -q --disable-pip-version-check -d "$CACHE/wheels" \
+  -r binder/requirements.txt hatchling pip setuptools wheel
+echo "$want" >"$CACHE/READY"
+echo "setup_binder: ready"
