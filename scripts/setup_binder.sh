@@ -20,7 +20,22 @@ fi
 echo "setup_binder: downloading the Binder environment's wheels into $CACHE/wheels"
 rm -rf "$CACHE"
 mkdir -p "$CACHE/wheels"
+# `-e .[extra]` lines become the project's own requirements (pip would otherwise zip the whole
+# working tree); the test installs the project itself from its copy of the repository.
+"$PYRT" - >"$CACHE/requirements.txt" <<'PYEOF'
+import re, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+for line in open("binder/requirements.txt"):
+    line = line.split("#", 1)[0].strip()
+    m = re.fullmatch(r"-e\s+\.(?:\[(.*)\])?", line)
+    if m:
+        print("\n".join(project["dependencies"]))
+        for extra in filter(None, (m.group(1) or "").split(",")):
+            print("\n".join(project["optional-dependencies"][extra.strip()]))
+    elif line:
+        print(line)
+PYEOF
 "$PYRT" -m pip download -q --disable-pip-version-check -d "$CACHE/wheels" \
-  -r binder/requirements.txt hatchling pip setuptools wheel
+  -r "$CACHE/requirements.txt" hatchling pip setuptools wheel
 echo "$want" >"$CACHE/READY"
 echo "setup_binder: ready"

@@ -41,7 +41,10 @@ def test_repo2docker_simulation(tmp_path):
     runtime = _runtime()
     python = shutil.which(f"python{runtime}")
     need(python is not None, f"python{runtime} (binder/runtime.txt) not found")
-    need((WHEELS.parent / "READY").exists(), "Binder wheels missing: run bash scripts/setup_binder.sh")
+    need(
+        (WHEELS.parent / "READY").exists(),
+        "Binder wheels missing: run bash scripts/setup_binder.sh",
+    )
     repo = tmp_path / "repo"
     files = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"],
