@@ -36,6 +36,6 @@ for line in open("binder/requirements.txt"):
         print(line)
 PYEOF
 "$PYRT" -m pip download -q --disable-pip-version-check -d "$CACHE/wheels" \
-  -r "$CACHE/requirements.txt" hatchling pip setuptools wheel
+  -r "$CACHE/requirements.txt" hatchling editables pip setuptools wheel
 echo "$want" >"$CACHE/READY"
 echo "setup_binder: ready"
