@@ -3,9 +3,11 @@
 # binder/requirements.txt installs, for binder/runtime.txt's Python, downloaded once into
 # .cache/binder/wheels/ (gitignored), plus the build backend for `-e .`. The test then installs
 # them into a fresh virtual environment with --no-index: nothing downloads at test time.
-# Idempotent: a second run with the same requirements does nothing.
+# Idempotent: a second run with the same requirements does nothing. Skipped with
+# CADET_SETUP_BINDER=0 (as scripts/quickstart.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "${CADET_SETUP_BINDER:-1}" = "1" ] || exit 0
 CACHE=".cache/binder"
 runtime="$(sed -n 's/^python-\([0-9.]*\).*/\1/p' binder/runtime.txt)"
 PYRT="$(command -v "python$runtime" || true)"
@@ -20,6 +22,10 @@ fi
 echo "setup_binder: downloading the Binder environment's wheels into $CACHE/wheels"
 rm -rf "$CACHE"
 mkdir -p "$CACHE/wheels"
+# a throwaway venv of the runtime's Python: its pip (a system Python may have none) resolves
+# the markers for that Python
+"$PYRT" -m venv "$CACHE/pip-env"
+PYRT="$CACHE/pip-env/bin/python"
 # `-e .[extra]` lines become the project's own requirements (pip would otherwise zip the whole
 # working tree); the test installs the project itself from its copy of the repository.
 "$PYRT" - >"$CACHE/requirements.txt" <<'PYEOF'
@@ -37,5 +43,6 @@ for line in open("binder/requirements.txt"):
 PYEOF
 "$PYRT" -m pip download -q --disable-pip-version-check -d "$CACHE/wheels" \
   -r "$CACHE/requirements.txt" hatchling editables pip setuptools wheel
+rm -rf "$CACHE/pip-env"
 echo "$want" >"$CACHE/READY"
 echo "setup_binder: ready"

@@ -4,9 +4,11 @@
 # cadet_magic's portable dependencies), downloaded once into .cache/lite/wheels/ (gitignored)
 # for Pyodide's Python 3.14. The build itself downloads nothing.
 # Versions: the ones installed in .venv where present, so both kernels run the same code.
-# Idempotent: a second run with the same versions does nothing.
+# Idempotent: a second run with the same versions does nothing. Skipped with
+# CADET_SETUP_BROWSER=0 (as scripts/quickstart.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "${CADET_SETUP_BROWSER:-1}" = "1" ] || exit 0
 source scripts/env.sh
 CACHE=".cache/lite"
 

@@ -182,6 +182,22 @@ def test_tutorial_notebook_runs_offline(lite):
     assert "unit_price" in inserted and "FROM order_items" in inserted
     assert len(page.evaluate(SOURCES)) == count + 1
     lite.shot("inserted.png", top=cells.nth(asks[1]))
+    assert not lite.outside, lite.outside
+
+
+def test_requests_from_the_kernel_are_watched(lite):
+    """The watch sees the kernel worker's own requests, and no other host resolves."""
+    probe = "https://cdn.jsdelivr.net/cadet-probe"
+    cell = lite.run_new_cell(
+        "from cadet_magic.llm_browser import TransportError, xhr_transport\n"
+        "try:\n"
+        f"    xhr_transport('GET', {probe!r}, {{}}, '', 5)\n"
+        "except TransportError as e:\n"
+        "    print('blocked:', e.kind)"
+    )
+    assert "blocked: blocked" in cell.locator(".jp-OutputArea").inner_text()
+    assert probe in lite.outside, lite.outside
+    lite.outside.clear()  # the probe was ours
 
 
 def test_browser_model_client(lite):
@@ -241,3 +257,4 @@ def test_browser_model_client(lite):
     # scripted:PATH works here too (the tutorial used it); the key never reached the notebook
     assert "test-key" not in (ROOT / "lite" / "content" / NOTEBOOK_NAME).read_text()
     print("lite timings:", {k: round(v, 1) for k, v in lite.timings.items()})
+    assert not lite.outside, lite.outside
