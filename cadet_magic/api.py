@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +30,8 @@ def ask(
     code_runner: Callable[..., Any] | None = None,
     model_timeout: float | None = 120.0,
     fallback_memory: int = 2 << 30,
+    api_key: str | None = None,
+    base_url: str | None = None,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -61,6 +62,8 @@ def ask(
         model_timeout: seconds each model call may take: given to the provider client as its
             own timeout where a spec is loaded here, and enforced by waiting at most that long
             (None: no limit of ours).
+        api_key, base_url: for a model given by spec (default: the provider's environment
+            variables); ``base_url`` names any OpenAI-compatible server.
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -81,7 +84,9 @@ def ask(
         model_timeout=model_timeout,
         schema_budget=schema_budget,
     )
-    chat_model = load_model(model, namespace, timeout=model_timeout)
+    chat_model = load_model(
+        model, namespace, api_key=api_key, base_url=base_url, timeout=model_timeout
+    )
     runner = resolve_runner(con)
     result = run_agent(
         question,
@@ -148,11 +153,9 @@ def to_dataframe(result: AskResult) -> Any:
         return None
     if result.df is not None:
         return result.df
-    if "pandas" not in sys.modules:
-        try:
-            import pandas  # noqa: F401
-        except ImportError:
-            return None
-    import pandas as pd
+    try:
+        import pandas as pd
+    except ImportError:  # e.g. a Pyodide kernel without pandas
+        return None
 
     return pd.DataFrame.from_records(result.rows, columns=result.columns)

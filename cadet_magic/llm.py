@@ -3,7 +3,8 @@
 A spec is ``provider:model`` for LangChain's ``init_chat_model`` (e.g.
 ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3.1``), or
 ``scripted:PATH`` for a :class:`ScriptedModel` whose replies are stored in a JSON
-file. Anything with ``invoke(messages)`` returning an object with ``.content`` is a
+file. Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
+and OpenAI-compatible specs are served by :mod:`cadet_magic.llm_browser` instead. Anything with ``invoke(messages)`` returning an object with ``.content`` is a
 model already and passes through.
 """
 
@@ -119,13 +120,20 @@ def model_label(model: Any, spec: str | None = None) -> str:
 
 
 def load_model(
-    spec: Any, namespace: Mapping[str, Any] | None = None, timeout: float | None = None
+    spec: Any,
+    namespace: Mapping[str, Any] | None = None,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    timeout: float | None = None,
 ) -> Any:
     """A chat model from a spec, a notebook variable name, or a model object.
 
     Order: a model object passes through; a name of a variable in ``namespace``
-    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``, given ``timeout``
-    (seconds per request) for the provider client where it accepts one.
+    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``, or, where
+    LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm_browser`.
+    ``api_key`` and ``base_url`` (when given) go to the provider; ``timeout`` (seconds per
+    request) goes to the provider client where it accepts one and bounds a browser client's call.
     """
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get(ENV_VAR) or None
@@ -145,15 +153,19 @@ def load_model(
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
     try:
         from langchain.chat_models import init_chat_model
-    except ImportError as e:  # pragma: no cover - langchain is a dependency
-        raise ConfigurationError("LangChain is not installed: pip install langchain") from e
+    except ImportError:  # a Pyodide kernel: no LangChain there
+        from cadet_magic.llm_browser import BrowserChatModel, endpoint
+
+        limit = timeout if timeout is not None else 120.0
+        return BrowserChatModel(endpoint(spec, base_url=base_url, api_key=api_key, timeout=limit))
+    extra = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
     try:
         if timeout is None:
-            return init_chat_model(spec)
+            return init_chat_model(spec, **extra)
         try:
-            return init_chat_model(spec, timeout=timeout)
+            return init_chat_model(spec, timeout=timeout, **extra)
         except (TypeError, ValueError):  # a provider without a timeout option
-            return init_chat_model(spec)
+            return init_chat_model(spec, **extra)
     except ImportError as e:
         raise ConfigurationError(
             f"The provider package for {spec!r} is missing: {e}. Install it, e.g. "

@@ -37,6 +37,15 @@ class Message:
         }
 
 
+def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]:
+    """The answer's rows as dicts keyed by column name (what ``-o`` stores without pandas).
+
+    >>> rows_as_dicts(["a", "b"], [(1, 2), (3, 4)])
+    [{'a': 1, 'b': 2}, {'a': 3, 'b': 4}]
+    """
+    return [dict(zip(columns, row, strict=False)) for row in rows]
+
+
 @magics_class
 class AskMagic(Magics, Configurable):
     """Ask the notebook's database a question in plain language."""
@@ -65,6 +74,20 @@ class AskMagic(Magics, Configurable):
     )
     schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
     live = Bool(True, config=True, help="Show the live attempts panel where widgets work.")
+    api_key = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="API key for a model given by spec (default: the provider's environment variable, "
+        "e.g. OPENAI_API_KEY). Set it in the session; never store it in the notebook.",
+    )
+    base_url = Unicode(
+        None,
+        allow_none=True,
+        config=True,
+        help="Base URL of an OpenAI-compatible server (…/v1) for a model given by spec "
+        "(default: the provider's own, or OPENAI_BASE_URL / OLLAMA_HOST).",
+    )
 
     @validate("max_attempts")
     def _check_max_attempts(self, proposal: Any) -> int:
@@ -166,6 +189,8 @@ class AskMagic(Magics, Configurable):
                 schema_budget=self.schema_budget,
                 on_event=display.update if display is not None else None,
                 namespace=ns,
+                api_key=self.api_key or None,
+                base_url=self.base_url or None,
                 model_timeout=self.model_timeout,
             )
         except CadetError as e:
@@ -195,6 +220,12 @@ class AskMagic(Magics, Configurable):
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df
+        elif args.out and result.ok:
+            ns[args.out] = rows_as_dicts(result.columns, result.rows)
+            print(
+                f"-o {args.out}: pandas is not available in this kernel, so {args.out} holds the "
+                f"{len(result.rows)} row(s) as a list of dicts."
+            )
         if display is not None:
             display.finish(result)
             return None

@@ -47,6 +47,7 @@ fi
 "$PY" -m ipykernel install --sys-prefix --name python3 >/dev/null
 
 # Component-specific set-up (each script is idempotent and quick when done already).
-for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh; do
+for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh scripts/setup_lite.sh \
+  scripts/setup_binder.sh; do
   if [ -f "$extra" ]; then bash "$extra"; fi
 done

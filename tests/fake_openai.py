@@ -13,6 +13,10 @@ The server speaks just enough of the OpenAI REST API for real provider clients
   instead: JSON, or a ``str`` sent raw as text/plain), ``headers`` (e.g. ``{"x-should-retry": "false"}`` or
   ``{"retry-after": "0"}``) and ``delay``.
 
+With ``cors=True`` the server answers CORS preflights (``OPTIONS``) and adds
+``Access-Control-Allow-Origin: *`` to every answer, as a server a browser page may call
+must; without it a browser refuses the call (what the browser tests check too).
+
 When the script runs out, the server answers 500 with ``x-should-retry: false``
 and a message saying so, so a test that asks more than it scripted fails fast.
 
@@ -160,10 +164,26 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(answer.status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
+        self._cors_headers()
         for name, value in answer.headers.items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _cors_headers(self) -> None:
+        if self.server.fake.cors:
+            self.send_header("Access-Control-Allow-Origin", "*")
+
+    def do_OPTIONS(self) -> None:  # noqa: N802 - a browser's CORS preflight
+        self._record(None)
+        self.send_response(204 if self.server.fake.cors else 405)
+        if self.server.fake.cors:
+            self._cors_headers()
+            self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+            self.send_header("Access-Control-Allow-Headers", "authorization, content-type")
+            self.send_header("Access-Control-Max-Age", "0")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def _send_stream(self, chunks: Iterable[dict[str, Any]]) -> None:
         self.send_response(200)
@@ -215,6 +235,7 @@ class FakeOpenAI:
     Args:
         replies: The initial script (see the module docstring).
         models: Model ids listed by ``GET /v1/models``.
+        cors: Answer CORS preflights and allow every origin (for browser pages).
 
     Attributes:
         requests: Parsed JSON bodies of the chat completion requests, in order.
@@ -222,9 +243,14 @@ class FakeOpenAI:
     """
 
     def __init__(
-        self, replies: Iterable[Reply] = (), *, models: Iterable[str] = ("scripted-test-model",)
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        models: Iterable[str] = ("scripted-test-model",),
+        cors: bool = False,
     ) -> None:
         self.models = list(models)
+        self.cors = cors
         self.created = int(time.time())
         self.requests: list[Any] = []
         self.received: list[RecordedRequest] = []

@@ -224,7 +224,7 @@ def run_code(state: AskState, ctx: Context) -> dict:
             error=CodeError(
                 "unavailable",
                 "ImportError",
-                f"pandas cannot be imported in this kernel ({e}); the fallback needs it",
+                f"pandas is not available in this kernel ({e}); the fallback needs it",
             ),
         )
     else:

@@ -1,0 +1,282 @@
+"""A small OpenAI-compatible chat client for kernels where LangChain cannot load (Pyodide).
+
+In JupyterLite the kernel runs Pyodide in a web worker: LangChain and the ``openai`` package
+need compiled dependencies that do not exist there. This module speaks the one endpoint the
+agent needs, ``POST {base_url}/chat/completions``, through a *transport* injected at
+construction: in the browser a synchronous ``XMLHttpRequest`` (allowed in a worker), in tests
+any callable. Everything but :func:`xhr_transport` is pure Python and portable.
+
+Specs served here: ``openai:<model>`` (``https://api.openai.com/v1`` unless a base URL is
+given), ``ollama:<model>`` (Ollama's OpenAI-compatible API, ``http://localhost:11434/v1``) and
+any ``<provider>:<model>`` with an explicit base URL (an OpenAI-compatible server). The key and
+the base URL come from ``%config AskMagic.api_key`` / ``AskMagic.base_url``, else from the usual
+environment variables (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ``OLLAMA_HOST``); never from the
+notebook file.
+
+Example:
+    >>> opts = endpoint("openai:gpt-4o-mini", api_key="k", env={})
+    >>> opts.url, opts.model
+    ('https://api.openai.com/v1/chat/completions', 'gpt-4o-mini')
+    >>> def fake(method, url, headers, body, timeout):
+    ...     return 200, '{"choices": [{"message": {"content": "SELECT 1"}}]}'
+    >>> BrowserChatModel(opts, transport=fake).invoke([("human", "hi")]).content
+    'SELECT 1'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cadet_magic.errors import ConfigurationError, ModelCallError
+
+#: ``transport(method, url, headers, body, timeout) -> (status, response text)``; raises
+#: :class:`TransportError` when no HTTP answer arrived.
+Transport = Callable[[str, str, Mapping[str, str], str, float], tuple[int, str]]
+
+DEFAULT_BASE_URLS = {
+    "openai": "https://api.openai.com/v1",
+    "ollama": "http://localhost:11434/v1",
+}
+KEY_ENV = {"openai": "OPENAI_API_KEY"}
+CORS_HINT = (
+    "the server must allow this page's origin with CORS: answer the OPTIONS preflight with "
+    "Access-Control-Allow-Origin (this origin or *) and "
+    "Access-Control-Allow-Headers: authorization, content-type, and send "
+    "Access-Control-Allow-Origin on the response itself"
+)
+
+
+class TransportError(Exception):
+    """No HTTP answer: ``kind`` is ``"timeout"``, ``"blocked"`` (a browser refused or could not
+    send the request: CORS, refused connection, offline; it does not say which) or
+    ``"network"`` (outside a browser: refused, DNS, ...; ``detail`` says)."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        super().__init__(detail or kind)
+        self.kind = kind
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """Where and how to call the model (a small frozen object; the key is never shown)."""
+
+    spec: str
+    model: str
+    base_url: str
+    api_key: str | None = None
+    timeout: float = 120.0
+
+    @property
+    def url(self) -> str:
+        return self.base_url.rstrip("/") + "/chat/completions"
+
+    def __repr__(self) -> str:
+        key = "set" if self.api_key else "none"
+        return f"EndpointOptions(spec={self.spec!r}, url={self.url!r}, api_key={key})"
+
+
+def endpoint(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
+) -> EndpointOptions:
+    """The endpoint for ``provider:model``; explicit values win over environment variables.
+
+    >>> endpoint("ollama:llama3.1", env={"OLLAMA_HOST": "http://10.0.0.2:11434"}).url
+    'http://10.0.0.2:11434/v1/chat/completions'
+    >>> endpoint("vllm:m", base_url="http://127.0.0.1:8000/v1", env={}).url
+    'http://127.0.0.1:8000/v1/chat/completions'
+    >>> endpoint("anthropic:claude", env={})
+    Traceback (most recent call last):
+    ...
+    cadet_magic.errors.ConfigurationError: No OpenAI-compatible endpoint known for 'anthropic:claude' in this kernel: set %config AskMagic.base_url = "https://.../v1" (a server speaking /chat/completions), or use openai:<model> or ollama:<model>.
+    """
+    env = os.environ if env is None else env
+    provider, sep, model = spec.partition(":")
+    provider = provider.strip().lower()
+    if not sep or not model.strip():
+        raise ConfigurationError(
+            f"Model spec {spec!r} is not provider:model (e.g. openai:gpt-4o-mini, ollama:llama3.1)."
+        )
+    url = base_url or None
+    if url is None and provider == "openai":
+        url = env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URLS["openai"]
+    if url is None and provider == "ollama":
+        host = env.get("OLLAMA_HOST")
+        if host:
+            host = host if "://" in host else f"http://{host}"
+            url = host.rstrip("/") + "/v1"
+        else:
+            url = DEFAULT_BASE_URLS["ollama"]
+    if url is None:
+        raise ConfigurationError(
+            f"No OpenAI-compatible endpoint known for {spec!r} in this kernel: set "
+            '%config AskMagic.base_url = "https://.../v1" (a server speaking /chat/completions), '
+            "or use openai:<model> or ollama:<model>."
+        )
+    key = api_key or (env.get(KEY_ENV[provider]) if provider in KEY_ENV else None)
+    if provider == "openai" and not key and url == DEFAULT_BASE_URLS["openai"]:
+        raise ConfigurationError(
+            'No API key for openai: run %config AskMagic.api_key = "sk-..." in this session '
+            "(then delete it from the cell) or set OPENAI_API_KEY in the kernel's environment."
+        )
+    return EndpointOptions(spec, model.strip(), url, key or None, float(timeout))
+
+
+def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
+    """The agent's messages (``(role, text)`` tuples or objects with ``type``/``content``) in
+    the OpenAI wire format.
+
+    >>> chat_messages([("system", "s"), ("human", "q")])
+    [{'role': 'system', 'content': 's'}, {'role': 'user', 'content': 'q'}]
+    """
+    roles = {"human": "user", "ai": "assistant", "user": "user", "system": "system"}
+    out = []
+    for m in messages:
+        if isinstance(m, tuple):
+            role, content = m
+        else:
+            role, content = getattr(m, "type", "user"), getattr(m, "content", str(m))
+        out.append({"role": roles.get(role, role), "content": str(content)})
+    return out
+
+
+def request_body(options: EndpointOptions, messages: Sequence[Any]) -> str:
+    return json.dumps({"model": options.model, "messages": chat_messages(messages)})
+
+
+def request_headers(options: EndpointOptions) -> dict[str, str]:
+    headers = {"Content-Type": "application/json"}
+    if options.api_key:
+        headers["Authorization"] = f"Bearer {options.api_key}"
+    return headers
+
+
+def reply_content(options: EndpointOptions, status: int, text: str) -> str:
+    """The assistant's text from an HTTP answer, or one clear :class:`ModelCallError` line.
+
+    >>> o = endpoint("ollama:m", env={})
+    >>> reply_content(o, 404, '{"error": {"message": "model m not found"}}')
+    Traceback (most recent call last):
+    ...
+    cadet_magic.errors.ModelCallError: The model server answered HTTP 404 for http://localhost:11434/v1/chat/completions: model m not found
+    """
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        data = None
+    if not 200 <= status < 300:
+        detail = ""
+        if isinstance(data, Mapping):
+            err = data.get("error")
+            detail = err.get("message", "") if isinstance(err, Mapping) else str(err or "")
+        if not detail:
+            detail = " ".join(text.split())[:200] or "no details"
+        detail = " ".join(str(detail).split())[:300]
+        raise ModelCallError(f"The model server answered HTTP {status} for {options.url}: {detail}")
+    try:
+        content = data["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ModelCallError(
+            f"The model server at {options.url} did not answer in the OpenAI chat format "
+            "(no choices[0].message.content)."
+        ) from None
+    return content or ""
+
+
+@dataclass
+class BrowserReply:
+    content: str
+
+
+class BrowserChatModel:
+    """A chat model with ``invoke(messages)``, calling ``/chat/completions`` over ``transport``."""
+
+    def __init__(self, options: EndpointOptions, transport: Transport | None = None) -> None:
+        self.options = options
+        self.transport = transport or (xhr_transport if in_browser() else urllib_transport)
+        self.name = options.spec
+        self.model_name = options.model
+
+    def invoke(self, messages: Sequence[Any], *args: Any, **kwargs: Any) -> BrowserReply:
+        o = self.options
+        try:
+            status, text = self.transport(
+                "POST", o.url, request_headers(o), request_body(o, messages), o.timeout
+            )
+        except TransportError as e:
+            if e.kind == "timeout":
+                raise ModelCallError(
+                    f"The model did not answer within AskMagic.model_timeout = {o.timeout:g} s "
+                    f"({o.url}); raise it with %config AskMagic.model_timeout = 300."
+                ) from None
+            if e.kind == "blocked":
+                raise ModelCallError(
+                    f"The browser could not reach {o.url} (refused or blocked): if the server "
+                    f"is up, {CORS_HINT}."
+                ) from None
+            raise ModelCallError(f"Could not reach {o.url}: {e.detail or e.kind}.") from None
+        return BrowserReply(reply_content(o, status, text))
+
+
+def xhr_transport(
+    method: str, url: str, headers: Mapping[str, str], body: str, timeout: float
+) -> tuple[int, str]:
+    """A synchronous ``XMLHttpRequest`` from the kernel's web worker (Pyodide only).
+
+    A worker may block on a synchronous request; the kernel is busy running the cell anyway.
+    """
+    import js  # Pyodide's bridge to the JavaScript global scope
+    from pyodide.ffi import JsException
+
+    xhr = js.XMLHttpRequest.new()
+    xhr.open(method, url, False)
+    xhr.timeout = int(timeout * 1000)
+    for name, value in headers.items():
+        xhr.setRequestHeader(name, value)
+    try:
+        xhr.send(body)
+    except JsException as e:
+        text = str(e)
+        kind = "timeout" if "Timeout" in text or "timed out" in text.lower() else "blocked"
+        raise TransportError(kind, text) from None
+    if xhr.status == 0:  # no HTTP answer (blocked by CORS, refused, offline)
+        raise TransportError("blocked", "status 0")
+    return int(xhr.status), str(xhr.responseText)
+
+
+def urllib_transport(
+    method: str, url: str, headers: Mapping[str, str], body: str, timeout: float
+) -> tuple[int, str]:
+    """The same call from CPython's standard library (a kernel without LangChain)."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(url, data=body.encode(), headers=dict(headers), method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+    except TimeoutError:
+        raise TransportError("timeout") from None
+    except urllib.error.URLError as e:
+        if isinstance(e.reason, TimeoutError | socket.timeout):
+            raise TransportError("timeout") from None
+        raise TransportError("network", str(e.reason)) from None
+
+
+def in_browser() -> bool:
+    """True in a Pyodide kernel (where this client is the way to reach a model)."""
+    import sys
+
+    return sys.platform == "emscripten"

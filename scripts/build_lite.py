@@ -1,0 +1,258 @@
+"""Builds the JupyterLite sites (run through scripts/build_lite.sh; downloads nothing).
+
+Two variants, each a static folder to serve:
+
+* ``offline`` (``build/lite/``): Pyodide's core from the pinned npm package is copied into the
+  site (``static/pyodide/``); its lock file is trimmed to the files present and the pure wheels
+  of IPython, the widget libraries, cadet_magic and its portable dependencies are added to it,
+  so the kernel preloads cadet_magic (no ``%pip`` cell) and never leaves the site's origin.
+* ``online`` (``build/lite-online/``): Pyodide's core and its full distribution (pandas, numpy,
+  duckdb, ...) load from Pyodide's CDN; the lock file served by the site is the npm package's
+  full lock with every CDN file named by its absolute CDN address, plus the same local wheels.
+
+Both ship the browser tutorial notebook (``lite/content/``) and the sample shop as SQLite.
+
+Inputs, prepared by scripts/setup_pyodide.sh and scripts/setup_lite.sh: ``.cache/pyodide/``
+(the npm package and a copy with micropip's wheel beside it) and ``.cache/lite/wheels/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache"
+NPM_PYODIDE = CACHE / "pyodide" / "npm" / "node_modules" / "pyodide"
+PYODIDE_DIST = CACHE / "pyodide" / "dist"
+WHEELS = CACHE / "lite" / "wheels"
+CONTENT = ROOT / "lite" / "content"
+#: The kernel extension's own wheels (a widgetsnbextension stand-in that ipywidgets requires).
+KERNEL_WHEELS = (
+    Path(sys.prefix)
+    / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+)
+KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+#: Preloaded at kernel start with their dependencies, from the site's lock file (the kernel then
+#: skips installing these three through piplite).
+PRELOAD = ["cadet-magic", "ipython", "jedi", "comm"]
+SHOP_FILE = "shop.sqlite"
+
+
+def pyodide_version() -> str:
+    return json.loads((NPM_PYODIDE / "package.json").read_text())["version"]
+
+
+def cdn_url(version: str) -> str:
+    """Pyodide's full distribution on its CDN, for the npm package's version."""
+    return f"https://cdn.jsdelivr.net/pyodide/v{version}/full/"
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def build_cadet_wheel(out: Path) -> Path:
+    """cadet_magic's wheel from this checkout (hatchling from the venv, no build isolation)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("cadet_magic-*.whl"):
+        old.unlink()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+        + ["--disable-pip-version-check", "-w", str(out), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = out.glob("cadet_magic-*.whl")
+    return wheel
+
+
+def make_shop(path: Path) -> None:
+    """The sample shop as a SQLite file (same rows as the DuckDB one)."""
+    from cadet_magic.sample import shop_sql
+
+    path.unlink(missing_ok=True)
+    con = sqlite3.connect(path)
+    try:
+        con.executescript(shop_sql(comments=False))
+        con.commit()
+    finally:
+        con.close()
+
+
+def stage(stage_dir: Path, settings: dict) -> None:
+    """The lite dir: build configuration, the page configuration and the contents."""
+    if stage_dir.exists():
+        shutil.rmtree(stage_dir)
+    files = stage_dir / "files"
+    shutil.copytree(CONTENT, files)
+    make_shop(files / SHOP_FILE)
+    config = {
+        "LiteBuildConfig": {
+            "apps": ["lab"],
+            "contents": ["files"],
+            "no_sourcemaps": True,
+            "no_unused_shared_packages": True,
+        }
+    }
+    (stage_dir / "jupyter_lite_config.json").write_text(json.dumps(config, indent=2))
+    page = {
+        "jupyter-lite-schema-version": 0,
+        "jupyter-config-data": {
+            "disabledExtensions": ["@jupyterlab/apputils-extension:announcements"],
+            # window.jupyterapp, for scripted browser sessions (the tests)
+            "exposeAppInBrowser": True,
+            "litePluginSettings": {KERNEL_PLUGIN: settings},
+        },
+    }
+    (stage_dir / "jupyter-lite.json").write_text(json.dumps(page, indent=2))
+
+
+def jupyter_lite_build(stage_dir: Path, out: Path) -> None:
+    if out.exists():
+        shutil.rmtree(out)
+    subprocess.run(
+        [sys.executable, "-m", "jupyter", "lite", "build", "--output-dir", str(out)],
+        cwd=stage_dir,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def add_wheels(lock_path: Path, wheels: list[Path], dest: Path) -> None:
+    """Copies ``wheels`` into ``dest`` (the lock file's folder) and adds them to the lock.
+
+    pyodide-lock computes each entry (imports, sha256, dependencies resolved for Pyodide's
+    platform, so ``sys_platform != 'emscripten'`` requirements drop out, and a missing one
+    stops the build). Its schema predates two keys of Pyodide 314's lock (``tool``,
+    ``info.version`` absent): they are set aside while it works and kept in the file.
+    """
+    from pyodide_lock import PyodideLockSpec
+    from pyodide_lock.spec import PackageSpec
+    from pyodide_lock.utils import add_wheels_to_spec
+
+    local = []
+    for w in wheels:
+        shutil.copy(w, dest / w.name)
+        local.append(dest / w.name)
+    raw = json.loads(lock_path.read_text())
+    info = {**raw["info"], "version": raw["info"].get("version", pyodide_version())}
+    fields = set(PackageSpec.model_fields)
+    packages = {
+        name: {k: v for k, v in entry.items() if k in fields}
+        for name, entry in raw["packages"].items()
+    }
+    spec = PyodideLockSpec(info=info, packages=packages)
+    spec = add_wheels_to_spec(spec, local, base_path=dest)
+    for w in local:
+        name = next(n for n, e in spec.packages.items() if e.file_name == w.name)
+        raw["packages"][name] = spec.packages[name].model_dump()
+    lock_path.write_text(json.dumps(raw))
+
+
+def pyodide_settings(pyodide_url: str) -> dict:
+    return {
+        "pyodideUrl": pyodide_url,
+        "disablePyPIFallback": True,
+        "loadPyodideOptions": {"packages": PRELOAD},
+    }
+
+
+def build_offline(out: Path, wheels: list[Path]) -> None:
+    stage_dir = ROOT / "build" / "lite-stage" / "offline"
+    stage(stage_dir, pyodide_settings("./static/pyodide/pyodide.mjs"))
+    jupyter_lite_build(stage_dir, out)
+    target = out / "static" / "pyodide"
+    shutil.copytree(PYODIDE_DIST, target)
+    for junk in ("README.md", "console.html", "console-v2.html"):
+        (target / junk).unlink(missing_ok=True)
+    for mapfile in target.glob("*.map"):
+        mapfile.unlink()
+    lock_path = target / "pyodide-lock.json"
+    lock = json.loads(lock_path.read_text())
+    # the npm package holds the core only: keep the entries whose files are here
+    lock["packages"] = {
+        name: entry
+        for name, entry in lock["packages"].items()
+        if (target / entry["file_name"]).exists()
+    }
+    for entry in lock["packages"].values():
+        entry["sha256"] = sha256(target / entry["file_name"])
+    lock_path.write_text(json.dumps(lock))
+    add_wheels(lock_path, wheels, target)
+
+
+def build_online(out: Path, wheels: list[Path]) -> None:
+    version = pyodide_version()
+    cdn = cdn_url(version)
+    stage_dir = ROOT / "build" / "lite-stage" / "online"
+    settings = pyodide_settings(cdn + "pyodide.mjs")
+    settings["loadPyodideOptions"]["lockFileURL"] = "./static/pyodide-lock/pyodide-lock.json"
+    stage(stage_dir, settings)
+    jupyter_lite_build(stage_dir, out)
+    target = out / "static" / "pyodide-lock"
+    target.mkdir(parents=True)
+    lock = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())
+    for entry in lock["packages"].values():
+        entry["file_name"] = cdn + entry["file_name"]
+    lock_path = target / "pyodide-lock.json"
+    lock_path.write_text(json.dumps(lock))
+    add_wheels(lock_path, wheels, target)
+
+
+def check_site(out: Path, pyodide_url: str) -> None:
+    """The built page configuration must name our Pyodide (an incremental build has been seen
+    to drop it and fall back silently to the CDN)."""
+    page = json.loads((out / "jupyter-lite.json").read_text())
+    settings = page["jupyter-config-data"]["litePluginSettings"][KERNEL_PLUGIN]
+    if settings.get("pyodideUrl") != pyodide_url:
+        raise SystemExit(f"build_lite: {out} names Pyodide at {settings.get('pyodideUrl')!r}")
+
+
+def size_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--variant", choices=["offline", "online", "both"], default="both")
+    args = parser.parse_args()
+    for need, hint in (
+        (PYODIDE_DIST / "pyodide.mjs", "setup_pyodide.sh"),
+        (WHEELS, "setup_lite.sh"),
+    ):
+        if not need.exists():
+            raise SystemExit(f"build_lite: {need} missing; run bash scripts/{hint}")
+    t0 = time.perf_counter()
+    wheels = sorted(WHEELS.glob("*.whl")) + sorted(KERNEL_WHEELS.glob("widgetsnbextension-4.*.whl"))
+    wheels.append(build_cadet_wheel(ROOT / "build" / "lite-stage" / "wheels"))
+    built = {}
+    if args.variant in ("offline", "both"):
+        t = time.perf_counter()
+        out = ROOT / "build" / "lite"
+        build_offline(out, wheels)
+        check_site(out, "./static/pyodide/pyodide.mjs")
+        built["offline"] = (out, time.perf_counter() - t)
+    if args.variant in ("online", "both"):
+        t = time.perf_counter()
+        out = ROOT / "build" / "lite-online"
+        build_online(out, wheels)
+        check_site(out, cdn_url(pyodide_version()) + "pyodide.mjs")
+        built["online"] = (out, time.perf_counter() - t)
+    for name, (out, seconds) in built.items():
+        files = sum(1 for f in out.rglob("*") if f.is_file())
+        print(
+            f"build_lite: {name} site in {out.relative_to(ROOT)}: {size_mb(out):.1f} MB, "
+            f"{files} files, built in {seconds:.1f} s"
+        )
+    print(f"build_lite: done in {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

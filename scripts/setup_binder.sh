@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# What the repo2docker simulation (tests/test_binder.py) needs: the wheels of everything
+# binder/requirements.txt installs, for binder/runtime.txt's Python, downloaded once into
+# .cache/binder/wheels/ (gitignored), plus the build backend for `-e .`. The test then installs
+# them into a fresh virtual environment with --no-index: nothing downloads at test time.
+# Idempotent: a second run with the same requirements does nothing. Skipped with
+# CADET_SETUP_BINDER=0 (as scripts/quickstart.sh does).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "${CADET_SETUP_BINDER:-1}" = "1" ] || exit 0
+CACHE=".cache/binder"
+runtime="$(sed -n 's/^python-\([0-9.]*\).*/\1/p' binder/runtime.txt)"
+PYRT="$(command -v "python$runtime" || true)"
+if [ -z "$PYRT" ]; then
+  echo "setup_binder: python$runtime (binder/runtime.txt) not found; the Binder simulation will skip" >&2
+  exit 0
+fi
+want="$runtime $(cat binder/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
+if [ -f "$CACHE/READY" ] && [ "$(cat "$CACHE/READY")" = "$want" ]; then
+  exit 0
+fi
+echo "setup_binder: downloading the Binder environment's wheels into $CACHE/wheels"
+rm -rf "$CACHE"
+mkdir -p "$CACHE/wheels"
+# a throwaway venv of the runtime's Python: its pip (a system Python may have none) resolves
+# the markers for that Python
+"$PYRT" -m venv "$CACHE/pip-env"
+PYRT="$CACHE/pip-env/bin/python"
+# `-e .[extra]` lines become the project's own requirements (pip would otherwise zip the whole
+# working tree); the test installs the project itself from its copy of the repository.
+"$PYRT" - >"$CACHE/requirements.txt" <<'PYEOF'
+import re, tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+for line in open("binder/requirements.txt"):
+    line = line.split("#", 1)[0].strip()
+    m = re.fullmatch(r"-e\s+\.(?:\[(.*)\])?", line)
+    if m:
+        print("\n".join(project["dependencies"]))
+        for extra in filter(None, (m.group(1) or "").split(",")):
+            print("\n".join(project["optional-dependencies"][extra.strip()]))
+    elif line:
+        print(line)
+PYEOF
+"$PYRT" -m pip download -q --disable-pip-version-check -d "$CACHE/wheels" \
+  -r "$CACHE/requirements.txt" hatchling editables pip setuptools wheel
+rm -rf "$CACHE/pip-env"
+echo "$want" >"$CACHE/READY"
+echo "setup_binder: ready"

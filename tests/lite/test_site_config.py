@@ -1,0 +1,95 @@
+"""The built sites' configuration (both variants; no browser needed).
+
+The online variant cannot run here (no CDN): what it will load is checked from its files. The
+offline variant runs in tests/lite/test_lite_browser.py; here its lock file is checked whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+
+import pytest
+
+from tests.lite.site import OFFLINE, ONLINE, ROOT
+
+pytestmark = pytest.mark.lite
+
+PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
+NPM = ROOT / ".cache" / "pyodide" / "npm" / "node_modules" / "pyodide"
+NOT_IN_BROWSER = {"pandas", "duckdb", "duckdb-engine", "jupysql", "langchain", "langchain-core"}
+
+
+def _settings(site):
+    page = json.loads((site / "jupyter-lite.json").read_text())
+    return page["jupyter-config-data"]["litePluginSettings"][PLUGIN]
+
+
+def _closure(packages: dict, name: str) -> set[str]:
+    seen, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        assert n in packages, f"{n} (needed by {name}) missing from the lock file"
+        seen.add(n)
+        todo.extend(packages[n]["depends"])
+    return seen
+
+
+def _sha(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_offline_site(lite_build):
+    settings = _settings(OFFLINE)
+    assert settings["pyodideUrl"] == "./static/pyodide/pyodide.mjs"
+    assert settings["disablePyPIFallback"] is True
+    assert "cadet-magic" in settings["loadPyodideOptions"]["packages"]
+    assert "lockFileURL" not in settings["loadPyodideOptions"]
+    folder = OFFLINE / "static" / "pyodide"
+    lock = json.loads((folder / "pyodide-lock.json").read_text())
+    for name, entry in lock["packages"].items():
+        assert "://" not in entry["file_name"], name
+        assert _sha(folder / entry["file_name"]) == entry["sha256"], name
+    needed = _closure(lock["packages"], "cadet-magic")
+    assert {"sqlglot", "sqlparse", "ipywidgets", "anywidget", "ipylab", "ipython"} <= needed
+    assert not needed & NOT_IN_BROWSER
+    con = sqlite3.connect(OFFLINE / "files" / "shop.sqlite")
+    assert con.execute("SELECT count(*) FROM orders").fetchone() == (600,)
+    assert (OFFLINE / "files" / "cadet_in_the_browser.ipynb").exists()
+    # nothing in the page configuration points outside the site
+    assert "https://" not in (OFFLINE / "jupyter-lite.json").read_text()
+
+
+def test_online_site(lite_build):
+    npm_lock = json.loads((NPM / "pyodide-lock.json").read_text())
+    version = json.loads((NPM / "package.json").read_text())["version"]
+    cdn = f"https://cdn.jsdelivr.net/pyodide/v{version}/full/"
+    settings = _settings(ONLINE)
+    assert settings["pyodideUrl"] == cdn + "pyodide.mjs"
+    options = settings["loadPyodideOptions"]
+    assert "cadet-magic" in options["packages"]
+    lock_path = ONLINE / options["lockFileURL"]
+    assert not options["lockFileURL"].startswith(("/", "http")) and lock_path.exists()
+    assert not (ONLINE / "static" / "pyodide").exists()  # the core comes from the CDN
+    lock = json.loads(lock_path.read_text())
+    assert lock["info"] == npm_lock["info"]  # the same Pyodide build as the CDN's core
+    local = {
+        n for n, e in lock["packages"].items() if "://" not in e["file_name"]
+    }  # our wheels, next to the lock file
+    for name in local:
+        entry = lock["packages"][name]
+        assert _sha(lock_path.parent / entry["file_name"]) == entry["sha256"], name
+    for name, entry in npm_lock["packages"].items():
+        if name in local:
+            continue
+        assert lock["packages"][name]["file_name"] == cdn + entry["file_name"], name
+        assert lock["packages"][name]["sha256"] == entry["sha256"], name
+    # the full distribution is reachable there: pandas, numpy, duckdb from the CDN
+    for name in ("pandas", "numpy", "duckdb"):
+        assert lock["packages"][name]["file_name"].startswith(cdn), name
+    needed = _closure(lock["packages"], "cadet-magic")
+    assert not needed & NOT_IN_BROWSER
+    assert "cadet-magic" in local
