@@ -40,6 +40,7 @@ def load_ipython_extension(ipython: Any) -> None:
     jupysql is declared lazily (loaded by the first ``%sql`` or ``%config``), so
     that loading this extension costs no more than loading jupysql itself.
     """
+    import cadet_magic.display  # noqa: F401 - registers the result's renderers
     from cadet_magic.db.jupysql import declare_jupysql
     from cadet_magic.magic import AskMagic
 

@@ -5,35 +5,52 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import cadet_magic.display  # noqa: F401 - registers the result's text and HTML renderers
 from cadet_magic.agent.run import Event, run_agent
-from cadet_magic.db.base import RESULT_BYTES
 from cadet_magic.db.connect import resolve_runner
-from cadet_magic.errors import ConfigurationError
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SESSION
+from cadet_magic.options import MAX_ATTEMPTS_RANGE, AskOptions, check_options
+
+__all__ = ["MAX_ATTEMPTS_RANGE", "UNSET", "AskOptions", "ask", "check_options", "to_dataframe"]
 from cadet_magic.result import AskResult
+
+
+class _Unset:
+    """The default of :func:`ask`'s option keywords: "take it from ``options``"."""
+
+    def __repr__(self) -> str:
+        return "<from options>"
+
+
+#: Marks an option keyword that was not given.
+UNSET: Any = _Unset()
 
 
 def ask(
     question: str,
     con: Any = None,
-    model: Any = None,
-    max_attempts: int = 3,
+    model: Any = UNSET,
+    max_attempts: int = UNSET,
     *,
-    row_limit: int = 1000,
-    result_bytes: int = RESULT_BYTES,
-    timeout: float = 30.0,
-    fallback: bool = True,
-    schema_budget: int | None = 6000,
+    options: AskOptions | None = None,
+    row_limit: int = UNSET,
+    result_bytes: int = UNSET,
+    timeout: float = UNSET,
+    fallback: bool = UNSET,
+    schema_budget: int | None = UNSET,
     on_event: Callable[[Event], None] | None = None,
     namespace: dict | None = None,
     code_runner: Callable[..., Any] | None = None,
-    model_timeout: float | None = 120.0,
-    fallback_memory: int = 2 << 30,
-    api_key: str | None = None,
-    base_url: str | None = None,
+    model_timeout: float | None = UNSET,
+    fallback_memory: int = UNSET,
+    api_key: str | None = UNSET,
+    base_url: str | None = UNSET,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
+
+    Every option lives in :class:`~cadet_magic.options.AskOptions` (defaults there): pass one
+    as ``options=``, or the options themselves as keywords (they override ``options``).
 
     Args:
         question: the question in plain language.
@@ -52,10 +69,11 @@ def ask(
             result and attempts.
         schema_budget: characters of schema in the prompt; large schemas are linked to the
             question's tables within it (None: the whole schema).
+        options: an :class:`~cadet_magic.options.AskOptions` (default: its defaults).
         on_event: called after every step, for live displays.
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...)``
-            (default :func:`cadet_magic.fallback.run.run_fallback_code`: checked, then run in a
+            (default :func:`cadet_magic.fallback.default.run_fallback_code`: checked, then run in a
             confined worker process; in-process on Pyodide).
         fallback_memory: bytes the fallback's pandas code may allocate in its worker (default
             2 GiB); more is a ``code_memory`` failure, the kernel's memory does not grow.
@@ -77,73 +95,42 @@ def ask(
         >>> r.ok, r.rows, r.scripted
         (True, [(0,)], True)
     """
-    check_options(
-        max_attempts=max_attempts,
-        row_limit=row_limit,
-        timeout=timeout,
-        model_timeout=model_timeout,
-        schema_budget=schema_budget,
-    )
+    given = {
+        "model": model,
+        "max_attempts": max_attempts,
+        "row_limit": row_limit,
+        "result_bytes": result_bytes,
+        "timeout": timeout,
+        "fallback": fallback,
+        "schema_budget": schema_budget,
+        "model_timeout": model_timeout,
+        "fallback_memory": fallback_memory,
+        "api_key": api_key,
+        "base_url": base_url,
+    }
+    opts = (options or AskOptions()).replace(**{k: v for k, v in given.items() if v is not UNSET})
+    opts.check()
     chat_model = load_model(
-        model, namespace, api_key=api_key, base_url=base_url, timeout=model_timeout
+        opts.model,
+        namespace,
+        api_key=opts.api_key,
+        base_url=opts.base_url,
+        timeout=opts.model_timeout,
     )
     runner = resolve_runner(con)
     result = run_agent(
         question,
         model=chat_model,
         runner=runner,
-        max_attempts=max_attempts,
-        row_limit=row_limit,
-        result_bytes=result_bytes,
-        timeout=timeout,
-        fallback=fallback,
+        options=opts,
         code_runner=code_runner,
-        fallback_memory=fallback_memory,
-        schema_budget=schema_budget,
         on_event=on_event,
-        model_label=model_label(chat_model, model if isinstance(model, str) else None),
+        model_label=model_label(chat_model, opts.model if isinstance(opts.model, str) else None),
         scripted=is_scripted(chat_model),
-        model_timeout=model_timeout,
     )
     result.df = to_dataframe(result)
     SESSION.record(result)
     return result
-
-
-#: The range ``max_attempts`` must lie in.
-MAX_ATTEMPTS_RANGE = (1, 10)
-
-
-def check_options(**options: Any) -> None:
-    """Raises :class:`ConfigurationError` (one line saying what to do) for an option out of range:
-    ``max_attempts`` outside 1..10; ``row_limit``, ``timeout``, ``model_timeout`` or
-    ``schema_budget`` zero or negative (None is allowed for the last two).
-
-    Example:
-        >>> check_options(max_attempts=3, row_limit=10, timeout=1.5)
-        >>> check_options(row_limit=0)
-        Traceback (most recent call last):
-        ...
-        cadet_magic.errors.ConfigurationError: row_limit must be above 0 (got 0), e.g. %config AskMagic.row_limit = 1000.
-    """
-    low, high = MAX_ATTEMPTS_RANGE
-    examples = {"row_limit": 1000, "timeout": 30, "model_timeout": 120, "schema_budget": 6000}
-    for name, value in options.items():
-        if value is None and name in ("model_timeout", "schema_budget"):
-            continue
-        if name == "max_attempts":
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ConfigurationError(
-                    f"max_attempts must be a whole number from {low} to {high} (got {value!r}), "
-                    "e.g. --max-attempts 3."
-                )
-            continue
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or value != value or value <= 0:
-            raise ConfigurationError(
-                f"{name} must be above 0 (got {value!r}), e.g. %config AskMagic.{name} = "
-                f"{examples.get(name, 1)}."
-            )
 
 
 def to_dataframe(result: AskResult) -> Any:

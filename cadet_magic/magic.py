@@ -13,6 +13,7 @@ from traitlets.config import Configurable
 
 from cadet_magic.errors import CadetError, ModelCallInterrupted
 from cadet_magic.llm import ENV_VAR
+from cadet_magic.options import DEFAULTS, AskOptions
 
 log = logging.getLogger("cadet_magic")
 
@@ -57,23 +58,35 @@ class AskMagic(Magics, Configurable):
         help="Default model: an init_chat_model spec ('openai:gpt-4o-mini'), 'scripted:PATH', "
         f"or a notebook variable name. Falls back to the {ENV_VAR} environment variable.",
     )
-    max_attempts = Int(3, config=True, help="SQL attempts at most per question.")
-    row_limit = Int(1000, config=True, help="Rows fetched at most per answer.")
+    max_attempts = Int(
+        DEFAULTS.max_attempts, config=True, help="SQL attempts at most per question."
+    )
+    row_limit = Int(DEFAULTS.row_limit, config=True, help="Rows fetched at most per answer.")
     result_bytes = Int(
-        64 * 2**20, config=True, help="Bytes of values fetched at most per answer (64 MiB)."
+        DEFAULTS.result_bytes,
+        config=True,
+        help="Bytes of values fetched at most per answer (64 MiB).",
     )
-    timeout = Float(30.0, config=True, help="Seconds a query may run before it is cancelled.")
+    timeout = Float(
+        DEFAULTS.timeout, config=True, help="Seconds a query may run before it is cancelled."
+    )
     model_timeout = Float(
-        120.0, config=True, help="Seconds each model call may take before it is abandoned."
+        DEFAULTS.model_timeout,
+        config=True,
+        help="Seconds each model call may take before it is abandoned.",
     )
-    fallback = Bool(True, config=True, help="Fall back to a simple SELECT plus pandas.")
+    fallback = Bool(
+        DEFAULTS.fallback, config=True, help="Fall back to a simple SELECT plus pandas."
+    )
     fallback_memory = Int(
-        2 << 30,
+        DEFAULTS.fallback_memory,
         config=True,
         help="Bytes the fallback's pandas code may allocate in its isolated worker (2 GiB).",
     )
-    schema_budget = Int(6000, config=True, help="Characters of schema context in the prompt.")
-    live = Bool(True, config=True, help="Show the live attempts panel where widgets work.")
+    schema_budget = Int(
+        DEFAULTS.schema_budget, config=True, help="Characters of schema context in the prompt."
+    )
+    live = Bool(DEFAULTS.live, config=True, help="Show the live attempts panel where widgets work.")
     api_key = Unicode(
         None,
         allow_none=True,
@@ -174,9 +187,7 @@ class AskMagic(Magics, Configurable):
                 from cadet_magic.display.live import live_display
 
                 display = live_display(question, model=model, con=args.con, namespace=ns)
-            result = ask(
-                question,
-                con=con,
+            options = AskOptions(
                 model=model,
                 max_attempts=(
                     args.max_attempts if args.max_attempts is not None else self.max_attempts
@@ -184,14 +195,20 @@ class AskMagic(Magics, Configurable):
                 row_limit=self.row_limit,
                 result_bytes=self.result_bytes,
                 timeout=self.timeout,
+                model_timeout=self.model_timeout,
                 fallback=self.fallback and not args.no_fallback,
                 fallback_memory=self.fallback_memory,
                 schema_budget=self.schema_budget,
-                on_event=display.update if display is not None else None,
-                namespace=ns,
+                live=self.live,
                 api_key=self.api_key or None,
                 base_url=self.base_url or None,
-                model_timeout=self.model_timeout,
+            )
+            result = ask(
+                question,
+                con=con,
+                options=options,
+                on_event=display.update if display is not None else None,
+                namespace=ns,
             )
         except CadetError as e:
             if display is not None:

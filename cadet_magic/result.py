@@ -10,8 +10,29 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+#: How an :class:`AskResult` renders: ``"text"`` (the plain-text account) and
+#: ``"mimebundle"`` (text/html + text/plain). The display package registers its renderers
+#: with :func:`register_renderers` when it is imported (the API and the extension import it),
+#: so this module, plain data, never imports a display.
+RENDERERS: dict[str, Callable[[Any], Any]] = {}
+
+
+def register_renderers(**renderers: Callable[[Any], Any]) -> None:
+    """Registers renderers by kind (``text=``, ``mimebundle=``), replacing earlier ones.
+
+    Example:
+        >>> saved = dict(RENDERERS)
+        >>> register_renderers(text=lambda r: f"answer to {r.question}")
+        >>> AskResult(question="why?").summary()
+        'answer to why?'
+        >>> RENDERERS.clear(); RENDERERS.update(saved)
+    """
+    RENDERERS.update(renderers)
+
 
 #: What starts a Jinja tag, expression or comment: jupysql renders every ``%%sql`` cell as a
 #: Jinja template with the notebook's variables.
@@ -181,15 +202,18 @@ class AskResult:
         return sql_cell(final) if final else None
 
     def summary(self) -> str:
-        """A plain-text account of what was tried and how it ended."""
-        from cadet_magic.display.text import render_text
-
-        return render_text(self)
+        """A plain-text account of what was tried and how it ended (rendered by the
+        ``"text"`` renderer; without displays registered, the message or the repr)."""
+        render = RENDERERS.get("text")
+        if render is None:
+            return self.message or repr(self)
+        return render(self)
 
     def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        from cadet_magic.display.static import mimebundle
-
-        return mimebundle(self)
+        render = RENDERERS.get("mimebundle")
+        if render is None:
+            return {"text/plain": self.summary()}
+        return render(self)
 
     def __repr__(self) -> str:
         state = "ok" if self.ok else "failed"

@@ -27,14 +27,17 @@ from cadet_magic.errors import (
 )
 from cadet_magic.fallback import feedback as fallback_feedback
 from cadet_magic.fallback.check import check_code as check_python
+from cadet_magic.fallback.default import run_fallback_code
 from cadet_magic.fallback.feedback import FallbackCategory
-from cadet_magic.fallback.run import CodeError, CodeRun, make_frame, run_fallback_code
+from cadet_magic.fallback.run import CodeError, CodeRun, make_frame
+from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.simple import check_simple_select
 from cadet_magic.sql.validate import Validation, renamed_functions, validate_sql
+from cadet_magic.text import error_text, first_line
 
 log = logging.getLogger("cadet_magic")
 
@@ -45,7 +48,7 @@ class Context:
 
     ``model_timeout`` bounds each model call (seconds).
     ``code_runner(code, df, timeout=...)`` runs the fallback's pandas code (default
-    :func:`cadet_magic.fallback.run.run_fallback_code`: a confined worker process, in-process
+    :func:`cadet_magic.fallback.default.run_fallback_code`: a confined worker process, in-process
     on Pyodide; ``memory=`` is passed too when the runner takes it); ``frame_maker(columns, rows)`` turns the
     fallback SELECT's rows into ``df`` (default :func:`cadet_magic.fallback.run.make_frame`,
     which imports pandas only then).
@@ -54,13 +57,22 @@ class Context:
     model: Any
     runner: Runner
     schema: Schema | None = None
-    schema_budget: int | None = 6000
+    #: The run's options (the schema budget and the model timeout are read from here).
+    options: AskOptions = field(default_factory=lambda: AskOptions(model_timeout=None))
     model_calls: int = 0
-    #: Seconds each model call may take (None: only the provider client's own timeout).
-    model_timeout: float | None = None
     code_runner: Callable[..., CodeRun] = run_fallback_code
     frame_maker: Callable[[list[str], list[tuple]], Any] = make_frame
     extra: dict = field(default_factory=dict)
+
+    @property
+    def schema_budget(self) -> int | None:
+        """Characters of schema in the prompt (None: the whole schema)."""
+        return self.options.schema_budget
+
+    @property
+    def model_timeout(self) -> float | None:
+        """Seconds each model call may take (None: only the provider client's own timeout)."""
+        return self.options.model_timeout
 
 
 def _timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
@@ -127,7 +139,7 @@ def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | Non
     except ModelCallError:
         raise
     except Exception as e:  # noqa: BLE001 - every provider failure is reported the same way
-        first = (str(e).strip().splitlines() or [""])[0][:300]
+        first = first_line(str(e), 300, mark="")
         raise ModelCallError(
             f"The model call failed ({type(e).__name__}): {first}. "
             "Check the model name, API key, network and rate limits, then run the cell again."
@@ -230,7 +242,7 @@ def run_code(state: AskState, ctx: Context) -> dict:
     else:
         limits: dict[str, Any] = {"timeout": state["timeout"]}
         if _takes(ctx.code_runner, "memory"):
-            limits["memory"] = state.get("fallback_memory", 2 << 30)
+            limits["memory"] = state.get("fallback_memory", ctx.options.fallback_memory)
         result = ctx.code_runner(state["code"], df, **limits)
     return {"code_run": result, "timings": _timed(state, "run_code", time.perf_counter() - t0)}
 
@@ -511,17 +523,7 @@ def _fallback_outcome(state: AskState) -> tuple[str, str | None]:
     return "error", None
 
 
-def _error_text(error: Any) -> str | None:
-    if error is None:
-        return None
-    if isinstance(error, BaseException):
-        orig = getattr(error, "orig", None)
-        err = orig if orig is not None else error
-        text = str(err).strip()
-        if "[SQL:" in text:
-            text = text.split("[SQL:")[0].strip()
-        return text or type(err).__name__
-    return str(error)
+_error_text = error_text
 
 
 def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:

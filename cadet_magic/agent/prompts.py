@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cadet_magic.result import Attempt
+from cadet_magic.text import first_line
 
 SYSTEM = """You are a careful data analyst who writes {dialect_name} SQL.
 Answer the user's question with exactly one read-only SELECT query (CTEs allowed) over the tables below.
@@ -132,8 +133,7 @@ def fallback_system_prompt(dialect: str | None, schema_text: str) -> str:
 
 
 def _first_line(text: str | None, width: int = 200) -> str:
-    lines = [x for x in (text or "").strip().splitlines() if x.strip()]
-    return lines[0][:width] if lines else ""
+    return first_line(text, width, mark="")
 
 
 def sql_attempts_brief(attempts: Sequence[Attempt]) -> str:

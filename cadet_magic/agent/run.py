@@ -22,9 +22,11 @@ from typing import Any
 
 from cadet_magic.agent import nodes, routes
 from cadet_magic.agent.state import AskState, initial_state
-from cadet_magic.db.base import RESULT_BYTES, Runner
+from cadet_magic.db.base import Runner
+from cadet_magic.options import RESULT_BYTES, AskOptions
 from cadet_magic.result import AskResult, Attempt, Fallback
 from cadet_magic.schema.model import Schema
+from cadet_magic.text import first_line
 
 #: node name -> the function that runs it
 NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
@@ -70,56 +72,40 @@ def run_agent(
     *,
     model: Any,
     runner: Runner,
-    max_attempts: int = 3,
-    row_limit: int = 1000,
-    timeout: float = 30.0,
-    fallback: bool = True,
-    fallback_row_limit: int = 100_000,
-    result_bytes: int = RESULT_BYTES,
-    fallback_memory: int = 2 << 30,
+    options: AskOptions | None = None,
     code_runner: Callable[..., Any] | None = None,
     schema: Schema | None = None,
-    schema_budget: int | None = 6000,
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
     scripted: bool = False,
-    model_timeout: float | None = None,
+    **overrides: Any,
 ) -> AskResult:
     """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``.
+
+    ``options`` is an :class:`AskOptions` (default: its defaults, except ``model_timeout``,
+    which is None here: no limit of ours unless asked); ``overrides`` are option names such
+    as ``max_attempts=2`` applied on top. ``options.model`` is not read: ``model`` is the
+    loaded chat model.
 
     When every SQL attempt failed on a retryable error and ``fallback`` is set, the model is
     asked once per fallback attempt for a simple SELECT plus pandas code (run by
     ``code_runner(code, df, timeout=..., memory=...)``, default
-    :func:`cadet_magic.fallback.run.run_fallback_code`: an isolated worker process, in-process
+    :func:`cadet_magic.fallback.default.run_fallback_code`: an isolated worker process, in-process
     on Pyodide) with its own ``max_attempts``; the fallback SELECT may fetch
     ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
     """
-    ctx = nodes.Context(
-        model=model,
-        runner=runner,
-        schema=schema,
-        schema_budget=schema_budget,
-        model_timeout=model_timeout,
-    )
+    opts = (options or AskOptions(model_timeout=None)).replace(**overrides)
+    ctx = nodes.Context(model=model, runner=runner, schema=schema, options=opts)
     if code_runner is not None:
         ctx.code_runner = code_runner
     state = initial_state(
-        question,
-        dialect=runner.dialect,
-        connection=getattr(runner, "label", ""),
-        max_attempts=max_attempts,
-        row_limit=row_limit,
-        timeout=timeout,
-        fallback=fallback,
-        fallback_row_limit=fallback_row_limit,
-        result_bytes=result_bytes,
-        fallback_memory=fallback_memory,
+        question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )
     start = time.perf_counter()
     step = "read_schema"
-    max_steps = 20 * (max_attempts + 2)
+    max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
         update = NODES[step](state, ctx)
         state = AskState(**{**state, **update})
@@ -227,11 +213,7 @@ _REASONS = {
 
 def _shorten(text: str, width: int = 200) -> str:
     """The first line of ``text``, cut at a word boundary with an ellipsis when too long."""
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    if len(line) <= width:
-        return line
-    cut = line[:width].rsplit(" ", 1)[0] if " " in line[:width] else line[:width]
-    return cut.rstrip(" ,;:") + " …"
+    return first_line(text, width, at_word=True)
 
 
 def _attempt_line(a: Attempt, label: str) -> str:

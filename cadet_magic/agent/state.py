@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from cadet_magic.db.base import RESULT_BYTES, RunResult
+from cadet_magic.db.base import RunResult
 from cadet_magic.diagnose.classify import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
+from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.functions import FunctionCatalog
@@ -81,33 +82,43 @@ CURRENT_FIELDS = (
 )
 
 
+#: The options the state carries as inputs (the rest stay with the run's context).
+STATE_OPTIONS = (
+    "max_attempts",
+    "row_limit",
+    "timeout",
+    "fallback",
+    "fallback_row_limit",
+    "result_bytes",
+    "fallback_memory",
+)
+
+
 def initial_state(
     question: str,
     *,
     dialect: str,
     connection: str = "",
-    max_attempts: int = 3,
-    row_limit: int = 1000,
-    timeout: float = 30.0,
-    fallback: bool = True,
-    fallback_row_limit: int = 100_000,
-    result_bytes: int = RESULT_BYTES,
-    fallback_memory: int = 2 << 30,
+    options: AskOptions | None = None,
+    **overrides: Any,
 ) -> AskState:
-    """The state a run starts from."""
-    if max_attempts < 1:
+    """The state a run starts from: the question, the connection's dialect and label, and the
+    inputs of ``options`` (an :class:`AskOptions`, default its defaults; ``overrides`` are
+    option names such as ``max_attempts=2`` applied on top).
+
+    Example:
+        >>> s = initial_state("How many?", dialect="sqlite", max_attempts=2)
+        >>> s["max_attempts"], s["row_limit"], s["phase"], s["attempt"]
+        (2, 1000, 'sql', 1)
+    """
+    opts = (options or AskOptions()).replace(**overrides)
+    if opts.max_attempts < 1:
         raise ValueError("max_attempts must be at least 1")
     return AskState(
         question=question,
         dialect=dialect,
         connection=connection,
-        max_attempts=max_attempts,
-        row_limit=row_limit,
-        timeout=timeout,
-        fallback=fallback,
-        fallback_row_limit=fallback_row_limit,
-        result_bytes=result_bytes,
-        fallback_memory=fallback_memory,
+        **{name: getattr(opts, name) for name in STATE_OPTIONS},  # type: ignore[typeddict-item]
         phase="sql",
         sql_stop_reason=None,
         attempt=1,

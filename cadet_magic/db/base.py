@@ -14,10 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from cadet_magic.options import RESULT_BYTES
 from cadet_magic.schema.model import Schema
 
-#: Bytes of result values a runner fetches at most by default (64 MiB).
-RESULT_BYTES = 64 * 2**20
 #: Rows of the first chunk; later chunks grow to what the byte budget allows, at most
 #: :data:`MAX_CHUNK` rows, so one fetch overshoots the budget by at most that many rows.
 FIRST_CHUNK = 64

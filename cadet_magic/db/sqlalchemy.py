@@ -91,7 +91,7 @@ def pg_transaction_status(raw: Any) -> int | None:
 
 def sqlglot_dialect(name: str) -> str:
     """SQLAlchemy's dialect name as sqlglot's (the safety check's own mapping)."""
-    from cadet_magic.sql.validate import resolve_dialect
+    from cadet_magic.sql.dialect import resolve_dialect
 
     return resolve_dialect(name) or name
 

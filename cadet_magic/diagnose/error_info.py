@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from cadet_magic.text import without_sql_suffix
+
 _WRAPPED = re.compile(r"^\s*\((?P<mod>[\w.]+)\.(?P<cls>\w+)\)\s*", re.S)
 _JUPYSQL = "Original error message from DB driver:"
 _DUCK_PREFIX = re.compile(r"^(?P<prefix>[A-Z][A-Za-z ]*? Error): ?")
@@ -89,7 +91,8 @@ def _clean(text: str) -> tuple[str, list[str], list[str]]:
         classes.append(m.group("cls"))
         modules.append(m.group("mod"))
         text = text[m.end() :]
-    text = re.split(r"\n\[SQL: |\n\(Background on this error at:", text, maxsplit=1)[0]
+    text = without_sql_suffix(text)
+    text = re.split(r"\n\(Background on this error at:", text, maxsplit=1)[0]
     text = re.sub(r"\nIf you need help solving this issue.*", "", text, flags=re.S)
     return text.strip(), classes, modules
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cadet_magic.sql.dialect import dialect_key
+
 Template = Callable[[dict[str, Any], list[str], str], str]
 
 _DATE_FUNCTIONS = {
@@ -33,9 +35,7 @@ _DATE_FUNCTIONS = {
 }
 
 
-def _dialect(dialect: str | None) -> str:
-    d = (dialect or "").lower()
-    return {"postgresql": "postgres"}.get(d, d)
+_dialect = dialect_key
 
 
 def _names(names: list[str], n: int = 3) -> str:

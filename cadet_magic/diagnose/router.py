@@ -15,9 +15,9 @@ from typing import Any
 
 from cadet_magic.diagnose import feedback as templates
 from cadet_magic.diagnose import suggest
-from cadet_magic.diagnose.classify import classify
 from cadet_magic.diagnose.error_info import ErrorInfo, read_error
 from cadet_magic.diagnose.model import NOT_RETRYABLE, Category, Diagnosis
+from cadet_magic.diagnose.rules import classify
 from cadet_magic.diagnose.sqlcontext import SqlContext, sql_context
 from cadet_magic.schema.model import Schema
 

@@ -20,7 +20,7 @@ _FROM = re.compile(
 
 def sqlglot_dialect(dialect: str | None) -> str | None:
     """The sqlglot name of a dialect (``postgresql`` -> ``postgres``)."""
-    from cadet_magic.sql.validate import resolve_dialect
+    from cadet_magic.sql.dialect import resolve_dialect
 
     return resolve_dialect(dialect)
 

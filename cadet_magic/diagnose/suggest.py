@@ -8,6 +8,7 @@ over the schema (favouring the tables the query uses) and ranked (stdlib only).
 
 Example:
     >>> from cadet_magic.schema.model import Schema
+from cadet_magic.sql.dialect import dialect_key
     >>> s = Schema.from_mapping({"orders": ["order_id", "amount"], "customers": ["name"]})
     >>> rank_columns("amout", s, tables=["orders"])
     ['orders.amount']
@@ -22,6 +23,7 @@ from difflib import SequenceMatcher
 
 from cadet_magic.diagnose.error_info import ErrorInfo
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.dialect import dialect_key
 
 _QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 _WORDS = re.compile(r"[a-z]+|\d+")
@@ -295,7 +297,7 @@ def rank_functions(name: str, dialect: str | None, engine: list[str] | None = No
         >>> rank_functions("NVL", "postgresql")
         ['coalesce']
     """
-    d = {"postgresql": "postgres"}.get((dialect or "").lower(), (dialect or "").lower())
+    d = dialect_key(dialect)
     out: list[str] = []
     equiv = FUNCTION_EQUIVALENTS.get(d, {}).get(name.lower())
     if equiv:

@@ -43,6 +43,7 @@ from cadet_magic.display.text import (
     first_line,
 )
 from cadet_magic.result import AskResult, Attempt, sql_cell
+from cadet_magic.text import without_sql_suffix
 
 log = logging.getLogger("cadet_magic")
 
@@ -416,7 +417,7 @@ def _running_section(state: Any, phase: str, number: int) -> tuple[Any, str, str
     problem = None
     if error is not None:
         orig = getattr(error, "orig", None)
-        problem = str(orig if orig is not None else error).split("[SQL:")[0]
+        problem = without_sql_suffix(str(orig if orig is not None else error))
     elif code_run is not None and not getattr(code_run, "ok", True):
         err = getattr(code_run, "error", None)
         problem = getattr(err, "message", None) or str(err)

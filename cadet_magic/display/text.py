@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cadet_magic.result import AskResult, Attempt
+from cadet_magic.text import first_line
 
 SCRIPTED_NOTE = (
     "Scripted stand-in model: these replies were stored in advance, not written by a real LLM."
@@ -26,15 +27,6 @@ def answered_by_fallback(result: AskResult) -> bool:
     if isinstance(by, str) or by is None and hasattr(type(result), "answered_by"):
         return by == "fallback"
     return bool(result.ok and result.fallback is not None and result.fallback.ok)
-
-
-def first_line(text: str | None, width: int = 300) -> str:
-    """The first non-empty line of ``text``, cut at ``width`` (errors are shown as one line)."""
-    for line in (text or "").strip().splitlines():
-        if line.strip():
-            line = line.strip()
-            return line if len(line) <= width else line[: width - 1] + "\u2026"
-    return ""
 
 
 def verdict(a: Attempt) -> str:

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.fallback.check import CodeCheck, check_code
+from cadet_magic.text import first_line
 
 #: The file name the model's code is compiled under (how its frames are recognised).
 FILENAME = "<fallback>"
@@ -260,8 +261,7 @@ def _user_line(tb: Any) -> int | None:
 
 
 def _first_line(text: str, width: int = 300) -> str:
-    lines = [x for x in text.strip().splitlines() if x.strip()]
-    return (lines[0] if lines else "")[:width]
+    return first_line(text, width, mark="")
 
 
 class _Execution:
@@ -507,44 +507,3 @@ def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
     return CodeRun(
         ok=True, result=frame, value=value, check=verdict, elapsed=time.perf_counter() - t0
     )
-
-
-#: Whether the fallback's code runs in an isolated worker process (everywhere but Pyodide,
-#: which has no processes).
-ISOLATED = sys.platform != "emscripten"
-
-
-def run_fallback_code(
-    code: str, df: Any, *, timeout: float = 30.0, memory: int | None = None
-) -> CodeRun:
-    """The agent's default code runner: the confined worker process
-    (:func:`cadet_magic.fallback.worker.run_isolated`) where processes exist, else (Pyodide)
-    :func:`run_code` in the kernel, in the browser's sandbox, where ``memory`` is not enforced.
-    """
-    if not ISOLATED:
-        return run_code(code, df, timeout=timeout)
-    from cadet_magic.fallback.worker import run_isolated
-
-    return run_isolated(code, df, timeout=timeout, memory=memory)
-
-
-def _prepare() -> None:
-    """Starts the isolated worker in the background (the agent calls this when an SQL attempt
-    failed with the fallback allowed, and when it enters the fallback, so the worker's start
-    overlaps the model's replies); not without pandas and pyarrow here, where the fallback
-    cannot run anyway."""
-    if not ISOLATED:
-        return
-    import importlib.util
-
-    try:
-        if not all(importlib.util.find_spec(name) for name in ("pandas", "pyarrow")):
-            return
-    except (ImportError, ValueError):
-        return
-    from cadet_magic.fallback.worker import prestart
-
-    prestart()
-
-
-run_fallback_code.prepare = _prepare  # type: ignore[attr-defined]

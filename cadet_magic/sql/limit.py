@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from cadet_magic.sql.validate import _quiet_sqlglot, parse_statements, resolve_dialect
+from cadet_magic.sql.dialect import parse_statements, quiet_sqlglot, resolve_dialect
 
 #: Alias of the derived table when the query has to be wrapped.
 WRAP_ALIAS = "_cadet_limited"
@@ -150,5 +150,5 @@ def add_limit(sql: str, dialect: str | None, n: int) -> str:
         tree = _wrap(tree, n)
     else:
         return sql
-    with _quiet_sqlglot():
+    with quiet_sqlglot():
         return tree.sql(dialect=read, comments=False)

@@ -20,7 +20,8 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from cadet_magic.sql.validate import Issue, Validation, parse_statements, resolve_dialect
+from cadet_magic.sql.dialect import parse_statements, resolve_dialect
+from cadet_magic.sql.validate import Issue, Validation
 
 #: Aggregate functions sqlglot may parse as anonymous calls in some dialects.
 AGGREGATE_NAMES = frozenset(

@@ -23,16 +23,22 @@ Example:
 from __future__ import annotations
 
 import difflib
-import logging
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
 
 from cadet_magic.sql import rules
+from cadet_magic.sql.dialect import (  # re-exported: importable from here as before
+    DIALECT_ALIASES as DIALECT_ALIASES,
+)
+from cadet_magic.sql.dialect import (
+    parse_statements,
+    quiet_sqlglot,
+    resolve_dialect,
+)
 from cadet_magic.sql.functions import FunctionCatalog, catalog_refusal, never_reason
 
 
@@ -51,20 +57,6 @@ class Validation:
     ok: bool
     issues: list[Issue] = field(default_factory=list)
     sql: str = ""
-
-
-#: Names the notebook world uses for dialects, mapped to sqlglot's names.
-DIALECT_ALIASES = {
-    "postgresql": "postgres",
-    "pg": "postgres",
-    "psycopg": "postgres",
-    "mssql": "tsql",
-    "sqlserver": "tsql",
-    "sqlite3": "sqlite",
-    "mariadb": "mysql",
-    "googlesql": "bigquery",
-    "databricks": "databricks",
-}
 
 
 def _classes(*names: str) -> tuple[type[exp.Expression], ...]:
@@ -104,39 +96,8 @@ _STATEMENT_WORDS: dict[type[exp.Expression], str] = {
 }
 
 
-@contextmanager
-def _quiet_sqlglot() -> Iterator[None]:
-    """Silences sqlglot's 'falling back to Command' warnings during one parse."""
-    logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def resolve_dialect(dialect: str | None) -> str | None:
-    """The sqlglot dialect name for ``dialect`` (None when sqlglot does not know it)."""
-    if not dialect:
-        return None
-    name = DIALECT_ALIASES.get(dialect.lower(), dialect.lower())
-    try:
-        sqlglot.Dialect.get_or_raise(name)
-    except ValueError:
-        return None
-    return name
-
-
-def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
-    """The statements of ``sql``, without the empty ones a trailing ``;`` or comment leaves.
-
-    Raises:
-        sqlglot.errors.SqlglotError: when the SQL does not tokenize or parse.
-    """
-    with _quiet_sqlglot():
-        trees = sqlglot.parse(sql, read=dialect)
-    return [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
+#: Kept under its old name for the modules that import it from here.
+_quiet_sqlglot = quiet_sqlglot
 
 
 def _parse_error_message(error: Exception, dialect: str | None) -> str:

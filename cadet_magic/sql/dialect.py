@@ -1,0 +1,96 @@
+"""Dialect names, parsing and sqlglot's logger: the one home for all three.
+
+The notebook world names dialects its own way (SQLAlchemy's ``postgresql``, ``mssql``, a
+driver's ``sqlite3``); sqlglot has its own names. :func:`dialect_key` maps a name without
+asking sqlglot (for tables keyed by dialect), :func:`resolve_dialect` also checks that sqlglot
+knows it. :func:`quiet_sqlglot` silences sqlglot's parse warnings during one block.
+
+Example:
+    >>> dialect_key("PostgreSQL"), resolve_dialect("sqlite3"), resolve_dialect("nonsense")
+    ('postgres', 'sqlite', None)
+    >>> [type(t).__name__ for t in parse_statements("SELECT 1; SELECT 2;", "duckdb")]
+    ['Select', 'Select']
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import sqlglot
+from sqlglot import exp
+
+#: Names the notebook world uses for dialects, mapped to sqlglot's names.
+DIALECT_ALIASES = {
+    "postgresql": "postgres",
+    "pg": "postgres",
+    "psycopg": "postgres",
+    "mssql": "tsql",
+    "sqlserver": "tsql",
+    "sqlite3": "sqlite",
+    "mariadb": "mysql",
+    "googlesql": "bigquery",
+    "databricks": "databricks",
+}
+
+
+def dialect_key(dialect: str | None) -> str:
+    """``dialect`` lower-cased and mapped to sqlglot's name ("" for None), unchecked.
+
+    Example:
+        >>> dialect_key(None), dialect_key("DuckDB"), dialect_key("mssql")
+        ('', 'duckdb', 'tsql')
+    """
+    name = (dialect or "").lower()
+    return DIALECT_ALIASES.get(name, name)
+
+
+def resolve_dialect(dialect: str | None) -> str | None:
+    """The sqlglot dialect name for ``dialect`` (None when sqlglot does not know it).
+
+    Example:
+        >>> resolve_dialect("postgresql"), resolve_dialect(None)
+        ('postgres', None)
+    """
+    if not dialect:
+        return None
+    name = dialect_key(dialect)
+    try:
+        sqlglot.Dialect.get_or_raise(name)
+    except ValueError:
+        return None
+    return name
+
+
+@contextmanager
+def quiet_sqlglot() -> Iterator[None]:
+    """Silences sqlglot's warnings (e.g. 'falling back to Command') during one block.
+
+    Example:
+        >>> with quiet_sqlglot():
+        ...     logging.getLogger("sqlglot").level == logging.ERROR
+        True
+    """
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
+    """The statements of ``sql``, without the empty ones a trailing ``;`` or comment leaves.
+
+    Raises:
+        sqlglot.errors.SqlglotError: when the SQL does not tokenize or parse.
+
+    Example:
+        >>> len(parse_statements("SELECT 1;  -- done", None))
+        1
+    """
+    with quiet_sqlglot():
+        trees = sqlglot.parse(sql, read=dialect)
+    return [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]

@@ -1,0 +1,93 @@
+"""Cutting text for one-line displays, prompts and logs: the one home of "first line, cut".
+
+Standard library only (the portable core uses it).
+
+Example:
+    >>> first_line("  no such column: amout\\n  LINE 1: SELECT amout ...")
+    'no such column: amout'
+    >>> first_line("a long error message", 10)
+    'a long er…'
+    >>> without_sql_suffix("(sqlite3.OperationalError) no such table: x\\n[SQL: SELECT * FROM x]")
+    '(sqlite3.OperationalError) no such table: x'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: What SQLAlchemy appends to its errors: the statement and a link to its documentation.
+SQL_SUFFIX = "[SQL:"
+
+#: The mark put where a line was cut.
+ELLIPSIS = "\u2026"
+
+
+def cut(text: str, width: int, *, mark: str = ELLIPSIS, at_word: bool = False) -> str:
+    """``text`` cut to ``width`` characters, ending with ``mark`` when it was cut.
+
+    With ``at_word`` the cut falls on the last space before ``width`` (trailing punctuation
+    dropped) and the mark follows a space; with ``mark=""`` the text is simply truncated.
+
+    Example:
+        >>> cut("abcdef", 4), cut("abcdef", 4, mark=""), cut("abcdef", 10)
+        ('abc…', 'abcd', 'abcdef')
+        >>> cut("one two, three four", 12, at_word=True)
+        'one two …'
+    """
+    if len(text) <= width:
+        return text
+    if at_word:
+        head = text[:width]
+        head = head.rsplit(" ", 1)[0] if " " in head else head
+        return head.rstrip(" ,;:") + (" " + mark if mark else "")
+    if not mark:
+        return text[:width]
+    return text[: width - len(mark)] + mark
+
+
+def first_line(
+    text: str | None, width: int | None = 300, *, mark: str = ELLIPSIS, at_word: bool = False
+) -> str:
+    """The first non-empty line of ``text`` (stripped), cut at ``width`` (None: not cut).
+
+    Example:
+        >>> first_line(None), first_line("\\n\\n  x  \\ny")
+        ('', 'x')
+        >>> first_line("abcdef", 3, mark="")
+        'abc'
+    """
+    for line in (text or "").splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if width is None else cut(line, width, mark=mark, at_word=at_word)
+    return ""
+
+
+def without_sql_suffix(text: str) -> str:
+    """``text`` without SQLAlchemy's ``[SQL: ...]`` suffix (and what follows it), stripped.
+
+    Example:
+        >>> without_sql_suffix("boom [SQL: SELECT 1]")
+        'boom'
+    """
+    return text.split(SQL_SUFFIX, 1)[0].strip()
+
+
+def error_text(error: Any) -> str | None:
+    """An error as the text an attempt records: the driver's own exception when SQLAlchemy
+    wrapped one (``.orig``), without SQLAlchemy's ``[SQL: ...]`` suffix; the class name when
+    the message is empty; a string as it is; None for None.
+
+    Example:
+        >>> error_text(ValueError("bad value [SQL: SELECT 1]")), error_text(KeyError())
+        ('bad value', 'KeyError')
+        >>> error_text("as written") , error_text(None)
+        ('as written', None)
+    """
+    if error is None:
+        return None
+    if isinstance(error, BaseException):
+        orig = getattr(error, "orig", None)
+        err = orig if orig is not None else error
+        return without_sql_suffix(str(err).strip()) or type(err).__name__
+    return str(error)

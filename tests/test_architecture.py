@@ -1,0 +1,171 @@
+"""The package's import structure: no import cycles, and the portable core never imports an edge.
+
+The core (the agent, the SQL check, the diagnosis, the schema, the fallback, and the plain-data
+modules they share) runs in Pyodide: it imports the standard library, sqlglot, sqlparse and
+other core modules only (pandas and pyarrow lazily, inside the functions that run the
+fallback's code). The edges (the magic, the API, the model loaders, the displays, the database
+runners) adapt the core to IPython, widgets, databases and providers; they may import the core,
+never the other way round. Every import counts, lazy ones inside functions too, except those
+under ``if TYPE_CHECKING:``.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+import cadet_magic
+
+ROOT = Path(cadet_magic.__file__).parent
+
+#: Packages and modules of the portable core (dotted, under cadet_magic).
+CORE_PACKAGES = ("agent", "sql", "diagnose", "schema", "fallback")
+CORE_MODULES = ("result", "options", "text", "errors", "db.base")
+#: Third-party packages the core may import (anywhere), and those it may import lazily only.
+CORE_LIBRARIES = {"sqlglot", "sqlparse"}
+#: (sandlock, pyseccomp: confinement bindings, imported only in the fallback's worker process.)
+LAZY_LIBRARIES = {"pandas", "pyarrow", "numpy", "sandlock", "pyseccomp"}
+STDLIB = set(sys.stdlib_module_names) | {"__future__"}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def is_core(name: str) -> bool:
+    short = name.removeprefix("cadet_magic.")
+    return short in CORE_MODULES or short.split(".")[0] in CORE_PACKAGES
+
+
+def _resolve(target: str) -> str | None:
+    """The cadet_magic module an import names (``from pkg import mod`` names a module too)."""
+    while target and target not in MODULES:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def imports(name: str) -> list[tuple[str, bool]]:
+    """(imported name, at module level) for every import of module ``name``."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(), str(path))
+    is_pkg = path.name == "__init__.py"
+    out: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                for sub in child.orelse:
+                    visit(sub, top)
+                continue
+            if isinstance(child, ast.Import):
+                out.extend((a.name, top) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = name if is_pkg else name.rpartition(".")[0]
+                    for _ in range(child.level - 1):
+                        base = base.rpartition(".")[0]
+                    module = f"{base}.{child.module}" if child.module else base
+                else:
+                    module = child.module or ""
+                out.append((module, top))
+                out.extend((f"{module}.{a.name}", top) for a in child.names)
+            inner = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            visit(child, top and not inner)
+
+    visit(tree, True)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    """Module -> the cadet_magic modules it imports (a package's own __init__ excluded)."""
+    edges: dict[str, set[str]] = {}
+    for name in MODULES:
+        targets = set()
+        for target, _ in imports(name):
+            if target.split(".")[0] != "cadet_magic":
+                continue
+            resolved = _resolve(target)
+            if resolved and resolved != name and not name.startswith(resolved + "."):
+                targets.add(resolved)
+        edges[name] = targets
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan's algorithm).
+
+    >>> cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}})
+    [['a', 'b']]
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            connect(v)
+    return found
+
+
+def test_no_import_cycles():
+    assert cycles(graph()) == []
+
+
+def test_cycle_finder_sees_a_lazy_import_cycle():
+    """The shim the package once had (a module ``__getattr__`` importing back) is a cycle."""
+    assert cycles({"classify": {"router"}, "router": {"classify"}}) == [["classify", "router"]]
+
+
+CORE = sorted(n for n in MODULES if is_core(n))
+
+
+def test_core_is_listed():
+    for package in CORE_PACKAGES:
+        assert f"cadet_magic.{package}" in CORE
+    assert "cadet_magic.display" not in CORE and "cadet_magic.api" not in CORE
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_core_never_imports_an_edge(name):
+    for target, top in imports(name):
+        root = target.split(".")[0]
+        if root == "cadet_magic":
+            resolved = _resolve(target)
+            assert resolved is None or is_core(resolved), f"{name} imports the edge {resolved}"
+        elif top:
+            assert root in STDLIB | CORE_LIBRARIES, f"{name} imports {root} at module level"
+        else:
+            assert root in STDLIB | CORE_LIBRARIES | LAZY_LIBRARIES, f"{name} imports {root}"
