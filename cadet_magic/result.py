@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 #: How an :class:`AskResult` renders: ``"text"`` (the plain-text account) and
@@ -61,8 +62,60 @@ def sql_cell(sql: str) -> str:
     return "%%sql\n" + body + "\n"
 
 
+class Outcome(StrEnum):
+    """What happened to an attempt (a ``str``: compares equal to its value).
+
+    Example:
+        >>> Outcome.refused == "refused", f"{Outcome.no_sql}"
+        (True, 'no_sql')
+    """
+
+    ok = "ok"
+    refused = "refused"
+    error = "error"
+    timeout = "timeout"
+    no_sql = "no_sql"
+    model_error = "model_error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Phase(StrEnum):
+    """Which phase an attempt belongs to: the SQL phase, then the simple SELECT + pandas one.
+
+    Example:
+        >>> [str(p) for p in Phase]
+        ['sql', 'fallback']
+    """
+
+    sql = "sql"
+    fallback = "fallback"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class StopReason(StrEnum):
+    """Why a run ended (``AskResult.stop_reason``; also why the SQL phase handed over).
+
+    Example:
+        >>> StopReason("max_attempts") is StopReason.max_attempts
+        True
+    """
+
+    success = "success"
+    max_attempts = "max_attempts"
+    unchanged_sql = "unchanged_sql"
+    not_retryable = "not_retryable"
+    model_error = "model_error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 #: Outcomes an attempt can have.
-OUTCOMES = ("ok", "refused", "error", "timeout", "no_sql", "model_error")
+OUTCOMES = tuple(o.value for o in Outcome)
 
 
 @dataclass

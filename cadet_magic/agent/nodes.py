@@ -17,24 +17,32 @@ from cadet_magic.agent.reply import content_text, extract_code, extract_sql
 from cadet_magic.agent.routes import decide
 from cadet_magic.agent.state import CURRENT_FIELDS, AskState
 from cadet_magic.db.base import Runner
-from cadet_magic.diagnose import no_sql_feedback
-from cadet_magic.diagnose.classify import Category, Diagnosis, diagnose_error
+from cadet_magic.diagnose.failures import (
+    CodeFailed,
+    CodeRefused,
+    NoBlocks,
+    NoSQL,
+    NotSimple,
+    TooManyRows,
+    combine,
+)
+from cadet_magic.diagnose.failures import diagnose as diagnose_failure
+from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.errors import (
     FailedTransactionError,
     ModelCallError,
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.fallback import feedback as fallback_feedback
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.default import run_fallback_code
-from cadet_magic.fallback.feedback import FallbackCategory
 from cadet_magic.fallback.run import CodeError, CodeRun, make_frame
 from cadet_magic.options import AskOptions
-from cadet_magic.result import Attempt
+from cadet_magic.result import Attempt, Outcome, Phase, StopReason
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.normalize import sql_diff
+from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.simple import check_simple_select
 from cadet_magic.sql.validate import Validation, renamed_functions, validate_sql
 from cadet_magic.text import error_text, first_line
@@ -169,7 +177,7 @@ def generate(state: AskState, ctx: Context) -> dict:
     """Asks the model for SQL (in the fallback: a simple SELECT plus pandas code), with the
     earlier attempts of the phase and the feedback on a retry."""
     attempts = [a for a in state["attempts"] if a.phase == state["phase"]]
-    fallback = state["phase"] == "fallback"
+    fallback = state["phase"] == Phase.fallback
     if fallback:
         sql_attempts = [a for a in state["attempts"] if a.phase == "sql"]
         messages = build_fallback_messages(
@@ -207,7 +215,7 @@ def check(state: AskState, ctx: Context) -> dict:
     verdict = validate_sql(
         state["sql"], state["dialect"], state.get("allowed_tables"), state.get("functions")
     )
-    if verdict.ok and state["phase"] == "fallback":
+    if verdict.ok and state["phase"] == Phase.fallback:
         simple = check_simple_select(verdict.sql, state["dialect"])
         if not simple.ok:
             verdict = Validation(False, simple.issues, verdict.sql)
@@ -264,7 +272,7 @@ def execute(state: AskState, ctx: Context) -> dict:
     try:
         limit = (
             state.get("fallback_row_limit", state["row_limit"])
-            if state["phase"] == "fallback"
+            if state["phase"] == Phase.fallback
             else state["row_limit"]
         )
         bound = {}
@@ -297,9 +305,10 @@ def _takes_max_bytes(runner: Runner) -> bool:
 
 
 def diagnose(state: AskState, ctx: Context) -> dict:
-    """Works out why the attempt failed and what to tell the model."""
+    """Works out why the attempt failed and what to tell the model (one :class:`Diagnosis`,
+    through :func:`cadet_magic.diagnose.failures.diagnose`)."""
     t0 = time.perf_counter()
-    if state["phase"] == "fallback":
+    if state["phase"] == Phase.fallback:
         diagnosis = _diagnose_fallback(state)
         return {
             "diagnosis": diagnosis,
@@ -308,31 +317,28 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     if state.get("fallback"):  # a fallback may follow: its worker can start meanwhile
         _prepare_code_runner(ctx)
     verdict = state.get("check")
+    where = {"sql": state.get("sql"), "dialect": state["dialect"], "schema": state["schema"]}
     if not state.get("sql"):
-        reply = state.get("reply") or ""
-        diagnosis = Diagnosis(
-            Category.no_sql, True, {"reply": reply[:300]}, [], no_sql_feedback(reply)
-        )
+        diagnosis = diagnose_failure(NoSQL(state.get("reply") or ""))
     elif verdict is not None and not verdict.ok:
-        diagnosis = diagnose_error(
-            _refusal(verdict), sql=state["sql"], dialect=state["dialect"], schema=state["schema"]
-        )
+        diagnosis = diagnose_failure(SafetyRefusal(verdict.issues), **where)
     else:
-        diagnosis = diagnose_error(
-            _as_written(state["error"], state["sql"], state["dialect"]),
-            sql=state["sql"],
-            dialect=state["dialect"],
-            schema=state["schema"],
+        error = state["error"]
+        diagnosis = diagnose_failure(
+            error, message=_as_written(error, state["sql"], state["dialect"]), **where
         )
     return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
 
 
-def _as_written(error: Any, sql: str, dialect: str | None) -> Any:
-    """The engine's error naming functions as the model wrote them, not as they ran.
+def _as_written(error: Any, sql: str, dialect: str | None) -> str | None:
+    """The engine's error text naming functions as the model wrote them, not as they ran
+    (None when nothing was renamed: the error is read as it is).
 
     Example:
         >>> _as_written("no such function: PERCENTILE_CONT", "SELECT median(x) FROM t", "sqlite")
         'no such function: MEDIAN'
+        >>> _as_written("no such column: y", "SELECT median(x) FROM t", "sqlite") is None
+        True
     """
     import re
 
@@ -341,7 +347,7 @@ def _as_written(error: Any, sql: str, dialect: str | None) -> Any:
         pattern = re.compile(rf"\b{re.escape(run_as)}\b", re.IGNORECASE)
         if pattern.search(text):
             text = pattern.sub(written, text)
-    return error if text == str(error) else text
+    return None if text == str(error) else text
 
 
 def _diagnose_fallback(state: AskState) -> Diagnosis:
@@ -353,174 +359,39 @@ def _diagnose_fallback(state: AskState) -> Diagnosis:
     """
     sql, code = state.get("sql"), state.get("code")
     verdict, code_check = state.get("check"), state.get("code_check")
-    found: list[tuple[Any, bool, str, list[str], dict]] = []
+    where = {"sql": sql, "dialect": state["dialect"], "schema": state["schema"]}
+    found: list[tuple[Any, str | None]] = []
     if not sql or not code:
-        found.append(
-            (
-                FallbackCategory.no_blocks,
-                True,
-                fallback_feedback.no_blocks(bool(sql), bool(code)),
-                [],
-                {},
-            )
-        )
+        found.append((NoBlocks(bool(sql), bool(code)), None))
     if verdict is not None and not verdict.ok:
         codes = {i.code for i in verdict.issues}
-        if codes == {"not_simple"}:
-            found.append(
-                (
-                    FallbackCategory.not_simple,
-                    True,
-                    fallback_feedback.not_simple(verdict.issues),
-                    [],
-                    {"issues": [i.message for i in verdict.issues]},
-                )
-            )
-        else:
-            d = diagnose_error(
-                _refusal(verdict), sql=sql, dialect=state["dialect"], schema=state["schema"]
-            )
-            found.append((d.category, d.retryable, d.feedback, d.suggestions, d.details))
+        refusal = NotSimple(verdict.issues) if codes == {"not_simple"} else None
+        found.append((refusal or SafetyRefusal(verdict.issues), "SQL"))
     if code_check is not None and not code_check.ok:
-        found.append(
-            (
-                FallbackCategory.code_refused,
-                True,
-                fallback_feedback.code_refused(code_check.issues),
-                [],
-                {"issues": [str(i) for i in code_check.issues]},
-            )
-        )
+        found.append((CodeRefused(code_check.issues), "Python"))
     execution, run = state.get("execution"), state.get("code_run")
     if not found and state.get("error") is not None:
-        d = diagnose_error(
-            state["error"], sql=sql, dialect=state["dialect"], schema=state["schema"]
-        )
-        found.append((d.category, d.retryable, d.feedback, d.suggestions, d.details))
+        found.append((state["error"], None))
     elif not found and execution is not None and execution.truncated:
-        limit = state.get("fallback_row_limit", state["row_limit"])
-        found.append(
-            (FallbackCategory.too_many_rows, True, fallback_feedback.too_many_rows(limit), [], {})
-        )
+        found.append((TooManyRows(state.get("fallback_row_limit", state["row_limit"])), None))
     elif not found and run is not None and not run.ok:
-        found.append(_code_failure(run.error, execution))
+        columns = list(getattr(execution, "columns", []) or [])
+        found.append((CodeFailed(run.error, columns), None))
     if not found:  # pragma: no cover - diagnose is only reached after a failure
-        found.append((FallbackCategory.python_error, True, "Fix the code.", [], {}))
-    category, retryable, _, suggestions, details = found[0]
-    return Diagnosis(
-        category,
-        all(f[1] for f in found),
-        details,
-        list(suggestions),
-        "\n\n".join(f[2] for f in found if f[2]),
-    )
-
-
-def _code_failure(error: CodeError | None, execution: Any) -> tuple:
-    columns = list(getattr(execution, "columns", []) or [])
-    kind = getattr(error, "kind", "error")
-    details = {"error": str(error)} if error is not None else {}
-    if kind == "timeout":
-        return (
-            FallbackCategory.code_timeout,
-            True,
-            fallback_feedback.code_timeout(error),
-            [],
-            details,
-        )
-    if kind == "memory":
-        return (
-            FallbackCategory.code_memory,
-            True,
-            fallback_feedback.code_memory(error),
-            [],
-            details,
-        )
-    if kind == "no_result":
-        return (FallbackCategory.no_result, True, fallback_feedback.no_result(), [], details)
-    if kind == "bad_result":
-        return (FallbackCategory.bad_result, True, fallback_feedback.bad_result(error), [], details)
-    if kind in ("unavailable", "worker"):
-        return (
-            FallbackCategory.unavailable,
-            False,
-            fallback_feedback.unavailable(error),
-            [],
-            details,
-        )
-    if kind == "refused":
-        return (
-            FallbackCategory.code_refused,
-            True,
-            fallback_feedback.code_refused([error]),
-            [],
-            details,
-        )
-    return (
-        FallbackCategory.python_error,
-        True,
-        fallback_feedback.python_error(error, columns),
-        [],
-        details,
-    )
-
-
-def _refusal(verdict: Any) -> Any:
-    """The safety check's verdict as the error the diagnosis reads."""
-    from cadet_magic.sql.refusal import SafetyRefusal
-
-    return SafetyRefusal(verdict.issues)
+        found.append((CodeFailed(None), None))
+    return combine([diagnose_failure(f, **where) for f, _ in found], [lb for _, lb in found])
 
 
 def _outcome(state: AskState) -> tuple[str, str | None]:
+    """The attempt's outcome and message, derived once from its diagnosis."""
     if state.get("model_error"):
-        return "model_error", state["model_error"]
-    if state["phase"] == "fallback":
-        return _fallback_outcome(state)
-    if state.get("execution") is not None:
-        return "ok", None
-    if not state.get("sql"):
-        return "no_sql", "The reply contained no SQL."
-    verdict = state.get("check")
-    if verdict is not None and not verdict.ok:
-        return "refused", "; ".join(i.message for i in verdict.issues)
+        return Outcome.model_error, state["model_error"]
+    if answered(state):
+        return Outcome.ok, None
     diagnosis = state.get("diagnosis")
-    if diagnosis is not None and diagnosis.category is Category.timeout:
-        return "timeout", _error_text(state.get("error"))
-    return "error", _error_text(state.get("error"))
-
-
-def _fallback_outcome(state: AskState) -> tuple[str, str | None]:
-    run = state.get("code_run")
-    if run is not None and run.ok:
-        return "ok", None
-    sql, code = state.get("sql"), state.get("code")
-    verdict, code_check = state.get("check"), state.get("code_check")
-    problems = []
-    if not sql:
-        problems.append("The reply contained no SQL.")
-    if not code:
-        problems.append("The reply contained no Python code.")
-    if verdict is not None and not verdict.ok:
-        problems.append("SQL: " + "; ".join(i.message for i in verdict.issues))
-    if code_check is not None and not code_check.ok:
-        problems.append("Python: " + "; ".join(str(i) for i in code_check.issues))
-    if problems:
-        refused = (verdict is not None and not verdict.ok) or (
-            code_check is not None and not code_check.ok
-        )
-        return ("refused" if refused else "no_sql"), " ".join(problems)
-    if state.get("error") is not None:
-        diagnosis = state.get("diagnosis")
-        timed_out = diagnosis is not None and diagnosis.category is Category.timeout
-        return ("timeout" if timed_out else "error"), _error_text(state["error"])
-    execution = state.get("execution")
-    if execution is not None and execution.truncated:
-        limit = state.get("fallback_row_limit", state["row_limit"])
-        return "error", f"The SELECT returned more than {limit} rows."
-    if run is not None and run.error is not None:
-        return ("timeout" if run.error.kind == "timeout" else "error"), str(run.error)
-    return "error", None
+    if diagnosis is None:  # pragma: no cover - a failed attempt is always diagnosed
+        return Outcome.error, None
+    return diagnosis.outcome, diagnosis.error
 
 
 _error_text = error_text
@@ -533,7 +404,7 @@ def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
     same_phase = [a for a in state["attempts"] if a.phase == state["phase"]]
     previous_sql = same_phase[-1].sql if same_phase else None
     diff = sql_diff(previous_sql, state.get("sql")) if same_phase and state.get("sql") else None
-    if state["phase"] == "fallback" and same_phase:
+    if state["phase"] == Phase.fallback and same_phase:
         diff = _with_code_diff(diff, same_phase[-1].code, state.get("code"))
     attempt = Attempt(
         number=state["attempt"],
@@ -548,7 +419,7 @@ def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
         reply=state.get("reply") or "",
         phase=state["phase"],
         retryable=diagnosis.retryable if diagnosis is not None else True,
-        code=state.get("code") if state["phase"] == "fallback" else None,
+        code=state.get("code") if state["phase"] == Phase.fallback else None,
     )
     _log_attempt(attempt, state["max_attempts"])
     return attempt
@@ -606,8 +477,8 @@ def start_fallback(state: AskState, ctx: Context) -> dict:
     _prepare_code_runner(ctx)
     return {
         "attempts": (*state["attempts"], done),
-        "phase": "fallback",
-        "sql_stop_reason": "max_attempts",
+        "phase": Phase.fallback,
+        "sql_stop_reason": StopReason.max_attempts,
         "attempt": 1,
         **{f: None for f in CURRENT_FIELDS},
     }
@@ -622,7 +493,7 @@ def _prepare_code_runner(ctx: Context) -> None:
 
 def answered(state: AskState) -> bool:
     """Whether the attempt in progress produced the answer (in its phase)."""
-    if state["phase"] == "fallback":
+    if state["phase"] == Phase.fallback:
         run = state.get("code_run")
         return run is not None and run.ok
     return state.get("execution") is not None
@@ -632,10 +503,10 @@ def finish(state: AskState, ctx: Context) -> dict:
     """Records the last attempt and why the run stopped."""
     done = close_attempt(state, feedback_sent=False)
     if state.get("model_error"):
-        reason = "model_error"
+        reason = StopReason.model_error
     elif answered(state):
-        reason = "success"
+        reason = StopReason.success
     else:
-        reason = decide(state)
+        reason = StopReason(decide(state))
     log.info("[end] %s after %d attempt(s)", reason, done.number)
     return {"attempts": (*state["attempts"], done), "stop_reason": reason}

@@ -8,7 +8,7 @@ from cadet_magic.db.base import RunResult
 from cadet_magic.diagnose.classify import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.options import AskOptions
-from cadet_magic.result import Attempt
+from cadet_magic.result import Attempt, Phase
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.validate import Validation
@@ -108,7 +108,7 @@ def initial_state(
 
     Example:
         >>> s = initial_state("How many?", dialect="sqlite", max_attempts=2)
-        >>> s["max_attempts"], s["row_limit"], s["phase"], s["attempt"]
+        >>> s["max_attempts"], s["row_limit"], str(s["phase"]), s["attempt"]
         (2, 1000, 'sql', 1)
     """
     opts = (options or AskOptions()).replace(**overrides)
@@ -119,7 +119,7 @@ def initial_state(
         dialect=dialect,
         connection=connection,
         **{name: getattr(opts, name) for name in STATE_OPTIONS},  # type: ignore[typeddict-item]
-        phase="sql",
+        phase=Phase.sql,
         sql_stop_reason=None,
         attempt=1,
         attempts=(),

@@ -97,8 +97,10 @@ def _clean(text: str) -> tuple[str, list[str], list[str]]:
     return text.strip(), classes, modules
 
 
-def read_error(error: BaseException | str) -> ErrorInfo:
-    """Reads ``error`` (an exception of any wrapping, or a message) into an :class:`ErrorInfo`.
+def read_error(error: BaseException | str, message: str | None = None) -> ErrorInfo:
+    """Reads ``error`` (an exception of any wrapping, or a message) into an :class:`ErrorInfo`;
+    ``message``, when given, replaces the exception's text (its class names, SQLSTATE and
+    driver attributes are still read).
 
     Example:
         >>> info = read_error('Binder Error: Referenced column "amout" not found in FROM clause!\\n'
@@ -138,6 +140,8 @@ def read_error(error: BaseException | str) -> ErrorInfo:
             text = str(error)
     else:
         text = str(error)
+    if message is not None:
+        text = message
     text, wrapped_classes, wrapped_modules = _clean(text)
     for c, m in zip(wrapped_classes, wrapped_modules, strict=True):
         if c not in classes:

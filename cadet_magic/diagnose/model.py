@@ -38,7 +38,7 @@ class Category(StrEnum):
         return self.value
 
 
-#: Regenerating the SQL cannot fix these (seed querypilot-day5-self-correction.md 6.3).
+#: Regenerating the SQL cannot fix these.
 NOT_RETRYABLE = frozenset({Category.permission_denied, Category.connection_error})
 
 
@@ -53,10 +53,18 @@ class Diagnosis:
         suggestions: ranked real names (``table.column`` or ``table``; functions for
             function_not_found), best first.
         feedback: the text for the model (the failed SQL plus a short, specific fix).
+        outcome: what the attempt's record says happened (an ``Outcome`` value).
+        error: the message the attempt's record shows (the engine's own words, one problem
+            per failure), or None.
+        exception: the original exception (class, SQLSTATE, driver attributes), when an
+            exception caused the failure.
     """
 
-    category: Category
+    category: Any
     retryable: bool
     details: dict[str, Any] = field(default_factory=dict)
     suggestions: list[str] = field(default_factory=list)
     feedback: str = ""
+    outcome: str = "error"
+    error: str | None = None
+    exception: BaseException | None = field(default=None, repr=False, compare=False)

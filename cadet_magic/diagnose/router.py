@@ -20,6 +20,8 @@ from cadet_magic.diagnose.model import NOT_RETRYABLE, Category, Diagnosis
 from cadet_magic.diagnose.rules import classify
 from cadet_magic.diagnose.sqlcontext import SqlContext, sql_context
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.text import error_text
 
 _REFUSAL_CODES = {
     "multiple_statements": Category.multiple_statements,
@@ -110,7 +112,7 @@ def _position(info: ErrorInfo, sql: str | None, ident: str | None) -> int | None
     return None
 
 
-def _refusal(error: Any) -> tuple[Category, dict[str, Any]]:
+def _refusal(error: SafetyRefusal) -> tuple[Category, dict[str, Any]]:
     issues = list(getattr(error, "issues", []) or [])
     codes = list(error.codes)
     category = _REFUSAL_CODES.get(codes[0], Category.forbidden) if codes else Category.forbidden
@@ -130,20 +132,13 @@ def _refusal(error: Any) -> tuple[Category, dict[str, Any]]:
     return category, details
 
 
-def _is_refusal(error: Any) -> bool:
-    return (
-        not isinstance(error, str)
-        and hasattr(error, "issues")
-        and isinstance(getattr(type(error), "codes", None), property)
-    )
-
-
 def diagnose_error(
     error: BaseException | str,
     *,
     sql: str | None = None,
     dialect: str | None = None,
     schema: Schema | Mapping[str, Iterable[str]] | None = None,
+    message: str | None = None,
 ) -> Diagnosis:
     """Classifies an error and builds suggestions and feedback for the model.
 
@@ -154,6 +149,8 @@ def diagnose_error(
         sql: the failed query (for aliases, positions and the feedback).
         dialect: ``duckdb``, ``sqlite``, ``postgresql``... (for dialect-specific advice).
         schema: the live schema, a :class:`Schema` or a ``{table: [column, ...]}`` mapping.
+        message: the error's text to read instead of the exception's own (e.g. naming
+            functions as the model wrote them); the exception's class and SQLSTATE still count.
 
     Returns:
         The :class:`Diagnosis`: category, retryable, details (message, identifier,
@@ -168,11 +165,11 @@ def diagnose_error(
     """
     sch = Schema.coerce(schema)
     ctx = sql_context(sql, dialect)
-    if _is_refusal(error):
+    if isinstance(error, SafetyRefusal):
         category, details = _refusal(error)
         info = None
     else:
-        info = read_error(error)
+        info = read_error(error, message)
         category = classify(info)
         details = {"message": info.message, "primary": info.primary}
         for key in ("sqlstate", "errorname", "prefix", "hint"):
@@ -202,12 +199,16 @@ def diagnose_error(
         real = suggestions[0].split(".")[-1]
         if bare != real and bare.lower() == real.lower():
             details["case_sensitive"] = True
+    refused = isinstance(error, SafetyRefusal)
     return Diagnosis(
         category=category,
         retryable=category not in NOT_RETRYABLE,
         details=details,
         suggestions=suggestions,
         feedback=templates.render(sql, category.value, details, suggestions, dialect),
+        outcome=("refused" if refused else "timeout" if category is Category.timeout else "error"),
+        error=str(error) if refused else error_text(error),
+        exception=error if isinstance(error, BaseException) else None,
     )
 
 

@@ -8,7 +8,6 @@ over the schema (favouring the tables the query uses) and ranked (stdlib only).
 
 Example:
     >>> from cadet_magic.schema.model import Schema
-from cadet_magic.sql.dialect import dialect_key
     >>> s = Schema.from_mapping({"orders": ["order_id", "amount"], "customers": ["name"]})
     >>> rank_columns("amout", s, tables=["orders"])
     ['orders.amount']

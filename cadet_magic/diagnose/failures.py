@@ -1,0 +1,221 @@
+"""Every failure an attempt can have, and the one entry point that diagnoses it.
+
+A failure is an engine error (an exception of any wrapping, or its message), a safety refusal
+(:class:`~cadet_magic.sql.refusal.SafetyRefusal`) or one of the plain records below (a reply
+without SQL; in the fallback, a reply without both blocks, a SELECT that is not simple, too
+many rows, refused pandas code, a failed code run). :func:`diagnose` turns any of them into a
+:class:`Diagnosis` carrying the category, the feedback for the model, the outcome and the
+message the attempt's record shows, and the original exception; :func:`combine` merges the
+diagnoses of one attempt's several problems (the fallback checks its SQL and its code).
+
+Example:
+    >>> d = diagnose(NoSQL("Sorry, I cannot."))
+    >>> d.category, str(d.outcome), d.error
+    (<Category.no_sql: 'no_sql'>, 'no_sql', 'The reply contained no SQL.')
+    >>> d = diagnose(ValueError("no such column: amout"), sql="SELECT amout FROM t",
+    ...              schema={"t": ["amount"]})
+    >>> d.category.value, str(d.outcome), d.error, type(d.exception).__name__
+    ('column_not_found', 'error', 'no such column: amout', 'ValueError')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cadet_magic.diagnose.feedback import no_sql_feedback
+from cadet_magic.diagnose.model import Category, Diagnosis
+from cadet_magic.diagnose.router import diagnose_error
+from cadet_magic.fallback import feedback as fallback_feedback
+from cadet_magic.fallback.feedback import FallbackCategory
+from cadet_magic.result import Outcome
+from cadet_magic.schema.model import Schema
+from cadet_magic.sql.refusal import SafetyRefusal
+
+
+@dataclass(frozen=True)
+class NoSQL:
+    """The model's reply held no SQL."""
+
+    reply: str
+
+
+@dataclass(frozen=True)
+class NoBlocks:
+    """A fallback reply lacked its ```sql block, its ```python block, or both."""
+
+    has_sql: bool
+    has_code: bool
+
+
+@dataclass(frozen=True)
+class NotSimple:
+    """The fallback's SELECT passed the safety check but is not a simple SELECT."""
+
+    issues: Sequence[Any]
+
+
+@dataclass(frozen=True)
+class CodeRefused:
+    """The code check refused the fallback's pandas code."""
+
+    issues: Sequence[Any]
+
+
+@dataclass(frozen=True)
+class TooManyRows:
+    """The fallback's SELECT returned more rows than it may fetch."""
+
+    limit: int
+
+
+@dataclass(frozen=True)
+class CodeFailed:
+    """The fallback's pandas code ran and gave no answer (``error`` a ``CodeError``)."""
+
+    error: Any
+    columns: Sequence[str] = field(default_factory=tuple)
+
+
+#: Code-run error kinds -> (category, retryable, feedback template taking the error).
+_CODE_KINDS: dict[str, tuple[FallbackCategory, bool, Any]] = {
+    "timeout": (FallbackCategory.code_timeout, True, fallback_feedback.code_timeout),
+    "memory": (FallbackCategory.code_memory, True, fallback_feedback.code_memory),
+    "no_result": (FallbackCategory.no_result, True, lambda e: fallback_feedback.no_result()),
+    "bad_result": (FallbackCategory.bad_result, True, fallback_feedback.bad_result),
+    "unavailable": (FallbackCategory.unavailable, False, fallback_feedback.unavailable),
+    "worker": (FallbackCategory.unavailable, False, fallback_feedback.unavailable),
+    "refused": (FallbackCategory.code_refused, True, lambda e: fallback_feedback.code_refused([e])),
+}
+
+
+def diagnose(
+    failure: Any,
+    *,
+    sql: str | None = None,
+    dialect: str | None = None,
+    schema: Schema | Mapping[str, Iterable[str]] | None = None,
+    message: str | None = None,
+) -> Diagnosis:
+    """The :class:`Diagnosis` of any failure (see the module's description).
+
+    ``message`` replaces an engine error's text for the diagnosis (the record keeps the
+    engine's own words and the exception).
+
+    Example:
+        >>> diagnose(TooManyRows(100)).error
+        'The SELECT returned more than 100 rows.'
+    """
+    if isinstance(failure, NoSQL):
+        return Diagnosis(
+            Category.no_sql,
+            True,
+            {"reply": failure.reply[:300]},
+            [],
+            no_sql_feedback(failure.reply),
+            outcome=Outcome.no_sql,
+            error="The reply contained no SQL.",
+        )
+    if isinstance(failure, NoBlocks):
+        missing = [] if failure.has_sql else ["The reply contained no SQL."]
+        missing += [] if failure.has_code else ["The reply contained no Python code."]
+        return Diagnosis(
+            FallbackCategory.no_blocks,
+            True,
+            {},
+            [],
+            fallback_feedback.no_blocks(failure.has_sql, failure.has_code),
+            outcome=Outcome.no_sql,
+            error=" ".join(missing),
+        )
+    if isinstance(failure, NotSimple):
+        return Diagnosis(
+            FallbackCategory.not_simple,
+            True,
+            {"issues": [i.message for i in failure.issues]},
+            [],
+            fallback_feedback.not_simple(failure.issues),
+            outcome=Outcome.refused,
+            error="; ".join(i.message for i in failure.issues),
+        )
+    if isinstance(failure, CodeRefused):
+        return Diagnosis(
+            FallbackCategory.code_refused,
+            True,
+            {"issues": [str(i) for i in failure.issues]},
+            [],
+            fallback_feedback.code_refused(failure.issues),
+            outcome=Outcome.refused,
+            error="; ".join(str(i) for i in failure.issues),
+        )
+    if isinstance(failure, TooManyRows):
+        return Diagnosis(
+            FallbackCategory.too_many_rows,
+            True,
+            {},
+            [],
+            fallback_feedback.too_many_rows(failure.limit),
+            outcome=Outcome.error,
+            error=f"The SELECT returned more than {failure.limit} rows.",
+        )
+    if isinstance(failure, CodeFailed):
+        return _code_failure(failure)
+    if isinstance(failure, SafetyRefusal | BaseException | str):
+        return diagnose_error(failure, sql=sql, dialect=dialect, schema=schema, message=message)
+    raise TypeError(f"not a failure: {failure!r}")
+
+
+def _code_failure(failure: CodeFailed) -> Diagnosis:
+    error = failure.error
+    kind = getattr(error, "kind", "error")
+    details = {"error": str(error)} if error is not None else {}
+    category, retryable, template = _CODE_KINDS.get(
+        kind,
+        (
+            FallbackCategory.python_error,
+            True,
+            lambda e: fallback_feedback.python_error(e, list(failure.columns)),
+        ),
+    )
+    return Diagnosis(
+        category,
+        retryable,
+        details,
+        [],
+        template(error),
+        outcome=Outcome.timeout if kind == "timeout" else Outcome.error,
+        error=str(error) if error is not None else None,
+    )
+
+
+def combine(diagnoses: Sequence[Diagnosis], labels: Sequence[str | None] = ()) -> Diagnosis:
+    """One attempt's diagnosis from several problems found at once: the first one's category,
+    details and suggestions; retryable only when all are; the feedback on all of them; the
+    outcome ``refused`` when a check refused something (else the first one's); the messages
+    joined, each after its label (``"SQL"``, ``"Python"``) when one is given.
+
+    Example:
+        >>> d = combine([diagnose(NoBlocks(True, False)), diagnose(CodeRefused(["no imports"]))],
+        ...             [None, "Python"])
+        >>> d.category.value, str(d.outcome), d.error
+        ('no_blocks', 'refused', 'The reply contained no Python code. Python: no imports')
+    """
+    if len(diagnoses) == 1 and not any(labels):
+        return diagnoses[0]
+    first = diagnoses[0]
+    texts = []
+    for d, label in zip(diagnoses, [*labels, *[None] * len(diagnoses)], strict=False):
+        if d.error:
+            texts.append(f"{label}: {d.error}" if label else d.error)
+    refused = any(d.outcome == Outcome.refused for d in diagnoses)
+    return Diagnosis(
+        first.category,
+        all(d.retryable for d in diagnoses),
+        first.details,
+        list(first.suggestions),
+        "\n\n".join(d.feedback for d in diagnoses if d.feedback),
+        outcome=Outcome.refused if refused else first.outcome,
+        error=" ".join(texts) or None,
+        exception=first.exception,
+    )
