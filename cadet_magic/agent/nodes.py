@@ -213,7 +213,7 @@ def check(state: AskState, ctx: Context) -> dict:
     """Runs the safety check on the SQL; in the fallback also the simple-SELECT rule."""
     t0 = time.perf_counter()
     verdict = validate_sql(
-        state["sql"], state["dialect"], state.get("allowed_tables"), state.get("functions")
+        state["sql"] or "", state["dialect"], state.get("allowed_tables"), state.get("functions")
     )
     if verdict.ok and state["phase"] == Phase.fallback:
         simple = check_simple_select(verdict.sql, state["dialect"])
@@ -236,6 +236,7 @@ def run_code(state: AskState, ctx: Context) -> dict:
     """Runs the checked pandas code on the fallback SELECT's rows (fresh namespace, timed)."""
     t0 = time.perf_counter()
     execution = state["execution"]
+    assert execution is not None  # the route runs the code only after the SELECT ran
     try:
         df = ctx.frame_maker(list(execution.columns), list(execution.rows))
     except ImportError as e:
@@ -278,7 +279,9 @@ def execute(state: AskState, ctx: Context) -> dict:
         bound = {}
         if state.get("result_bytes") is not None and _takes_max_bytes(ctx.runner):
             bound["max_bytes"] = state["result_bytes"]
-        result = ctx.runner.run(state["check"].sql, limit=limit, timeout=state["timeout"], **bound)
+        checked = state["check"]
+        assert checked is not None  # the route executes only checked SQL
+        result = ctx.runner.run(checked.sql, limit=limit, timeout=state["timeout"], **bound)
     except (FailedTransactionError, ResultTooLarge):
         raise  # one line for the user: nothing the model can fix
     except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
@@ -317,7 +320,11 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     if state.get("fallback"):  # a fallback may follow: its worker can start meanwhile
         _prepare_code_runner(ctx)
     verdict = state.get("check")
-    where = {"sql": state.get("sql"), "dialect": state["dialect"], "schema": state["schema"]}
+    where: dict[str, Any] = {
+        "sql": state.get("sql"),
+        "dialect": state["dialect"],
+        "schema": state["schema"],
+    }
     if not state.get("sql"):
         diagnosis = diagnose_failure(NoSQL(state.get("reply") or ""))
     elif verdict is not None and not verdict.ok:
@@ -325,7 +332,7 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     else:
         error = state["error"]
         diagnosis = diagnose_failure(
-            error, message=_as_written(error, state["sql"], state["dialect"]), **where
+            error, message=_as_written(error, state["sql"] or "", state["dialect"]), **where
         )
     return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
 
@@ -359,7 +366,7 @@ def _diagnose_fallback(state: AskState) -> Diagnosis:
     """
     sql, code = state.get("sql"), state.get("code")
     verdict, code_check = state.get("check"), state.get("code_check")
-    where = {"sql": sql, "dialect": state["dialect"], "schema": state["schema"]}
+    where: dict[str, Any] = {"sql": sql, "dialect": state["dialect"], "schema": state["schema"]}
     found: list[tuple[Any, str | None]] = []
     if not sql or not code:
         found.append((NoBlocks(bool(sql), bool(code)), None))

@@ -155,9 +155,9 @@ def to_result(
             df = frame.head(state["row_limit"])
     else:
         ok = execution is not None
-        columns = list(execution.columns) if ok else []
-        rows = list(execution.rows) if ok else []
-        truncated = bool(execution.truncated) if ok else False
+        columns = list(execution.columns) if execution is not None else []
+        rows = list(execution.rows) if execution is not None else []
+        truncated = bool(execution.truncated) if execution is not None else False
     note = None
     if truncated:
         why = getattr(execution, "truncation", "") if fallback is None else "rows"
@@ -191,16 +191,17 @@ def _fallback_record(state: AskState) -> tuple[Fallback, Any]:
     attempts = [a for a in state["attempts"] if a.phase == "fallback"]
     last = attempts[-1] if attempts else None
     run = state.get("code_run")
+    answer = run.result if run is not None and run.ok else None
     ok = state.get("stop_reason") == "success" and run is not None and run.ok
     record = Fallback(
         sql=last.sql if last else None,
         code=last.code if last else None,
-        result=run.result if ok else None,
+        result=answer if ok else None,
         ok=ok,
         attempts=attempts,
         reason=state.get("sql_stop_reason") or "max_attempts",
     )
-    return record, (run.result if ok else None)
+    return record, (answer if ok else None)
 
 
 _REASONS = {

@@ -90,8 +90,8 @@ def sql_context(sql: str | None, dialect: str | None = None) -> SqlContext:
             ctx.aliases.setdefault(t.name.lower(), t.name)
             if t.alias:
                 ctx.aliases[t.alias.lower()] = t.name
-        for f in tree.find_all(exp.Anonymous):
-            ctx.functions.append(str(f.name).lower())
+        for anonymous in tree.find_all(exp.Anonymous):
+            ctx.functions.append(str(anonymous.name).lower())
         for f in tree.find_all(exp.Func):
             if not isinstance(f, exp.Anonymous):
                 ctx.functions.append(f.sql_name().lower())

@@ -204,9 +204,9 @@ def qualify(
         t = schema.table(tname)
         if t is None:
             continue
-        col = next((c for c in t.column_names() if c.lower() == name.lower()), None)
-        if col is not None:
-            out.append(f"{t.name}.{col}")
+        found = next((c for c in t.column_names() if c.lower() == name.lower()), None)
+        if found is not None:
+            out.append(f"{t.name}.{found}")
     return out
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -81,7 +82,7 @@ def quiet_sqlglot() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
+def parse_statements(sql: str, dialect: str | None) -> list[Any]:
     """The statements of ``sql``, without the empty ones a trailing ``;`` or comment leaves.
 
     Raises:
