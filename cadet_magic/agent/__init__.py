@@ -4,8 +4,8 @@ Nothing here imports IPython, pandas, SQLAlchemy, LangChain or database drivers,
 same code runs in JupyterLite's Pyodide kernel. Only the fallback's code runner imports
 pandas, and only when it runs code (in a worker thread on CPython, in the same thread on
 Pyodide).
+
+The loop is :func:`cadet_magic.agent.run.run_agent` (imported from there: this package
+imports none of its modules, so the fallback phase can use the agent's steps without an
+import cycle).
 """
-
-from cadet_magic.agent.run import Event, run_agent
-
-__all__ = ["Event", "run_agent"]

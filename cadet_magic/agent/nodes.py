@@ -5,46 +5,36 @@ Nodes never mutate the state they are given; the runner merges what they return.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cadet_magic.agent.prompts import build_fallback_messages, build_messages
-from cadet_magic.agent.reply import content_text, extract_code, extract_sql
+from cadet_magic.agent.prompts import build_messages
+from cadet_magic.agent.reply import content_text, extract_sql
 from cadet_magic.agent.routes import decide
 from cadet_magic.agent.state import CURRENT_FIELDS, AskState
 from cadet_magic.db.base import Runner
 from cadet_magic.diagnose.failures import (
-    CodeFailed,
-    CodeRefused,
-    NoBlocks,
     NoSQL,
-    NotSimple,
-    TooManyRows,
-    combine,
 )
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
-from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.errors import (
     FailedTransactionError,
     ModelCallError,
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.default import run_fallback_code
-from cadet_magic.fallback.run import CodeError, CodeRun, make_frame
+from cadet_magic.fallback.run import CodeRun, make_frame
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt, Outcome, Phase, StopReason
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.refusal import SafetyRefusal
-from cadet_magic.sql.simple import check_simple_select
-from cadet_magic.sql.validate import Validation, renamed_functions, validate_sql
+from cadet_magic.sql.validate import renamed_functions, validate_sql
 from cadet_magic.text import error_text, first_line
 
 log = logging.getLogger("cadet_magic")
@@ -174,19 +164,14 @@ def read_schema(state: AskState, ctx: Context) -> dict:
 
 
 def generate(state: AskState, ctx: Context) -> dict:
-    """Asks the model for SQL (in the fallback: a simple SELECT plus pandas code), with the
-    earlier attempts of the phase and the feedback on a retry."""
+    """Asks the model for SQL, with the earlier attempts and the feedback on a retry."""
     attempts = [a for a in state["attempts"] if a.phase == state["phase"]]
-    fallback = state["phase"] == Phase.fallback
-    if fallback:
-        sql_attempts = [a for a in state["attempts"] if a.phase == "sql"]
-        messages = build_fallback_messages(
-            state["question"], state["dialect"], state["schema_text"], sql_attempts, attempts
-        )
-    else:
-        messages = build_messages(
-            state["question"], state["dialect"], state["schema_text"], attempts
-        )
+    messages = build_messages(state["question"], state["dialect"], state["schema_text"], attempts)
+    return ask_model(state, ctx, messages)
+
+
+def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> dict:
+    """Calls the model with ``messages``: the reply and its SQL, or the model's error."""
     t0 = time.perf_counter()
     try:
         reply = call_model(ctx.model, messages, ctx.model_timeout)
@@ -199,61 +184,20 @@ def generate(state: AskState, ctx: Context) -> dict:
         }
     finally:
         ctx.model_calls += 1
-    update = {
+    return {
         "reply": reply,
         "sql": extract_sql(reply),
         "timings": _timed(state, "generate", time.perf_counter() - t0),
     }
-    if fallback:
-        update["code"] = extract_code(reply)
-    return update
 
 
 def check(state: AskState, ctx: Context) -> dict:
-    """Runs the safety check on the SQL; in the fallback also the simple-SELECT rule."""
+    """Runs the safety check on the SQL."""
     t0 = time.perf_counter()
     verdict = validate_sql(
         state["sql"] or "", state["dialect"], state.get("allowed_tables"), state.get("functions")
     )
-    if verdict.ok and state["phase"] == Phase.fallback:
-        simple = check_simple_select(verdict.sql, state["dialect"])
-        if not simple.ok:
-            verdict = Validation(False, simple.issues, verdict.sql)
     return {"check": verdict, "timings": _timed(state, "check", time.perf_counter() - t0)}
-
-
-def check_code(state: AskState, ctx: Context) -> dict:
-    """Runs the code check on the fallback's pandas code (its Python syntax tree)."""
-    t0 = time.perf_counter()
-    verdict = check_python(state["code"] or "")
-    return {
-        "code_check": verdict,
-        "timings": _timed(state, "check_code", time.perf_counter() - t0),
-    }
-
-
-def run_code(state: AskState, ctx: Context) -> dict:
-    """Runs the checked pandas code on the fallback SELECT's rows (fresh namespace, timed)."""
-    t0 = time.perf_counter()
-    execution = state["execution"]
-    assert execution is not None  # the route runs the code only after the SELECT ran
-    try:
-        df = ctx.frame_maker(list(execution.columns), list(execution.rows))
-    except ImportError as e:
-        result = CodeRun(
-            ok=False,
-            error=CodeError(
-                "unavailable",
-                "ImportError",
-                f"pandas is not available in this kernel ({e}); the fallback needs it",
-            ),
-        )
-    else:
-        limits: dict[str, Any] = {"timeout": state["timeout"]}
-        if _takes(ctx.code_runner, "memory"):
-            limits["memory"] = state.get("fallback_memory", ctx.options.fallback_memory)
-        result = ctx.code_runner(state["code"], df, **limits)
-    return {"code_run": result, "timings": _timed(state, "run_code", time.perf_counter() - t0)}
 
 
 def _takes(func: Callable[..., Any], name: str) -> bool:
@@ -269,13 +213,14 @@ def _takes(func: Callable[..., Any], name: str) -> bool:
 
 def execute(state: AskState, ctx: Context) -> dict:
     """Runs the checked SQL on the user's connection (limited, timed, rolled back)."""
+    return run_sql(state, ctx, state["row_limit"])
+
+
+def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
+    """Runs the checked SQL fetching ``limit`` rows at most: the result, or the engine's error
+    as data for the diagnosis."""
     t0 = time.perf_counter()
     try:
-        limit = (
-            state.get("fallback_row_limit", state["row_limit"])
-            if state["phase"] == Phase.fallback
-            else state["row_limit"]
-        )
         bound = {}
         if state.get("result_bytes") is not None and _takes_max_bytes(ctx.runner):
             bound["max_bytes"] = state["result_bytes"]
@@ -311,14 +256,8 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     """Works out why the attempt failed and what to tell the model (one :class:`Diagnosis`,
     through :func:`cadet_magic.diagnose.failures.diagnose`)."""
     t0 = time.perf_counter()
-    if state["phase"] == Phase.fallback:
-        diagnosis = _diagnose_fallback(state)
-        return {
-            "diagnosis": diagnosis,
-            "timings": _timed(state, "diagnose", time.perf_counter() - t0),
-        }
-    if state.get("fallback"):  # a fallback may follow: its worker can start meanwhile
-        _prepare_code_runner(ctx)
+    if state.get("fallback"):  # a phase may follow: let its code runner get ready meanwhile
+        prepare_code_runner(ctx)
     verdict = state.get("check")
     where: dict[str, Any] = {
         "sql": state.get("sql"),
@@ -357,43 +296,11 @@ def _as_written(error: Any, sql: str, dialect: str | None) -> str | None:
     return None if text == str(error) else text
 
 
-def _diagnose_fallback(state: AskState) -> Diagnosis:
-    """The fallback attempt's failure: the first problem's category, feedback on all of them.
-
-    SQL problems come first (missing blocks, the safety check, the simple-SELECT rule), then
-    the code check, then what happened when running: the engine's error (through the usual
-    diagnosis), too many rows, the Python error, the time limit, a missing ``result``.
-    """
-    sql, code = state.get("sql"), state.get("code")
-    verdict, code_check = state.get("check"), state.get("code_check")
-    where: dict[str, Any] = {"sql": sql, "dialect": state["dialect"], "schema": state["schema"]}
-    found: list[tuple[Any, str | None]] = []
-    if not sql or not code:
-        found.append((NoBlocks(bool(sql), bool(code)), None))
-    if verdict is not None and not verdict.ok:
-        codes = {i.code for i in verdict.issues}
-        refusal = NotSimple(verdict.issues) if codes == {"not_simple"} else None
-        found.append((refusal or SafetyRefusal(verdict.issues), "SQL"))
-    if code_check is not None and not code_check.ok:
-        found.append((CodeRefused(code_check.issues), "Python"))
-    execution, run = state.get("execution"), state.get("code_run")
-    if not found and state.get("error") is not None:
-        found.append((state["error"], None))
-    elif not found and execution is not None and execution.truncated:
-        found.append((TooManyRows(state.get("fallback_row_limit", state["row_limit"])), None))
-    elif not found and run is not None and not run.ok:
-        columns = list(getattr(execution, "columns", []) or [])
-        found.append((CodeFailed(run.error, columns), None))
-    if not found:  # pragma: no cover - diagnose is only reached after a failure
-        found.append((CodeFailed(None), None))
-    return combine([diagnose_failure(f, **where) for f, _ in found], [lb for _, lb in found])
-
-
-def _outcome(state: AskState) -> tuple[str, str | None]:
+def _outcome(state: AskState, ok: bool) -> tuple[str, str | None]:
     """The attempt's outcome and message, derived once from its diagnosis."""
     if state.get("model_error"):
         return Outcome.model_error, state["model_error"]
-    if answered(state):
+    if ok:
         return Outcome.ok, None
     diagnosis = state.get("diagnosis")
     if diagnosis is None:  # pragma: no cover - a failed attempt is always diagnosed
@@ -404,15 +311,28 @@ def _outcome(state: AskState) -> tuple[str, str | None]:
 _error_text = error_text
 
 
-def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
-    """The record of the attempt in progress."""
-    outcome, error = _outcome(state)
+def same_phase(state: AskState) -> list[Attempt]:
+    """The finished attempts of the phase in progress."""
+    return [a for a in state["attempts"] if a.phase == state["phase"]]
+
+
+def sql_change(state: AskState) -> str | None:
+    """How the attempt's SQL differs from the previous attempt's of its phase (None first)."""
+    previous = same_phase(state)
+    return sql_diff(previous[-1].sql, state.get("sql")) if previous and state.get("sql") else None
+
+
+def close_attempt(
+    state: AskState,
+    feedback_sent: bool,
+    ok: bool | None = None,
+    change: Callable[[AskState], str | None] = sql_change,
+) -> Attempt:
+    """The record of the attempt in progress; ``ok`` says whether it answered (default: the SQL
+    ran), ``change`` describes how it differs from the previous one."""
+    outcome, error = _outcome(state, answered(state) if ok is None else ok)
     diagnosis = state.get("diagnosis")
-    same_phase = [a for a in state["attempts"] if a.phase == state["phase"]]
-    previous_sql = same_phase[-1].sql if same_phase else None
-    diff = sql_diff(previous_sql, state.get("sql")) if same_phase and state.get("sql") else None
-    if state["phase"] == Phase.fallback and same_phase:
-        diff = _with_code_diff(diff, same_phase[-1].code, state.get("code"))
+    diff = change(state)
     attempt = Attempt(
         number=state["attempt"],
         sql=state.get("sql"),
@@ -426,25 +346,10 @@ def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
         reply=state.get("reply") or "",
         phase=state["phase"],
         retryable=diagnosis.retryable if diagnosis is not None else True,
-        code=state.get("code") if state["phase"] == Phase.fallback else None,
+        code=state.get("code"),
     )
     _log_attempt(attempt, state["max_attempts"])
     return attempt
-
-
-def _with_code_diff(sql_change: str | None, before: str | None, after: str | None) -> str:
-    """The SQL diff plus how many lines of the pandas code changed."""
-    old = (before or "").strip().splitlines()
-    new = (after or "").strip().splitlines()
-    changed = sum(
-        max(i2 - i1, j2 - j1)
-        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new).get_opcodes()
-        if op != "equal"
-    )
-    code_change = f"pandas code: {changed} line(s) changed" if changed else "pandas code unchanged"
-    if sql_change and sql_change.startswith("No functional changes"):
-        sql_change = "SQL unchanged"
-    return f"{sql_change}; {code_change}" if sql_change else code_change
 
 
 def _log_attempt(a: Attempt, max_attempts: int) -> None:
@@ -452,7 +357,7 @@ def _log_attempt(a: Attempt, max_attempts: int) -> None:
         "[attempt %d/%d] %s%s%s",
         a.number,
         max_attempts,
-        "fallback " if a.phase == "fallback" else "",
+        "" if a.phase == Phase.sql else f"{a.phase} ",
         a.outcome,
         f" ({a.category})" if a.category else "",
     )
@@ -477,21 +382,7 @@ def next_attempt(state: AskState, ctx: Context) -> dict:
     }
 
 
-def start_fallback(state: AskState, ctx: Context) -> dict:
-    """Records the last SQL attempt and enters the fallback: its attempt counter restarts."""
-    done = close_attempt(state, feedback_sent=False)
-    log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", done.number)
-    _prepare_code_runner(ctx)
-    return {
-        "attempts": (*state["attempts"], done),
-        "phase": Phase.fallback,
-        "sql_stop_reason": StopReason.max_attempts,
-        "attempt": 1,
-        **{f: None for f in CURRENT_FIELDS},
-    }
-
-
-def _prepare_code_runner(ctx: Context) -> None:
+def prepare_code_runner(ctx: Context) -> None:
     """Lets the code runner get ready (start its worker process) while the model writes."""
     prepare = getattr(ctx.code_runner, "prepare", None)
     if callable(prepare):
@@ -499,10 +390,7 @@ def _prepare_code_runner(ctx: Context) -> None:
 
 
 def answered(state: AskState) -> bool:
-    """Whether the attempt in progress produced the answer (in its phase)."""
-    if state["phase"] == Phase.fallback:
-        run = state.get("code_run")
-        return run is not None and run.ok
+    """Whether the SQL attempt in progress produced the answer."""
     return state.get("execution") is not None
 
 

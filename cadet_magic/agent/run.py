@@ -23,37 +23,49 @@ from typing import Any
 from cadet_magic.agent import nodes, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.db.base import Runner
+from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import RESULT_BYTES, AskOptions
-from cadet_magic.result import AskResult, Attempt, Fallback
+from cadet_magic.result import AskResult, Attempt, Fallback, Phase
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
 
-#: node name -> the function that runs it
+
+def hand_over(state: AskState, ctx: nodes.Context) -> dict:
+    """The SQL phase ends (its last attempt recorded, without feedback) and the fallback phase
+    starts, seeded with the SQL attempts."""
+    done = nodes.close_attempt(state, feedback_sent=False)
+    return fallback_phase.start(AskState(**{**state, "attempts": (*state["attempts"], done)}), ctx)
+
+
+#: The SQL phase's graph: node name -> the function that runs it.
 NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
     "read_schema": nodes.read_schema,
     "generate": nodes.generate,
     "check": nodes.check,
-    "check_code": nodes.check_code,
     "execute": nodes.execute,
-    "run_code": nodes.run_code,
     "diagnose": nodes.diagnose,
     "next_attempt": nodes.next_attempt,
-    "start_fallback": nodes.start_fallback,
+    "start_fallback": hand_over,
     "finish": nodes.finish,
 }
 
-#: node name -> where to go next (a fixed edge or a route_* function)
+#: node name -> where to go next (a fixed edge or a route_* function); ``start_fallback``
+#: leads into the fallback phase's graph.
 EDGES: dict[str, str | Callable[[AskState], str]] = {
     "read_schema": "generate",
     "generate": routes.route_after_generate,
     "check": routes.route_after_check,
-    "check_code": routes.route_after_check_code,
     "execute": routes.route_after_execute,
-    "run_code": routes.route_after_run_code,
     "diagnose": routes.route_after_diagnose,
     "next_attempt": "generate",
-    "start_fallback": "generate",
+    "start_fallback": fallback_phase.FIRST,
     "finish": "end",
+}
+
+#: Each phase's graph (nodes, edges).
+PHASES: dict[str, tuple[dict, dict]] = {
+    Phase.sql: (NODES, EDGES),
+    Phase.fallback: (fallback_phase.NODES, fallback_phase.EDGES),
 }
 
 
@@ -107,11 +119,12 @@ def run_agent(
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        update = NODES[step](state, ctx)
+        phase_nodes, phase_edges = PHASES[state["phase"]]
+        update = phase_nodes[step](state, ctx)
         state = AskState(**{**state, **update})
         if on_event is not None:
             on_event(Event(step, update, state, time.perf_counter() - start))
-        edge = EDGES[step]
+        edge = phase_edges[step]
         step = edge(state) if callable(edge) else edge
         if step == "end":
             break
@@ -141,10 +154,10 @@ def to_result(
     """The final state as an :class:`AskResult` (rows as plain tuples; the edge adds a DataFrame
     for SQL answers; a fallback answer is already one)."""
     execution = state.get("execution")
-    attempts = [a for a in state["attempts"] if a.phase == "sql"]
+    attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
     fallback = None
     df = None
-    if state["phase"] == "fallback":
+    if state["phase"] == Phase.fallback:
         fallback, df = _fallback_record(state)
         ok = fallback.ok
         frame = df
@@ -188,7 +201,7 @@ def to_result(
 
 def _fallback_record(state: AskState) -> tuple[Fallback, Any]:
     """The fallback's record and its answer (a DataFrame) when it answered."""
-    attempts = [a for a in state["attempts"] if a.phase == "fallback"]
+    attempts = [a for a in state["attempts"] if a.phase == Phase.fallback]
     last = attempts[-1] if attempts else None
     run = state.get("code_run")
     answer = run.result if run is not None and run.ok else None

@@ -39,6 +39,10 @@ from cadet_magic.display.static import (
 )
 from cadet_magic.display.text import (
     FALLBACK_BANNER,
+    FALLBACK_FAILED_BANNER,
+    FALLBACK_RUNNING_BANNER,
+    SQL_PASSED,
+    WAITING,
     answered_by_fallback,
     first_line,
 )
@@ -276,8 +280,7 @@ class AskPanel:
         if phase == "fallback":
             self.fallback.layout.display = ""
             self.fallback_banner.value = (
-                "<div class='cadet-fallback-banner'>Fallback: SQL kept failing, so a simple "
-                "SELECT is fetched and pandas computes the answer</div>"
+                f"<div class='cadet-fallback-banner'>{escape(FALLBACK_RUNNING_BANNER)}</div>"
             )
         where = f"fallback attempt {number}" if phase == "fallback" else f"attempt {number}"
         total = state.get("max_attempts")
@@ -300,11 +303,7 @@ class AskPanel:
         fb = result.fallback
         if fb is not None:
             self.fallback.layout.display = ""
-            banner = (
-                FALLBACK_BANNER
-                if fb.ok
-                else "Fallback (simple SELECT + pandas) ran after SQL kept failing: no answer either"
-            )
+            banner = FALLBACK_BANNER if fb.ok else FALLBACK_FAILED_BANNER
             self.fallback_banner.value = (
                 f"<div class='cadet-fallback-banner'>{escape(banner)}</div>"
             )
@@ -392,23 +391,20 @@ def _running_section(state: Any, phase: str, number: int) -> tuple[Any, str, str
     if code:
         parts.append(code_html(code, "python", "cadet-code"))
     if not sql and not code:
-        parts.append("<div class='cadet-muted'>Waiting for the model\u2026</div>")
+        parts.append(f"<div class='cadet-muted'>{escape(WAITING)}</div>")
+    # The SQL phase says it as finished attempts do; the fallback names what each check saw.
+    sql_only = code_check is None
     verdicts = []
     for what, verdict in (("SQL", check), ("pandas code", code_check)):
         if verdict is None:
             continue
         if getattr(verdict, "ok", False):
-            verdicts.append(f"{what} passed")
+            verdicts.append(SQL_PASSED if sql_only else f"{what} passed")
         else:
             issues = getattr(verdict, "issues", None) or []
             text = "; ".join(getattr(i, "message", str(i)) for i in issues)
-            verdicts.append(f"{what} refused: {text or getattr(verdict, 'message', '')}")
-    if len(verdicts) == 1 and code_check is None:  # the SQL phase: as finished attempts say it
-        verdicts = [
-            verdicts[0]
-            .replace("SQL passed", "passed (one read-only query over known tables)")
-            .replace("SQL refused", "refused")
-        ]
+            refused = f"refused: {text or getattr(verdict, 'message', '')}"
+            verdicts.append(refused if sql_only else f"{what} {refused}")
     if sql or code:
         verdict_text = " \u00b7 ".join(verdicts) or "pending"
         parts.append(

@@ -21,6 +21,7 @@ from typing import Any
 
 from cadet_magic.display.text import (
     FALLBACK_BANNER,
+    FALLBACK_FAILED_BANNER,
     SCRIPTED_NOTE,
     answered_by_fallback,
     first_line,
@@ -230,11 +231,7 @@ def fallback_html(result: AskResult, attempts_open_last: bool = True) -> str:
     fb = result.fallback
     if fb is None:
         return ""
-    banner = (
-        FALLBACK_BANNER
-        if fb.ok
-        else "Fallback (simple SELECT + pandas) ran after SQL kept failing: no answer either"
-    )
+    banner = FALLBACK_BANNER if fb.ok else FALLBACK_FAILED_BANNER
     parts = [
         f"<div class='cadet-fallback-banner'>{escape(banner)}</div><div class='cadet-fallback'>",
     ]

@@ -18,7 +18,24 @@ from cadet_magic.text import first_line
 SCRIPTED_NOTE = (
     "Scripted stand-in model: these replies were stored in advance, not written by a real LLM."
 )
+# The one home of the wording every display shows (the text, the static HTML, the live panel).
 FALLBACK_BANNER = "Answer from the fallback: simple SELECT + pandas"
+#: The fallback ran and did not answer (the HTML displays; the text says it more briefly).
+FALLBACK_FAILED_BANNER = (
+    "Fallback (simple SELECT + pandas) ran after SQL kept failing: no answer either"
+)
+FALLBACK_FAILED_TEXT = "Fallback (simple SELECT + pandas): no answer either"
+#: The fallback is running (the live panel).
+FALLBACK_RUNNING_BANNER = (
+    "Fallback: SQL kept failing, so a simple SELECT is fetched and pandas computes the answer"
+)
+#: What the safety check said of SQL that passed, and of SQL plus pandas code that passed.
+SQL_PASSED = "passed (one read-only query over known tables)"
+BOTH_PASSED = (
+    "passed (one read-only query over known tables; pandas code within the allowed operations)"
+)
+#: A running attempt before the model replied.
+WAITING = "Waiting for the model\u2026"
 
 
 def answered_by_fallback(result: AskResult) -> bool:
@@ -38,8 +55,8 @@ def verdict(a: Attempt) -> str:
     if not a.sql and not a.code:
         return "not reached (the reply held no SQL)"
     if a.code:
-        return "passed (one read-only query over known tables; pandas code within the allowed operations)"
-    return "passed (one read-only query over known tables)"
+        return BOTH_PASSED
+    return SQL_PASSED
 
 
 def timing_text(timings: Mapping[str, float]) -> str:
@@ -89,7 +106,7 @@ def fallback_text(result: AskResult) -> list[str]:
     fb = result.fallback
     if fb is None:
         return []
-    banner = FALLBACK_BANNER if fb.ok else "Fallback (simple SELECT + pandas): no answer either"
+    banner = FALLBACK_BANNER if fb.ok else FALLBACK_FAILED_TEXT
     lines = [f"== {banner} =="]
     if fb.sql and not fb.attempts:
         lines += ["  fallback SQL:"] + ["    " + line for line in fb.sql.strip().splitlines()]

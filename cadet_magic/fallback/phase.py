@@ -1,0 +1,340 @@
+"""The fallback phase: a simple SELECT plus pandas code, after the SQL phase gave up.
+
+The SQL phase hands over (its ``start_fallback`` step) when every SQL attempt failed on an
+error a rewrite could fix and the fallback is allowed; :func:`start` seeds this phase with the
+SQL attempts (the model sees them, briefly) and restarts the attempt counter. Each attempt asks
+for both blocks, checks the SELECT (the safety check, then the simple-SELECT rule) and the code
+(its Python syntax tree), runs the SELECT, then the code on its rows. It retries with feedback
+up to the same maximum; it never hands over again.
+
+Its nodes and routes follow the agent's conventions (nodes return partial updates; routes are
+pure functions of the state) and reuse the agent's model call, SQL run and attempt record.
+
+Example:
+    >>> from cadet_magic.diagnose.model import Category, Diagnosis
+    >>> s = {"attempt": 3, "max_attempts": 3, "phase": "fallback", "sql": "x", "code": "y",
+    ...      "diagnosis": Diagnosis(Category.column_not_found, True), "attempts": ()}
+    >>> str(decide(s)), route_after_diagnose(s)
+    ('max_attempts', 'finish')
+    >>> route_after_generate({"sql": None, "code": "result = df"})
+    'check_code'
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from cadet_magic.agent import nodes
+from cadet_magic.agent.nodes import Context
+from cadet_magic.agent.prompts import build_fallback_messages
+from cadet_magic.agent.reply import extract_code
+from cadet_magic.agent.routes import checked, same_sql
+from cadet_magic.agent.state import CURRENT_FIELDS, AskState
+from cadet_magic.diagnose.failures import (
+    CodeFailed,
+    CodeRefused,
+    NoBlocks,
+    NotSimple,
+    TooManyRows,
+    combine,
+)
+from cadet_magic.diagnose.failures import diagnose as diagnose_failure
+from cadet_magic.diagnose.model import Diagnosis
+from cadet_magic.fallback.check import check_code as check_python
+from cadet_magic.fallback.run import CodeError, CodeRun
+from cadet_magic.result import Attempt, Phase, StopReason
+from cadet_magic.sql.normalize import sql_diff
+from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.sql.simple import check_simple_select
+from cadet_magic.sql.validate import Validation
+
+log = logging.getLogger("cadet_magic")
+
+
+# -- entering the phase ------------------------------------------------------------------------
+
+
+def start(state: AskState, ctx: Context) -> dict:
+    """The update that enters the fallback, seeded with the SQL attempts in ``state``: its
+    attempt counter restarts and its code runner gets ready while the model writes."""
+    sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
+    log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", len(sql_attempts))
+    nodes.prepare_code_runner(ctx)
+    return {
+        "attempts": state["attempts"],
+        "phase": Phase.fallback,
+        "sql_stop_reason": StopReason.max_attempts,
+        "attempt": 1,
+        **{f: None for f in CURRENT_FIELDS},
+    }
+
+
+# -- nodes -------------------------------------------------------------------------------------
+
+
+def generate(state: AskState, ctx: Context) -> dict:
+    """Asks the model for a simple SELECT plus pandas code, with the failed SQL attempts, the
+    earlier fallback attempts and the feedback on a retry."""
+    sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
+    messages = build_fallback_messages(
+        state["question"],
+        state["dialect"],
+        state["schema_text"],
+        sql_attempts,
+        nodes.same_phase(state),
+    )
+    update = nodes.ask_model(state, ctx, messages)
+    if "model_error" not in update:
+        update["code"] = extract_code(update["reply"])
+    return update
+
+
+def check(state: AskState, ctx: Context) -> dict:
+    """The safety check on the SELECT, then the simple-SELECT rule."""
+    update = nodes.check(state, ctx)
+    verdict = update["check"]
+    if verdict.ok:
+        simple = check_simple_select(verdict.sql, state["dialect"])
+        if not simple.ok:
+            update["check"] = Validation(False, simple.issues, verdict.sql)
+    return update
+
+
+def check_code(state: AskState, ctx: Context) -> dict:
+    """Runs the code check on the pandas code (its Python syntax tree)."""
+    t0 = time.perf_counter()
+    verdict = check_python(state["code"] or "")
+    return {
+        "code_check": verdict,
+        "timings": nodes._timed(state, "check_code", time.perf_counter() - t0),
+    }
+
+
+def execute(state: AskState, ctx: Context) -> dict:
+    """Runs the checked SELECT, fetching at most ``fallback_row_limit`` rows."""
+    return nodes.run_sql(state, ctx, state.get("fallback_row_limit", state["row_limit"]))
+
+
+def run_code(state: AskState, ctx: Context) -> dict:
+    """Runs the checked pandas code on the SELECT's rows (fresh namespace, timed)."""
+    t0 = time.perf_counter()
+    execution = state["execution"]
+    assert execution is not None  # the route runs the code only after the SELECT ran
+    try:
+        df = ctx.frame_maker(list(execution.columns), list(execution.rows))
+    except ImportError as e:
+        result = CodeRun(
+            ok=False,
+            error=CodeError(
+                "unavailable",
+                "ImportError",
+                f"pandas is not available in this kernel ({e}); the fallback needs it",
+            ),
+        )
+    else:
+        limits: dict[str, Any] = {"timeout": state["timeout"]}
+        if nodes._takes(ctx.code_runner, "memory"):
+            limits["memory"] = state.get("fallback_memory", ctx.options.fallback_memory)
+        result = ctx.code_runner(state["code"], df, **limits)
+    return {
+        "code_run": result,
+        "timings": nodes._timed(state, "run_code", time.perf_counter() - t0),
+    }
+
+
+def diagnose(state: AskState, ctx: Context) -> dict:
+    """The attempt's failure as one :class:`Diagnosis` (see :func:`diagnosis`)."""
+    t0 = time.perf_counter()
+    return {
+        "diagnosis": diagnosis(state),
+        "timings": nodes._timed(state, "diagnose", time.perf_counter() - t0),
+    }
+
+
+def diagnosis(state: AskState) -> Diagnosis:
+    """The fallback attempt's failure: the first problem's category, feedback on all of them.
+
+    SQL problems come first (missing blocks, the safety check, the simple-SELECT rule), then
+    the code check, then what happened when running: the engine's error (through the usual
+    diagnosis), too many rows, the Python error, the time limit, a missing ``result``.
+    """
+    sql, code = state.get("sql"), state.get("code")
+    verdict, code_check = state.get("check"), state.get("code_check")
+    where: dict[str, Any] = {"sql": sql, "dialect": state["dialect"], "schema": state["schema"]}
+    found: list[tuple[Any, str | None]] = []
+    if not sql or not code:
+        found.append((NoBlocks(bool(sql), bool(code)), None))
+    if verdict is not None and not verdict.ok:
+        codes = {i.code for i in verdict.issues}
+        refusal = NotSimple(verdict.issues) if codes == {"not_simple"} else None
+        found.append((refusal or SafetyRefusal(verdict.issues), "SQL"))
+    if code_check is not None and not code_check.ok:
+        found.append((CodeRefused(code_check.issues), "Python"))
+    execution, run = state.get("execution"), state.get("code_run")
+    if not found and state.get("error") is not None:
+        found.append((state["error"], None))
+    elif not found and execution is not None and execution.truncated:
+        found.append((TooManyRows(state.get("fallback_row_limit", state["row_limit"])), None))
+    elif not found and run is not None and not run.ok:
+        columns = list(getattr(execution, "columns", []) or [])
+        found.append((CodeFailed(run.error, columns), None))
+    if not found:  # pragma: no cover - diagnose is only reached after a failure
+        found.append((CodeFailed(None), None))
+    return combine([diagnose_failure(f, **where) for f, _ in found], [lb for _, lb in found])
+
+
+def answered(state: AskState) -> bool:
+    """Whether the attempt's code gave the answer."""
+    run = state.get("code_run")
+    return run is not None and run.ok
+
+
+def change(state: AskState) -> str | None:
+    """The SQL diff plus how many lines of the pandas code changed (None on the first)."""
+    previous = nodes.same_phase(state)
+    if not previous:
+        return None
+    sql_change = sql_diff(previous[-1].sql, state.get("sql")) if state.get("sql") else None
+    return _with_code_diff(sql_change, previous[-1].code, state.get("code"))
+
+
+def _with_code_diff(sql_change: str | None, before: str | None, after: str | None) -> str:
+    """The SQL diff plus how many lines of the pandas code changed.
+
+    Example:
+        >>> _with_code_diff(None, "result = df", "result = df.head()")
+        'pandas code: 1 line(s) changed'
+    """
+    old = (before or "").strip().splitlines()
+    new = (after or "").strip().splitlines()
+    changed = sum(
+        max(i2 - i1, j2 - j1)
+        for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new).get_opcodes()
+        if op != "equal"
+    )
+    code_change = f"pandas code: {changed} line(s) changed" if changed else "pandas code unchanged"
+    if sql_change and sql_change.startswith("No functional changes"):
+        sql_change = "SQL unchanged"
+    return f"{sql_change}; {code_change}" if sql_change else code_change
+
+
+def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
+    """The record of the fallback attempt in progress."""
+    return nodes.close_attempt(state, feedback_sent, ok=answered(state), change=change)
+
+
+def next_attempt(state: AskState, ctx: Context) -> dict:
+    """Records the failed attempt with the feedback that goes to the model and starts the next."""
+    done = close_attempt(state, feedback_sent=True)
+    return {
+        "attempts": (*state["attempts"], done),
+        "attempt": state["attempt"] + 1,
+        **{f: None for f in CURRENT_FIELDS},
+    }
+
+
+def finish(state: AskState, ctx: Context) -> dict:
+    """Records the last attempt and why the run stopped."""
+    done = close_attempt(state, feedback_sent=False)
+    if state.get("model_error"):
+        reason = StopReason.model_error
+    elif answered(state):
+        reason = StopReason.success
+    else:
+        reason = StopReason(decide(state))
+    log.info("[end] fallback %s after %d attempt(s)", reason, done.number)
+    return {"attempts": (*state["attempts"], done), "stop_reason": reason}
+
+
+# -- routes ------------------------------------------------------------------------------------
+
+
+def route_after_generate(state: AskState) -> str:
+    if state.get("model_error"):
+        return "finish"
+    if state.get("sql"):
+        return "check"
+    return "check_code" if state.get("code") else "diagnose"
+
+
+def route_after_check(state: AskState) -> str:
+    return "check_code" if state.get("code") else "diagnose"
+
+
+def route_after_check_code(state: AskState) -> str:
+    code_check = state.get("code_check")
+    code_ok = code_check is not None and code_check.ok
+    return "execute" if checked(state) and code_ok else "diagnose"
+
+
+def route_after_execute(state: AskState) -> str:
+    execution = state.get("execution")
+    if execution is None or execution.truncated:
+        return "diagnose"
+    return "run_code"
+
+
+def route_after_run_code(state: AskState) -> str:
+    run = state.get("code_run")
+    return "finish" if run is not None and run.ok else "diagnose"
+
+
+def _code_key(code: str | None) -> str:
+    return "\n".join(line.rstrip() for line in (code or "").strip().splitlines() if line.strip())
+
+
+def _unchanged(state: AskState) -> bool:
+    """The attempt repeats the previous fallback attempt (its SELECT and its code)."""
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.fallback]
+    if not same_sql(state, previous):
+        return False
+    return _code_key(state.get("code")) == _code_key(previous[-1].code)
+
+
+def decide(state: AskState) -> str:
+    """After a failed fallback attempt: ``retry`` or the reason to stop (never a second
+    fallback): a non-retryable error, then the maximum, then the unchanged-attempt guard."""
+    diagnosis = state["diagnosis"]
+    if diagnosis is not None and not diagnosis.retryable:
+        return StopReason.not_retryable
+    if state["attempt"] >= state["max_attempts"]:
+        return StopReason.max_attempts
+    if _unchanged(state):
+        return StopReason.unchanged_sql
+    return "retry"
+
+
+def route_after_diagnose(state: AskState) -> str:
+    return "next_attempt" if decide(state) == "retry" else "finish"
+
+
+#: The phase's graph: node name -> the function that runs it.
+NODES: dict[str, Callable[[AskState, Context], dict]] = {
+    "generate": generate,
+    "check": check,
+    "check_code": check_code,
+    "execute": execute,
+    "run_code": run_code,
+    "diagnose": diagnose,
+    "next_attempt": next_attempt,
+    "finish": finish,
+}
+
+#: node name -> where to go next (a fixed edge or a route_* function).
+EDGES: dict[str, str | Callable[[AskState], str]] = {
+    "generate": route_after_generate,
+    "check": route_after_check,
+    "check_code": route_after_check_code,
+    "execute": route_after_execute,
+    "run_code": route_after_run_code,
+    "diagnose": route_after_diagnose,
+    "next_attempt": "generate",
+    "finish": "end",
+}
+
+#: Where the phase starts once :func:`start` has seeded it.
+FIRST = "generate"
