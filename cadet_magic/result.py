@@ -137,6 +137,9 @@ class Attempt:
         reply: the model's raw reply.
         phase: ``"sql"`` or ``"fallback"``.
         code: the fallback's pandas code (fallback attempts only).
+        retryable: whether the diagnosis said another attempt could fix the failure.
+        running: True for the provisional record of an attempt still in progress (progress
+            events carry one; ``outcome`` and ``error`` say what is known so far).
     """
 
     number: int
@@ -152,6 +155,7 @@ class Attempt:
     phase: str = "sql"
     code: str | None = None
     retryable: bool = True
+    running: bool = False
 
     @property
     def elapsed(self) -> float:

@@ -322,6 +322,49 @@ def sql_change(state: AskState) -> str | None:
     return sql_diff(previous[-1].sql, state.get("sql")) if previous and state.get("sql") else None
 
 
+def provisional_attempt(state: AskState, ok: bool | None = None) -> Attempt:
+    """The record of the attempt in progress as far as it went (``running=True``): what the
+    checks refused, the engine's or the code's error, the diagnosis once there is one.
+
+    Example:
+        >>> from cadet_magic.result import Phase
+        >>> a = provisional_attempt({"attempt": 1, "phase": Phase.sql, "sql": "SELECT 1",
+        ...                          "attempts": (), "timings": {"generate": 0.1}})
+        >>> a.running, str(a.outcome), a.sql
+        (True, 'ok', 'SELECT 1')
+    """
+    diagnosis = state.get("diagnosis")
+    if diagnosis is not None or state.get("model_error"):
+        outcome, error = _outcome(state, answered(state) if ok is None else bool(ok))
+    else:
+        outcome, error = Outcome.ok, None
+        refusals = [
+            "; ".join(str(getattr(i, "message", i)) for i in verdict.issues)
+            for verdict in (state.get("check"), state.get("code_check"))
+            if verdict is not None and not verdict.ok
+        ]
+        run = state.get("code_run")
+        if refusals:
+            outcome, error = Outcome.refused, "; ".join(refusals)
+        elif state.get("error") is not None:
+            outcome, error = Outcome.error, error_text(state.get("error"))
+        elif run is not None and not run.ok:
+            err = run.error
+            outcome, error = Outcome.error, getattr(err, "message", None) or str(err)
+    return Attempt(
+        number=state["attempt"],
+        sql=state.get("sql"),
+        outcome=outcome,
+        category=diagnosis.category.value if diagnosis is not None else None,
+        error=error,
+        timings=dict(state.get("timings") or {}),
+        reply=state.get("reply") or "",
+        phase=state["phase"],
+        code=state.get("code"),
+        running=True,
+    )
+
+
 def close_attempt(
     state: AskState,
     feedback_sent: bool,

@@ -71,12 +71,44 @@ PHASES: dict[str, tuple[dict, dict]] = {
 
 @dataclass(frozen=True)
 class Event:
-    """One finished step: its node name, the update it returned and the state after it."""
+    """One finished step: its node name, the update it returned and the state after it.
+
+    Displays read the records: :attr:`attempts` (the finished ones) and :attr:`attempt` (the
+    provisional record of the attempt in progress), rendered with the same helpers as a
+    finished result.
+    """
 
     step: str
     update: dict
     state: AskState
     elapsed: float
+
+    @property
+    def phase(self) -> Phase:
+        """The phase the run is in after this step."""
+        return Phase(self.state.get("phase") or Phase.sql)
+
+    @property
+    def number(self) -> int:
+        """The number of the attempt in progress (within its phase)."""
+        return self.state.get("attempt") or 1
+
+    @property
+    def attempts(self) -> tuple[Attempt, ...]:
+        """The finished attempts, both phases, in order."""
+        return tuple(self.state.get("attempts") or ())
+
+    @property
+    def attempt(self) -> Attempt | None:
+        """The provisional record of the attempt in progress (None before the first one and
+        once the step recorded it)."""
+        if self.step == "read_schema":
+            return None
+        phase, number = self.phase, self.number
+        if any(a.phase == phase and a.number == number for a in self.attempts):
+            return None
+        ok = fallback_phase.answered(self.state) if phase == Phase.fallback else None
+        return nodes.provisional_attempt(AskState(**{**self.state, "phase": phase}), ok)
 
 
 def run_agent(

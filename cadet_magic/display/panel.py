@@ -33,7 +33,6 @@ from cadet_magic.display.static import (
     answer_html,
     attempt_body_html,
     attempt_title,
-    code_html,
     fallback_summary_html,
     header_html,
 )
@@ -41,13 +40,10 @@ from cadet_magic.display.text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
     FALLBACK_RUNNING_BANNER,
-    SQL_PASSED,
     WAITING,
     answered_by_fallback,
-    first_line,
 )
-from cadet_magic.result import AskResult, Attempt, sql_cell
-from cadet_magic.text import without_sql_suffix
+from cadet_magic.result import AskResult, Attempt, Phase, sql_cell
 
 log = logging.getLogger("cadet_magic")
 
@@ -267,24 +263,21 @@ class AskPanel:
             self.dialect = dialect or self.dialect
             self.connection = connection or self.connection
             self.header.value = self._header_value()
-        phase = state.get("phase") or "sql"
-        finished = list(state.get("attempts") or ())
-        number = state.get("attempt") or 1
-        running = not any(a.phase == phase and a.number == number for a in finished)
-        for name in ("sql", "fallback"):
-            items = [_section(a) for a in finished if a.phase == name]
-            if running and phase == name and event.step != "read_schema":
-                items.append(_running_section(state, phase, number))
-            if items or name == "sql":
+        phase, number, running = event.phase, event.number, event.attempt
+        for name in Phase:
+            items = [_section(a) for a in event.attempts if a.phase == name]
+            if running is not None and running.phase == name:
+                items.append(_running_section(running))
+            if items or name == Phase.sql:
                 self._set_sections(name, items)
-        if phase == "fallback":
+        if phase == Phase.fallback:
             self.fallback.layout.display = ""
             self.fallback_banner.value = (
                 f"<div class='cadet-fallback-banner'>{escape(FALLBACK_RUNNING_BANNER)}</div>"
             )
-        where = f"fallback attempt {number}" if phase == "fallback" else f"attempt {number}"
+        where = f"fallback attempt {number}" if phase == Phase.fallback else f"attempt {number}"
         total = state.get("max_attempts")
-        if phase != "fallback" and total:
+        if phase != Phase.fallback and total:
             where += f" of {total}"
         self.status.show(
             self._status_value(f"{where}: {STEP_TEXT.get(event.step, event.step)}", event.elapsed),
@@ -380,54 +373,12 @@ def _section(a: Attempt) -> tuple[Any, str, str]:
     return ((a.phase, a.number), attempt_title(a), attempt_body_html(a))
 
 
-def _running_section(state: Any, phase: str, number: int) -> tuple[Any, str, str]:
-    """The attempt still in progress: what is known of it so far."""
-    sql, code = state.get("sql"), state.get("code")
-    check, code_check = state.get("check"), state.get("code_check")
-    error, code_run = state.get("error"), state.get("code_run")
-    parts = []
-    if sql:
-        parts.append(code_html(sql))
-    if code:
-        parts.append(code_html(code, "python", "cadet-code"))
-    if not sql and not code:
-        parts.append(f"<div class='cadet-muted'>{escape(WAITING)}</div>")
-    # The SQL phase says it as finished attempts do; the fallback names what each check saw.
-    sql_only = code_check is None
-    verdicts = []
-    for what, verdict in (("SQL", check), ("pandas code", code_check)):
-        if verdict is None:
-            continue
-        if getattr(verdict, "ok", False):
-            verdicts.append(SQL_PASSED if sql_only else f"{what} passed")
-        else:
-            issues = getattr(verdict, "issues", None) or []
-            text = "; ".join(getattr(i, "message", str(i)) for i in issues)
-            refused = f"refused: {text or getattr(verdict, 'message', '')}"
-            verdicts.append(refused if sql_only else f"{what} {refused}")
-    if sql or code:
-        verdict_text = " \u00b7 ".join(verdicts) or "pending"
-        parts.append(
-            f"<div class='cadet-row cadet-verdict'><b>Safety check:</b> {escape(verdict_text)}</div>"
-        )
-    problem = None
-    if error is not None:
-        orig = getattr(error, "orig", None)
-        problem = without_sql_suffix(str(orig if orig is not None else error))
-    elif code_run is not None and not getattr(code_run, "ok", True):
-        err = getattr(code_run, "error", None)
-        problem = getattr(err, "message", None) or str(err)
-    if problem:
-        parts.append(
-            f"<div class='cadet-row cadet-error'><b>Error:</b> "
-            f"<span class='cadet-bad'>{escape(first_line(problem))}</span></div>"
-        )
-    diagnosis = state.get("diagnosis")
-    category = getattr(getattr(diagnosis, "category", None), "value", None)
-    if category:
-        parts.append(f"<div class='cadet-row'><b>Category:</b> {escape(category)}</div>")
-    title = f"\u25cf Attempt {number}" + (" (fallback)" if phase == "fallback" else "")
-    return ((phase, number), title + ": running", "".join(parts))
-
-
-__all__ = ["AskPanel", "ActionBar", "StatusLine", "final_sql", "lab_frontend", "sql_cell"]
+def _running_section(a: Attempt) -> tuple[Any, str, str]:
+    """The attempt still in progress, from its provisional record, with the finished
+    attempts' helpers (the model's reply awaited: a waiting line)."""
+    if not a.sql and not a.code:
+        body = f"<div class='cadet-muted'>{escape(WAITING)}</div>"
+    else:
+        body = attempt_body_html(a)
+    title = f"\u25cf Attempt {a.number}" + (" (fallback)" if a.phase == Phase.fallback else "")
+    return ((a.phase, a.number), title + ": running", body)

@@ -47,9 +47,14 @@ def answered_by_fallback(result: AskResult) -> bool:
 
 
 def verdict(a: Attempt) -> str:
-    """What the safety check said about an attempt's SQL (or pandas code)."""
+    """What the safety check said about an attempt's SQL (or pandas code); ``pending`` for a
+    running attempt the check has not seen yet."""
     if a.outcome == "refused":
         return f"refused: {first_line(a.error) or 'not a single read-only query'}"
+    if a.running and "check" not in a.timings and "check_code" not in a.timings:
+        return "pending"
+    if a.running and a.code and "check_code" not in a.timings:
+        return SQL_PASSED
     if a.outcome == "model_error":
         return "not reached (the model call failed)"
     if not a.sql and not a.code:
