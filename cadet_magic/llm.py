@@ -171,6 +171,6 @@ def load_model(
             f"The provider package for {spec!r} is missing: {e}. Install it, e.g. "
             "pip install 'cadet-magic[openai]'."
         ) from e
-    except Exception as e:  # noqa: BLE001 - bad spec, missing API key, ...
+    except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0]
         raise ConfigurationError(f"Cannot set up the model {spec!r}: {first}") from e

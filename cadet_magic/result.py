@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cadet_magic.sql.pretty import format_sql
+
 #: What starts a Jinja tag, expression or comment: jupysql renders every ``%%sql`` cell as a
 #: Jinja template with the notebook's variables.
 _JINJA_STARTS = ("{{", "{%", "{#")
@@ -34,7 +36,7 @@ def sql_cell(sql: str) -> str:
         %%sql
         {% raw %}SELECT '{{ x }}', '{{% endraw %}{% raw %}% endraw %}'{% endraw %}
     """
-    body = sql.strip().rstrip(";").strip()
+    body = format_sql(sql.strip().rstrip(";").strip())
     if any(mark in body for mark in _JINJA_STARTS):
         body = "{% raw %}" + body.replace("{%", "{{% endraw %}{% raw %}%") + "{% endraw %}"
     return "%%sql\n" + body + "\n"

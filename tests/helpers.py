@@ -28,3 +28,21 @@ class CountingModel:
     def invoke(self, messages, *args, **kwargs):
         self.prompts.append(messages)
         return self.model.invoke(messages, *args, **kwargs)
+
+
+def usage_error(shell, magic: str, line: str, cell: str | None = None) -> str:
+    """Runs a magic that must refuse with IPython's UsageError; returns its one line.
+
+    Through ``run_cell`` as a notebook would: the cell fails (so "Run All" stops) and no
+    traceback is shown.
+    """
+    from IPython.core.error import UsageError
+
+    source = f"%%{magic} {line}\n{cell}" if cell is not None else f"%{magic} {line}"
+    result = shell.run_cell(source)
+    error = result.error_in_exec
+    assert isinstance(error, UsageError), error
+    assert not result.success
+    text = str(error)
+    assert "\n" not in text and "Traceback" not in text, text
+    return text

@@ -11,9 +11,9 @@ import time
 
 import pytest
 from fake_openai import fake_openai  # noqa: F401
+from IPython.core.error import UsageError
 
 from cadet_magic.llm import load_model
-from cadet_magic.magic import Message
 from tests.helpers import sql_reply
 
 pytest.importorskip("langchain_openai")
@@ -62,10 +62,11 @@ def test_an_interrupt_during_the_model_call_says_so(shell, fake_openai) -> None:
     timer = threading.Timer(1.0, _thread.interrupt_main)
     timer.start()
     try:
-        out = shell.run_cell_magic("ask", "--model openai:scripted-test-model", "Total amount?")
+        with pytest.raises(UsageError) as refused:
+            shell.run_cell_magic("ask", "--model openai:scripted-test-model", "Total amount?")
     finally:
         timer.cancel()
-    assert isinstance(out, Message)
-    assert "model call was stopped" in out.text and "query" in out.text
-    assert "cancelled" not in out.text
+    text = str(refused.value)
+    assert "model call was stopped" in text and "query" in text
+    assert "cancelled" not in text
     shell.run_line_magic("sql", "SELECT 1")

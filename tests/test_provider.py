@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from fake_openai import fake_openai  # noqa: F401
 
-from cadet_magic.magic import Message
-from tests.helpers import sql_reply
+from tests.helpers import sql_reply, usage_error
 
 pytest.importorskip("langchain_openai")
 
@@ -68,7 +67,7 @@ def test_server_error_is_one_clear_line(shell, fake_openai):  # noqa: F811
 
 def test_missing_api_key_is_a_configuration_message(shell, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
-    out = shell.run_cell_magic(
-        "ask", "--model openai:scripted-test-model", "What is the total amount?"
+    text = usage_error(
+        shell, "ask", "--model openai:scripted-test-model", "What is the total amount?"
     )
-    assert isinstance(out, Message) and "OPENAI_API_KEY" in out.text and "\n" not in out.text
+    assert "OPENAI_API_KEY" in text

@@ -68,3 +68,13 @@ def test_plain_sql_stays_plain_and_the_fallback_select_is_offered() -> None:
         "%%sql\nSELECT a FROM t\n"
     )
     assert AskResult(question="q").sql_cell() is None
+
+
+def test_a_long_query_is_laid_out_without_changing_a_token(shell) -> None:
+    sql = (
+        "SELECT x AS value, x + 1 AS next_value, '{{ not a template }}  kept' AS s "
+        "FROM (SELECT 41 AS x) AS t WHERE x > 0 ORDER BY value"
+    )
+    cell = sql_cell(sql)
+    assert cell.count("\n") > 3 and "{% raw %}" in cell
+    assert _run(shell, cell) == [(41, 42, "{{ not a template }}  kept")]

@@ -126,7 +126,7 @@ def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | Non
         reply = _invoke(model, messages, timeout)
     except ModelCallError:
         raise
-    except Exception as e:  # noqa: BLE001 - every provider failure is reported the same way
+    except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0][:300]
         raise ModelCallError(
             f"The model call failed ({type(e).__name__}): {first}. "

@@ -197,7 +197,7 @@ class SQLAlchemyRunner:
         try:
             pool = self.connection.engine.pool.recreate()
             own = pool.connect()
-        except Exception as e:  # noqa: BLE001 - unreachable server, no engine, ...
+        except Exception as e:
             raise FailedTransactionError() from e
         if own.dbapi_connection is user_raw:  # pragma: no cover - a pool sharing one connection
             raise FailedTransactionError()

@@ -176,8 +176,8 @@ class SQLiteRunner:
         """The schema with samples, read once per connection and again when it changes
         (for a file database, on the agent's own read-only connection)."""
 
-        def on_own(read):  # noqa: ANN001, ANN202
-            def call():  # noqa: ANN202
+        def on_own(read):
+            def call():
                 own = self._own(5.0, authorizer=False)
                 if own is None:
                     return read(self.connection)
