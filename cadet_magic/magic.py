@@ -170,6 +170,7 @@ class AskMagic(Magics, Configurable):
     def _run(self, question: str, args: Any) -> Any:
         from cadet_magic.api import ask
 
+        assert self.shell is not None  # a magic runs in a shell
         ns = self.shell.user_ns
         con = None
         if args.con:

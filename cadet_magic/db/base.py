@@ -46,11 +46,11 @@ class RunResult:
 def _value_bytes(v: object) -> int:
     """Bytes of a nested value (lists, structs and maps from DuckDB or PostgreSQL arrays)."""
     if v.__class__ in _SIZED:
-        return len(v)  # type: ignore[arg-type]
+        return len(v)
     if isinstance(v, dict):
         return sum(_value_bytes(k) + _value_bytes(x) + 16 for k, x in v.items())
     if v.__class__ in _NESTED:
-        return sum(_value_bytes(x) + 8 for x in v)  # type: ignore[attr-defined]
+        return sum(_value_bytes(x) + 8 for x in v)
     return 8
 
 
@@ -103,7 +103,7 @@ def column_sizer(kinds: Sequence[str]) -> Callable[[Sequence[Sequence[object]]],
         n = width * len(rows)
         for get in text:
             try:
-                n += sum(map(len, filter(None, map(get, rows))))  # type: ignore[arg-type]
+                n += sum(map(len, filter(None, map(get, rows))))
             except TypeError:  # not text after all: value by value
                 n += sum(map(_extra_bytes, map(get, rows)))
         for get in other:

@@ -141,7 +141,11 @@ class DuckDBRunner:
 
         t0 = time.perf_counter()
         user_stop = threading.Event()
-        restore = _on_ctrl_c(lambda: (user_stop.set(), con.interrupt()))
+        def on_ctrl_c() -> None:
+            user_stop.set()
+            con.interrupt()
+
+        restore = _on_ctrl_c(on_ctrl_c)
         timer = WATCHDOG.schedule(timeout, stop)
         try:
             try:

@@ -382,7 +382,7 @@ class _Checker(ast.NodeVisitor):
             self.add(node.finalbody[0], "finally", "`finally:` is not allowed")
         self.generic_visit(node)
 
-    visit_TryStar = visit_Try
+    visit_TryStar = visit_Try  # type: ignore[assignment]  # the same checks for try/except*
 
     def _targets(self, node: ast.AST, targets: list[ast.expr]) -> None:
         for target in targets:
@@ -449,9 +449,9 @@ class _Checker(ast.NodeVisitor):
         elif node.attr in DISPATCH_METHODS and id(node) not in self.called:
             self.add(node, "dispatch", f"`.{node.attr}` may only be called directly")
         elif node.attr in FORMAT_METHODS:
-            problem = _format_problem(node.value)
-            if problem:
-                self.add(node, "format", f"`.{node.attr}`: {problem}")
+            wrong = _format_problem(node.value)
+            if wrong:
+                self.add(node, "format", f"`.{node.attr}`: {wrong}")
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:

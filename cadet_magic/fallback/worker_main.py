@@ -325,6 +325,7 @@ def _relay(request: dict, payload: bytes, out: Any, inp: int) -> None:
     # The result is in (or the child is gone): the child is killed now; it is reaped after the
     # answer is sent (tearing its memory down takes a while and is no reason to wait).
     try:
+        wait_status: int | None
         reaped, wait_status = os.waitpid(pid, os.WNOHANG)
         if reaped == 0:
             os.kill(pid, signal.SIGKILL)

@@ -398,10 +398,10 @@ def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]
     used = 0
     for rank, i in enumerate(order):
         for detail in (FULL, TYPED, NAMES):
-            shown, length = idx.shown(i, detail)
+            table, length = idx.shown(i, detail)
             cost = length + (1 if chosen else 0)
             if used + cost <= budget:
-                chosen[i] = shown
+                chosen[i] = table
                 used += cost
                 break
         else:
@@ -416,9 +416,9 @@ def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]
                         chosen[i] = trimmed
                         used += len(render_table(trimmed, dialect=schema.dialect))
                         break
-    shown = {schema.tables[i].name.lower() for i in chosen}
+    names = {schema.tables[i].name.lower() for i in chosen}
     tables = tuple(
-        _only_shown_keys(chosen[i], shown, _namespace(chosen[i])[0]) for i in sorted(chosen)
+        _only_shown_keys(chosen[i], names, _namespace(chosen[i])[0]) for i in sorted(chosen)
     )
     left = [schema.tables[i].name for i in order if i not in chosen]
     return Schema(tables=tables, dialect=schema.dialect), left

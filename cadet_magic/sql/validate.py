@@ -28,6 +28,7 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -136,7 +137,11 @@ def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
     """
     with _quiet_sqlglot():
         trees = sqlglot.parse(sql, read=dialect)
-    return [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
+    return [
+        cast(exp.Expression, t)
+        for t in trees
+        if t is not None and not isinstance(t, exp.Semicolon)
+    ]
 
 
 def _parse_error_message(error: Exception, dialect: str | None) -> str:
@@ -191,7 +196,7 @@ _QUERY_NODES = _classes("Select", "SetOperation", "Union", "Intersect", "Except"
 def _is_query(tree: exp.Expression) -> bool:
     """A read-only statement kind: SELECT, a set operation, VALUES, or a DuckDB PIVOT."""
     if isinstance(tree, exp.Subquery):
-        return _is_query(tree.unnest())
+        return _is_query(cast(exp.Expression, tree.unnest()))
     return isinstance(tree, _QUERY_NODES)
 
 
@@ -243,7 +248,7 @@ def forbidden_function(names: set[str]) -> tuple[str, str] | None:
     return None
 
 
-_FORBIDDEN_CLASSES: dict[type[exp.Expression], tuple[str, str]] = {
+_FORBIDDEN_CLASSES: dict[type, tuple[str, str]] = {
     cls: verdict
     for name, verdict in (
         ("ReadCSV", ("file_access", "reads files")),
@@ -298,7 +303,8 @@ _ROW_SOURCES: tuple[type[exp.Expression], ...] = _classes(
 
 def _is_table_function_position(node: exp.Func) -> bool:
     """True for a function used as a row source: ``FROM f(...)``, ``JOIN f(...)``, ``LATERAL``."""
-    child, parent = node, node.parent
+    child: Any = node
+    parent = node.parent
     if isinstance(parent, exp.Dot):
         child, parent = parent, parent.parent
     return isinstance(parent, _ROW_SOURCES) and child.arg_key == "this"
@@ -307,7 +313,8 @@ def _is_table_function_position(node: exp.Func) -> bool:
 def _ctes_in_scope(node: exp.Expression) -> set[str]:
     """Lower-case names of the CTEs a table reference at ``node`` can see."""
     names: set[str] = set()
-    child, parent = node, node.parent
+    child: Any = node
+    parent = node.parent
     while parent is not None:
         if isinstance(parent, exp.With):
             ctes = parent.expressions
@@ -596,9 +603,9 @@ def validate_sql(
         ):
             message = f"Only read-only queries may run; this is {_statement_name(tree)}. "
             return Validation(False, [Issue("forbidden_statement", message + _QUERY_HINT)], sql)
-        issue = _not_a_query(sql, read)
-        if issue is not None:
-            return Validation(False, [issue], sql)
+        not_a_query = _not_a_query(sql, read)
+        if not_a_query is not None:
+            return Validation(False, [not_a_query], sql)
         return Validation(
             False,
             [
