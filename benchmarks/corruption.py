@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     engines = [e for e in ENGINES if not (args.no_postgres and e == "postgresql")]
     if "postgresql" in engines:
-        from benchmarks.corruption_pg import pg_cluster
+        from workloads.postgres import pg_cluster
 
         with pg_cluster() as url:
             result = run_benchmark(pg_url=url, engines=engines, limit=args.limit)

@@ -926,7 +926,7 @@ def run_all(quick: bool = False, pg: bool = True) -> list[Measure]:
 @contextlib.contextmanager
 def _pg() -> Iterator[str | None]:
     """A throwaway PostgreSQL cluster's SQLAlchemy URL, or None without server or driver."""
-    from benchmarks.corruption_pg import pg_bin, pg_cluster
+    from workloads.postgres import pg_bin, pg_cluster
 
     try:
         import psycopg  # noqa: F401

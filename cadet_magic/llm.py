@@ -158,9 +158,7 @@ def load_model(
 
         limit = timeout if timeout is not None else 120.0
         return BrowserChatModel(endpoint(spec, base_url=base_url, api_key=api_key, timeout=limit))
-    extra: dict[str, Any] = {
-        k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v
-    }
+    extra: dict[str, Any] = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
     try:
         if timeout is None:
             return init_chat_model(spec, **extra)

@@ -46,3 +46,9 @@ def usage_error(shell, magic: str, line: str, cell: str | None = None) -> str:
     text = str(error)
     assert "\n" not in text and "Traceback" not in text, text
     return text
+
+
+#: Seconds added to a wall-clock bound whose alternative is "never" (a runaway query, an endless
+#: loop, a server that hangs): generous, because the machine is shared and noisy. Speed itself
+#: is measured in ``python -m benchmarks``, never asserted.
+TIME_SLACK = 10.0

@@ -19,11 +19,8 @@ def ip(ipython_shell):
 
 
 @pytest.fixture
-def duck(ip):
-    ip.run_line_magic("sql", "duckdb:// --alias duck")
-    ip.run_cell_magic("sql", "", ORDERS)
-    yield ip
-    ip.run_line_magic("sql", "--close duck")
+def duck(sql_duckdb):
+    return sql_duckdb("duck", ORDERS)
 
 
 def ask(ip, *replies, options="", question="Total spent per customer?"):

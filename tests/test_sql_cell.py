@@ -20,10 +20,8 @@ def _hostile(path: Path) -> str:
 
 
 @pytest.fixture
-def shell(ipython_shell):
-    ipython_shell.run_line_magic("sql", "duckdb:// --alias cellcheck")
-    yield ipython_shell
-    ipython_shell.run_line_magic("sql", "--close cellcheck")
+def shell(sql_duckdb):
+    return sql_duckdb("cellcheck")
 
 
 def _run(shell, cell: str) -> list:

@@ -141,6 +141,7 @@ class DuckDBRunner:
 
         t0 = time.perf_counter()
         user_stop = threading.Event()
+
         def on_ctrl_c() -> None:
             user_stop.set()
             con.interrupt()
