@@ -121,6 +121,11 @@ class AskMagic(Magics, Configurable):
         Magics.__init__(self, shell=shell, **kwargs)
         if shell is not None:
             shell.configurables.append(self)
+        from cadet_magic.db.session import DbSession
+
+        #: This session's schema cache and query-deadline watchdog: every runner made while a
+        #: question runs uses them (see cadet_magic.db.session).
+        self.db = DbSession()
 
     @magic_arguments()
     @argument(
@@ -169,6 +174,7 @@ class AskMagic(Magics, Configurable):
 
     def _run(self, question: str, args: Any) -> Any:
         from cadet_magic.api import ask
+        from cadet_magic.db.session import using
 
         assert self.shell is not None  # a magic runs in a shell
         ns = self.shell.user_ns
@@ -184,25 +190,26 @@ class AskMagic(Magics, Configurable):
                 from cadet_magic.display.live import live_display
 
                 display = live_display(question, model=model, con=args.con, namespace=ns)
-            result = ask(
-                question,
-                con=con,
-                model=model,
-                max_attempts=(
-                    args.max_attempts if args.max_attempts is not None else self.max_attempts
-                ),
-                row_limit=self.row_limit,
-                result_bytes=self.result_bytes,
-                timeout=self.timeout,
-                fallback=self.fallback and not args.no_fallback,
-                fallback_memory=self.fallback_memory,
-                schema_budget=self.schema_budget,
-                on_event=display.update if display is not None else None,
-                namespace=ns,
-                api_key=self.api_key or None,
-                base_url=self.base_url or None,
-                model_timeout=self.model_timeout,
-            )
+            with using(self.db):
+                result = ask(
+                    question,
+                    con=con,
+                    model=model,
+                    max_attempts=(
+                        args.max_attempts if args.max_attempts is not None else self.max_attempts
+                    ),
+                    row_limit=self.row_limit,
+                    result_bytes=self.result_bytes,
+                    timeout=self.timeout,
+                    fallback=self.fallback and not args.no_fallback,
+                    fallback_memory=self.fallback_memory,
+                    schema_budget=self.schema_budget,
+                    on_event=display.update if display is not None else None,
+                    namespace=ns,
+                    api_key=self.api_key or None,
+                    base_url=self.base_url or None,
+                    model_timeout=self.model_timeout,
+                )
         except CadetError as e:
             if display is not None:
                 display.close()

@@ -293,18 +293,21 @@ def test_no_fallback_option_stops_after_the_sql_attempts(duck):
 
 
 def test_schema_read_once_per_jupysql_connection(duck):
-    """Two asks on %sql's connection read the schema once; a table created with %%sql is seen."""
+    """Two asks on %sql's connection read the schema once; a table created with %%sql is seen.
+    The cache is the magic's own (its DbSession), not a module-level one."""
     from cadet_magic.db.cache import SCHEMA_CACHE
 
     SCHEMA_CACHE.clear()
+    cache = duck.magics_manager.registry["AskMagic"].db.schema_cache
+    cache.clear()
     for _ in range(2):
         out, r = ask(duck, sql_reply("SELECT count(*) AS n FROM orders"), question="How many?")
         assert r.ok and r.df["n"].tolist() == [3]
-    assert SCHEMA_CACHE.reads == 1
+    assert cache.reads == 1 and SCHEMA_CACHE.reads == 0
     duck.run_cell_magic("sql", "", "CREATE TABLE refunds AS SELECT 1 AS order_id")
     try:
         out, r = ask(duck, sql_reply("SELECT count(*) AS n FROM refunds"), question="Refunds?")
-        assert r.ok and r.df["n"].tolist() == [1] and SCHEMA_CACHE.reads == 2
+        assert r.ok and r.df["n"].tolist() == [1] and cache.reads == 2
     finally:
         duck.run_cell_magic("sql", "", "DROP TABLE refunds")
 
