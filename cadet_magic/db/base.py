@@ -1,4 +1,5 @@
-"""The small protocol through which the agent runs SQL (stdlib only).
+"""Bounded fetching for the runners (stdlib only); the protocol itself is in
+:mod:`cadet_magic.runner` (re-exported here).
 
 A runner wraps one user connection. ``run`` executes one already-checked
 statement so that nothing can persist, fetches at most ``limit`` rows and at most
@@ -11,36 +12,25 @@ engine's own exception, raised unchanged for the diagnosis to read.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.runner import RESULT_BYTES, Runner, RunResult
 
-#: Bytes of result values a runner fetches at most by default (64 MiB).
-RESULT_BYTES = 64 * 2**20
+__all__ = [
+    "FIRST_CHUNK",
+    "MAX_CHUNK",
+    "RESULT_BYTES",
+    "RunResult",
+    "Runner",
+    "column_sizer",
+    "fetch_bounded",
+    "rows_bytes",
+]
 #: Rows of the first chunk; later chunks grow to what the byte budget allows, at most
 #: :data:`MAX_CHUNK` rows, so one fetch overshoots the budget by at most that many rows.
 FIRST_CHUNK = 64
 MAX_CHUNK = 512
 _SIZED = frozenset({str, bytes, bytearray, memoryview})
 _NESTED = frozenset({list, tuple, dict, set, frozenset})
-
-
-@dataclass
-class RunResult:
-    """Rows fetched by a runner.
-
-    ``truncation`` says why ``truncated`` is set: ``"rows"`` (more rows than the row limit)
-    or ``"bytes"`` (the next rows would pass the byte budget).
-    """
-
-    columns: list[str]
-    rows: list[tuple]
-    truncated: bool = False
-    elapsed: float = 0.0
-    sql: str = ""
-    extra: dict = field(default_factory=dict)
-    truncation: str = ""
 
 
 def _value_bytes(v: object) -> int:
@@ -162,19 +152,3 @@ def fetch_bounded(
     if len(rows) > limit:
         return rows[:limit], True, "rows"
     return rows, False, ""
-
-
-@runtime_checkable
-class Runner(Protocol):
-    """What the agent needs from a database connection."""
-
-    #: sqlglot dialect name: "duckdb", "sqlite", "postgres", ...
-    dialect: str
-    #: a short label for displays, e.g. "duckdb (native)" or "postgresql://.../shop".
-    label: str
-
-    def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
-    ) -> RunResult: ...
-
-    def schema(self) -> Schema: ...
