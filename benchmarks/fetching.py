@@ -225,7 +225,7 @@ def bounded_fetch_before_after(n: int = 10**7, reps: int = 31) -> list[Measure]:
     m.notes.append(
         "Bounded fetch, before/after: the same DuckDB file table and scan, the runner as it is "
         "now against its run path before bounded results (replicated step by step in "
-        f"`benchmarks/perf.py`), {reps} alternating repetitions, medians. Now adds: "
+        f"`benchmarks/fetching.py`), {reps} alternating repetitions, medians. Now adds: "
         "`BEGIN TRANSACTION READ ONLY`, `extract_statements` (DuckDB's own parse, and the "
         "parsed statement is what runs), `fetchmany` in chunks (64 rows, then up to 512) "
         "with the values' bytes counted, and an `interrupt()` before the rollback."
