@@ -142,7 +142,7 @@ def mutants_for(source: Source, db: Database, engine: str, seed: int = 0) -> lis
         rng = random.Random(f"{seed}:{source.id}:{engine}:{i}")
         try:
             mutant = mutate(tree.copy(), db.schemas[engine], rng, engine)
-        except Exception as e:  # noqa: BLE001 - a mutation bug must not stop the benchmark
+        except Exception as e:
             raise RuntimeError(f"mutation {name} failed on {source.id}: {e}") from e
         if mutant is not None:
             out.append(mutant)
@@ -241,7 +241,7 @@ def report(result: Result, engines: Iterable[str]) -> str:
         "accepted ones are listed apart). Suggestion hit: the original column/table (for "
         "GROUP BY and ambiguity: the table-qualified column) among the top 3 suggestions. "
         f"Targets: accuracy ≥ {TARGET_OVERALL:.0%} overall and ≥ {TARGET_CATEGORY:.0%} per "
-        f"category, hits ≥ {TARGET_HITS:.0%} (seed target: classification > 85%). "
+        f"category, hits ≥ {TARGET_HITS:.0%} (the design target for classification is > 85%). "
         "DuckDB 1.5 is covered by recorded messages in tests only. Each mutant carries "
         "exactly one clean mistake, so these numbers are an upper bound for real model "
         "errors (which can stack several mistakes); for joins and GROUP BY the candidates "
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     engines = [e for e in ENGINES if not (args.no_postgres and e == "postgresql")]
     if "postgresql" in engines:
-        from benchmarks.corruption_pg import pg_cluster
+        from workloads.postgres import pg_cluster
 
         with pg_cluster() as url:
             result = run_benchmark(pg_url=url, engines=engines, limit=args.limit)

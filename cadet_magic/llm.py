@@ -158,7 +158,7 @@ def load_model(
 
         limit = timeout if timeout is not None else 120.0
         return BrowserChatModel(endpoint(spec, base_url=base_url, api_key=api_key, timeout=limit))
-    extra = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
+    extra: dict[str, Any] = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
     try:
         if timeout is None:
             return init_chat_model(spec, **extra)
@@ -171,6 +171,6 @@ def load_model(
             f"The provider package for {spec!r} is missing: {e}. Install it, e.g. "
             "pip install 'cadet-magic[openai]'."
         ) from e
-    except Exception as e:  # noqa: BLE001 - bad spec, missing API key, ...
+    except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0]
         raise ConfigurationError(f"Cannot set up the model {spec!r}: {first}") from e

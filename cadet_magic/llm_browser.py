@@ -145,7 +145,7 @@ def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
             role, content = m
         else:
             role, content = getattr(m, "type", "user"), getattr(m, "content", str(m))
-        out.append({"role": roles.get(role, role), "content": str(content)})
+        out.append({"role": str(roles.get(role, role)), "content": str(content)})
     return out
 
 
@@ -183,7 +183,7 @@ def reply_content(options: EndpointOptions, status: int, text: str) -> str:
         detail = " ".join(str(detail).split())[:300]
         raise ModelCallError(f"The model server answered HTTP {status} for {options.url}: {detail}")
     try:
-        content = data["choices"][0]["message"]["content"]
+        content = data["choices"][0]["message"]["content"]  # type: ignore[index]  # None: caught
     except (KeyError, IndexError, TypeError):
         raise ModelCallError(
             f"The model server at {options.url} did not answer in the OpenAI chat format "

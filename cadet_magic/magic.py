@@ -1,4 +1,10 @@
-"""The ``%%ask`` / ``%ask`` and ``%cadet`` magics: parse, delegate, return a display object."""
+"""The ``%%ask`` / ``%ask`` and ``%cadet`` magics: parse, delegate, return a display object.
+
+Usage and configuration errors (a bad option, no model, no connection, an interrupt) raise
+IPython's :class:`~IPython.core.error.UsageError`: IPython shows its one line without a
+traceback, the cell fails and "Run All" stops there. The outcome of a question, even one with no
+answer after every attempt, is a result, not an error.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import logging
 import os
 from typing import Any
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets import Bool, Float, Int, TraitError, Unicode, validate
@@ -19,9 +26,9 @@ log = logging.getLogger("cadet_magic")
 
 
 class Message:
-    """One clear line for the user (configuration problems, interrupts), not a traceback."""
+    """One line of information for the user (``%cadet stats``); errors raise ``UsageError``."""
 
-    def __init__(self, text: str, kind: str = "error") -> None:
+    def __init__(self, text: str, kind: str = "info") -> None:
         self.text = text
         self.kind = kind
 
@@ -127,6 +134,11 @@ class AskMagic(Magics, Configurable):
         Magics.__init__(self, shell=shell, **kwargs)
         if shell is not None:
             shell.configurables.append(self)
+        from cadet_magic.db.session import DbSession
+
+        #: This session's schema cache and query-deadline watchdog: every runner made while a
+        #: question runs uses them (see cadet_magic.db.session).
+        self.db = DbSession()
 
     @magic_arguments()
     @argument(
@@ -162,23 +174,27 @@ class AskMagic(Magics, Configurable):
         """
         try:
             args = parse_argstring(self.ask, line)
-        except Exception as e:  # noqa: BLE001 - usage errors are one line too
-            return Message(f"%ask: {e}")
+        except (UsageError, ValueError) as e:  # argparse's message, or unbalanced quotes
+            raise UsageError(f"%ask: {e}") from None
         question = (cell if cell is not None else " ".join(args.question)).strip()
         if cell is not None and args.question:
             question = (" ".join(args.question) + " " + question).strip()
         if not question:
-            return Message("%ask needs a question: write it after %ask or in the %%ask cell body.")
+            raise UsageError(
+                "%ask needs a question: write it after %ask or in the %%ask cell body."
+            )
         return self._run(question, args)
 
     def _run(self, question: str, args: Any) -> Any:
         from cadet_magic.api import ask
+        from cadet_magic.db.session import using
 
+        assert self.shell is not None  # a magic runs in a shell
         ns = self.shell.user_ns
         con = None
         if args.con:
             if args.con not in ns:
-                return Message(f"--con {args.con}: no such variable in the notebook.")
+                raise UsageError(f"--con {args.con}: no such variable in the notebook.")
             con = ns[args.con]
         model = args.model or self.model or os.environ.get(ENV_VAR) or None
         display = None
@@ -187,53 +203,54 @@ class AskMagic(Magics, Configurable):
                 from cadet_magic.display.live import live_display
 
                 display = live_display(question, model=model, con=args.con, namespace=ns)
-            options = AskOptions(
-                model=model,
-                max_attempts=(
-                    args.max_attempts if args.max_attempts is not None else self.max_attempts
-                ),
-                row_limit=self.row_limit,
-                result_bytes=self.result_bytes,
-                timeout=self.timeout,
-                model_timeout=self.model_timeout,
-                fallback=self.fallback and not args.no_fallback,
-                fallback_memory=self.fallback_memory,
-                schema_budget=self.schema_budget,
-                live=self.live,
-                api_key=self.api_key or None,
-                base_url=self.base_url or None,
-            )
-            result = ask(
-                question,
-                con=con,
-                options=options,
-                on_event=display.update if display is not None else None,
-                namespace=ns,
-            )
+            with using(self.db):
+                options = AskOptions(
+                    model=model,
+                    max_attempts=(
+                        args.max_attempts if args.max_attempts is not None else self.max_attempts
+                    ),
+                    row_limit=self.row_limit,
+                    result_bytes=self.result_bytes,
+                    timeout=self.timeout,
+                    model_timeout=self.model_timeout,
+                    fallback=self.fallback and not args.no_fallback,
+                    fallback_memory=self.fallback_memory,
+                    schema_budget=self.schema_budget,
+                    live=self.live,
+                    api_key=self.api_key or None,
+                    base_url=self.base_url or None,
+                )
+                result = ask(
+                    question,
+                    con=con,
+                    options=options,
+                    on_event=display.update if display is not None else None,
+                    namespace=ns,
+                )
         except CadetError as e:
             if display is not None:
                 display.close()
-            return Message(str(e))
-        except Exception as e:  # noqa: BLE001 - whatever else fails, one line, never a traceback
+            raise UsageError(str(e)) from None
+        except Exception as e:
             if display is not None:
                 display.close()
             log.debug("%%ask failed", exc_info=True)
             first = (str(e).strip().splitlines() or [""])[0][:300]
-            return Message(
+            raise UsageError(
                 f"%ask failed ({type(e).__name__}): {first}. Your connection is unchanged; "
                 "check the options and the connection, then run the cell again."
-            )
+            ) from None
         except KeyboardInterrupt as e:
             if display is not None:
                 display.close()
             if isinstance(e, ModelCallInterrupted):
-                return Message(
+                raise UsageError(
                     "Interrupted: the model call was stopped (no query was running); your "
                     "connection is unchanged."
-                )
-            return Message(
+                ) from None
+            raise UsageError(
                 "Interrupted: the running query was cancelled; your connection is unchanged."
-            )
+            ) from None
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df
@@ -255,8 +272,8 @@ class AskMagic(Magics, Configurable):
 
         command = line.strip() or "stats"
         if command == "stats":
-            return Message(SESSION.to_text(), kind="info")
+            return Message(SESSION.to_text())
         if command == "reset":
             SESSION.reset()
-            return Message("Session metrics cleared.", kind="info")
-        return Message(f"%cadet: unknown command {command!r}; use 'stats' or 'reset'.")
+            return Message("Session metrics cleared.")
+        raise UsageError(f"%cadet: unknown command {command!r}; use 'stats' or 'reset'.")

@@ -53,7 +53,8 @@ class SessionMetrics:
             entry["corrected"] += int(result.ok)
 
     def reset(self) -> None:
-        self.__init__()
+        """Clears every count (the object stays the one the magic holds)."""
+        vars(self).update(vars(SessionMetrics()))
 
     def as_dict(self) -> dict:
         n = self.total

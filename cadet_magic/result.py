@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from cadet_magic.sql.pretty import format_sql
+
 #: How an :class:`AskResult` renders: ``"text"`` (the plain-text account) and
 #: ``"mimebundle"`` (text/html + text/plain). The display package registers its renderers
 #: with :func:`register_renderers` when it is imported (the API and the extension import it),
@@ -56,7 +58,7 @@ def sql_cell(sql: str) -> str:
         %%sql
         {% raw %}SELECT '{{ x }}', '{{% endraw %}{% raw %}% endraw %}'{% endraw %}
     """
-    body = sql.strip().rstrip(";").strip()
+    body = format_sql(sql.strip().rstrip(";").strip())
     if any(mark in body for mark in _JINJA_STARTS):
         body = "{% raw %}" + body.replace("{%", "{{% endraw %}{% raw %}%") + "{% endraw %}"
     return "%%sql\n" + body + "\n"

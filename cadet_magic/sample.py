@@ -31,7 +31,7 @@ import random
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import duckdb
@@ -242,6 +242,12 @@ def _weighted(rng: random.Random, pairs: tuple[tuple[object, int], ...]) -> obje
     raise AssertionError("unreachable")
 
 
+def _pair(value: object) -> tuple[str, str]:
+    """A drawn ``(city, country)`` pair, typed."""
+    assert isinstance(value, tuple) and len(value) == 2
+    return str(value[0]), str(value[1])
+
+
 def _weighted_index(rng: random.Random, weights: list[int]) -> int:
     """Returns an index into ``weights`` drawn proportionally to the weights."""
     r = rng.randrange(sum(weights))
@@ -280,7 +286,7 @@ def generate_shop(seed: int = DEFAULT_SEED) -> ShopData:
     city_pairs = tuple(((city, country), weight) for city, country, weight in _CITIES)
     raw_customers = []
     for first, last in name_pairs[:N_CUSTOMERS]:
-        city, country = _weighted(rng, city_pairs)  # type: ignore[misc]
+        city, country = _pair(_weighted(rng, city_pairs))
         signup = _day(rng, date(2023, 1, 1), date(2025, 9, 30))
         segment = _weighted(rng, _SEGMENTS)
         local = f"{first}.{last}".lower().replace("'", "")
@@ -306,7 +312,7 @@ def generate_shop(seed: int = DEFAULT_SEED) -> ShopData:
     popularity = [weight for *_, weight in _PRODUCTS]
 
     # Orders: a seasonal date first, then a customer who had signed up by then.
-    raw_orders = []
+    raw_orders: list[tuple[Any, ...]] = []
     while len(raw_orders) < N_ORDERS:
         day = _day(rng, FIRST_DAY, LAST_DAY)
         if rng.randrange(10) >= _MONTH_WEIGHT[day.month - 1]:
@@ -333,8 +339,8 @@ def generate_shop(seed: int = DEFAULT_SEED) -> ShopData:
         raw_orders.append((day, len(raw_orders), customer_id, status, lines))
     raw_orders.sort(key=lambda o: (o[0], o[1]))
 
-    orders = []
-    order_items = []
+    orders: list[tuple[Any, ...]] = []
+    order_items: list[tuple[Any, ...]] = []
     for order_id, (day, _, customer_id, status, lines) in enumerate(raw_orders, 1001):
         orders.append((order_id, customer_id, day, status))
         order_items.extend((order_id, pid, qty, price) for pid, qty, price in lines)

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PYODIDE_VERSION="314.0.7"  # Python 3.14.2; see ../shared/notes/environment.md
+PYODIDE_VERSION="314.0.7"  # ships Python 3.14.2, whose wheels the portable core is tested on
 MICROPIP_VERSION="0.11.1"  # the version pyodide-lock.json names
 source scripts/env.sh
 CACHE=".cache/pyodide"

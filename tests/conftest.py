@@ -51,7 +51,7 @@ def shared_corpus() -> Path:
 @pytest.fixture(scope="session")
 def pg_url():
     """A throwaway PostgreSQL cluster on 127.0.0.1; yields a SQLAlchemy URL (psycopg 3)."""
-    from benchmarks.corruption_pg import pg_bin, pg_cluster
+    from workloads.postgres import pg_bin, pg_cluster
 
     need(
         pg_bin() is not None, "PostgreSQL server binaries not installed (Debian package postgresql)"
@@ -62,6 +62,43 @@ def pg_url():
         need(False, "psycopg (3) not installed")
     with pg_cluster() as url:
         yield url.replace("postgresql://", "postgresql+psycopg://", 1)
+
+
+@pytest.fixture
+def fake_openai():
+    """The OpenAI-compatible fake server on 127.0.0.1 (tests/fake_openai.py), stopped after."""
+    from tests.fake_openai import FakeOpenAI
+
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_env(monkeypatch, fake_openai):
+    """OpenAI clients pointed at the fake server: its base URL, a test key, no proxies."""
+    for var in ("OPENAI_API_BASE", "LANGSMITH_GATEWAY", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    return fake_openai
+
+
+@pytest.fixture
+def sql_duckdb(ipython_shell):
+    """Opens in-memory DuckDB connections in ``%sql`` (jupysql) under an alias, each with
+    optional set-up SQL; ``open_(alias, setup)`` returns the shell. Closed after the test."""
+    opened: list[str] = []
+
+    def open_(alias: str, setup: str | None = None):
+        ipython_shell.run_line_magic("sql", f"duckdb:// --alias {alias}")
+        opened.append(alias)
+        if setup:
+            ipython_shell.run_cell_magic("sql", "", setup)
+        return ipython_shell
+
+    yield open_
+    for alias in reversed(opened):
+        ipython_shell.run_line_magic("sql", f"--close {alias}")
 
 
 @pytest.fixture(scope="session")

@@ -139,7 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers on stop
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Keeps the test output quiet."""
 
     def _read_json(self) -> Any:
@@ -174,7 +174,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.fake.cors:
             self.send_header("Access-Control-Allow-Origin", "*")
 
-    def do_OPTIONS(self) -> None:  # noqa: N802 - a browser's CORS preflight
+    def do_OPTIONS(self) -> None:
         self._record(None)
         self.send_response(204 if self.server.fake.cors else 405)
         if self.server.fake.cors:
@@ -195,7 +195,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._record(None)
         if self.path.rstrip("/") == "/v1/models":
             fake = self.server.fake
@@ -207,7 +207,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(_Answer(404, error_body(404, f"no route GET {self.path}")))
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self._read_json()
         self._record(body)
         if self.path.rstrip("/") != "/v1/chat/completions":

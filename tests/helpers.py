@@ -28,3 +28,27 @@ class CountingModel:
     def invoke(self, messages, *args, **kwargs):
         self.prompts.append(messages)
         return self.model.invoke(messages, *args, **kwargs)
+
+
+def usage_error(shell, magic: str, line: str, cell: str | None = None) -> str:
+    """Runs a magic that must refuse with IPython's UsageError; returns its one line.
+
+    Through ``run_cell`` as a notebook would: the cell fails (so "Run All" stops) and no
+    traceback is shown.
+    """
+    from IPython.core.error import UsageError
+
+    source = f"%%{magic} {line}\n{cell}" if cell is not None else f"%{magic} {line}"
+    result = shell.run_cell(source)
+    error = result.error_in_exec
+    assert isinstance(error, UsageError), error
+    assert not result.success
+    text = str(error)
+    assert "\n" not in text and "Traceback" not in text, text
+    return text
+
+
+#: Seconds added to a wall-clock bound whose alternative is "never" (a runaway query, an endless
+#: loop, a server that hangs): generous, because the machine is shared and noisy. Speed itself
+#: is measured in ``python -m benchmarks``, never asserted.
+TIME_SLACK = 10.0

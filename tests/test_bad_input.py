@@ -12,8 +12,7 @@ import duckdb
 import pytest
 import sqlalchemy as sa
 
-from cadet_magic.magic import Message
-from tests.helpers import fake_model, sql_reply
+from tests.helpers import fake_model, sql_reply, usage_error
 
 CASES = json.loads((Path(__file__).with_name("bad_input_cases.json")).read_text())
 
@@ -36,18 +35,12 @@ def shell(ipython_shell, tmp_path):
     con.close()
 
 
-def _one_line(out: object) -> str:
-    assert isinstance(out, Message), out
-    assert "\n" not in out.text and "Traceback" not in out.text
-    return out.text
-
-
 @pytest.mark.parametrize("case", CASES["ask"], ids=lambda c: c["id"])
 def test_ask_options(shell, tmp_path: Path, case: dict) -> None:
     model = case.get("model", "model").replace("{tmp}", str(tmp_path))
     con = case.get("con", "duck")
     line = f"--model {model} --con {con} {case.get('options', '')}"
-    text = _one_line(shell.run_cell_magic("ask", line, "How many rows?"))
+    text = usage_error(shell, "ask", line, "How many rows?")
     for fragment in case["says"]:
         assert fragment in text, text
     assert shell.user_ns["duck"].execute("SELECT count(*) FROM t").fetchall() == [(1,)]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from cadet_magic.magic import Message
-from tests.helpers import fake_model, sql_reply
+from tests.helpers import fake_model, sql_reply, usage_error
 
 ORDERS = (
     "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer VARCHAR, amount DOUBLE);"
@@ -20,11 +19,8 @@ def ip(ipython_shell):
 
 
 @pytest.fixture
-def duck(ip):
-    ip.run_line_magic("sql", "duckdb:// --alias duck")
-    ip.run_cell_magic("sql", "", ORDERS)
-    yield ip
-    ip.run_line_magic("sql", "--close duck")
+def duck(sql_duckdb):
+    return sql_duckdb("duck", ORDERS)
 
 
 def ask(ip, *replies, options="", question="Total spent per customer?"):
@@ -163,8 +159,8 @@ def test_postgres_through_jupysql(ip, pg_url):
 
 def test_no_model_says_how_to_set_one(duck, monkeypatch):
     monkeypatch.delenv("CADET_MODEL", raising=False)
-    out = duck.run_cell_magic("ask", "", "How many orders?")
-    assert isinstance(out, Message) and "--model" in out.text and "CADET_MODEL" in out.text
+    text = usage_error(duck, "ask", "", "How many orders?")
+    assert "--model" in text and "CADET_MODEL" in text
 
 
 def test_no_connection_says_how_to_connect(ip):
@@ -174,10 +170,10 @@ def test_no_connection_says_how_to_connect(ip):
     ConnectionManager.current = None
     try:
         ip.user_ns["model"] = fake_model(sql_reply("SELECT 1"))
-        out = ip.run_cell_magic("ask", "--model model", "How many orders?")
+        text = usage_error(ip, "ask", "--model model", "How many orders?")
     finally:
         ConnectionManager.current = saved
-    assert isinstance(out, Message) and "%sql" in out.text and "--con" in out.text
+    assert "%sql" in text and "--con" in text
 
 
 def test_config_and_env_var(duck, monkeypatch, tmp_path):
@@ -204,6 +200,30 @@ def test_help_and_stats(ip):
     )
     stats = ip.run_line_magic("cadet", "stats")
     assert "First-attempt success" in stats.text and "Average SQL attempts" in stats.text
+    assert "unknown command" in usage_error(ip, "cadet", "nonsense")
+
+
+@pytest.mark.parametrize(
+    ("line", "cell", "says"),
+    [
+        ("--model model", "   ", "needs a question"),
+        ("--model model --con nowhere", "How many?", "no such variable"),
+        ("--model model --max-attempts", "How many?", "expected one argument"),
+        ("--model 'model", "How many?", "%ask"),
+    ],
+)
+def test_usage_errors_fail_the_cell(duck, line, cell, says):
+    duck.user_ns["model"] = fake_model(sql_reply("SELECT 1"))
+    assert says in usage_error(duck, "ask", line, cell)
+    sql_still_works(duck)
+
+
+def test_a_question_without_an_answer_is_a_result_not_an_error(duck):
+    bad = sql_reply("SELECT nope FROM orders")
+    duck.user_ns["model"] = fake_model(bad, bad, bad, bad, bad, bad, bad, bad)
+    ran = duck.run_cell("%%ask --model model --max-attempts 1 --no-fallback\nTotal?")
+    assert ran.success and ran.error_in_exec is None
+    assert duck.user_ns["_ask"].ok is False
 
 
 _LAZY_SCRIPT = """
@@ -273,18 +293,21 @@ def test_no_fallback_option_stops_after_the_sql_attempts(duck):
 
 
 def test_schema_read_once_per_jupysql_connection(duck):
-    """Two asks on %sql's connection read the schema once; a table created with %%sql is seen."""
+    """Two asks on %sql's connection read the schema once; a table created with %%sql is seen.
+    The cache is the magic's own (its DbSession), not a module-level one."""
     from cadet_magic.db.cache import SCHEMA_CACHE
 
     SCHEMA_CACHE.clear()
+    cache = duck.magics_manager.registry["AskMagic"].db.schema_cache
+    cache.clear()
     for _ in range(2):
         out, r = ask(duck, sql_reply("SELECT count(*) AS n FROM orders"), question="How many?")
         assert r.ok and r.df["n"].tolist() == [3]
-    assert SCHEMA_CACHE.reads == 1
+    assert cache.reads == 1 and SCHEMA_CACHE.reads == 0
     duck.run_cell_magic("sql", "", "CREATE TABLE refunds AS SELECT 1 AS order_id")
     try:
         out, r = ask(duck, sql_reply("SELECT count(*) AS n FROM refunds"), question="Refunds?")
-        assert r.ok and r.df["n"].tolist() == [1] and SCHEMA_CACHE.reads == 2
+        assert r.ok and r.df["n"].tolist() == [1] and cache.reads == 2
     finally:
         duck.run_cell_magic("sql", "", "DROP TABLE refunds")
 

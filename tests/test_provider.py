@@ -4,32 +4,21 @@ scripted OpenAI-compatible server on 127.0.0.1."""
 from __future__ import annotations
 
 import pytest
-from fake_openai import fake_openai  # noqa: F401
 
-from cadet_magic.magic import Message
-from tests.helpers import sql_reply
+from tests.helpers import sql_reply, usage_error
 
 pytest.importorskip("langchain_openai")
 
 
 @pytest.fixture
-def shell(monkeypatch, fake_openai, ipython_shell):  # noqa: F811
-    for var in ("OPENAI_API_BASE", "LANGSMITH_GATEWAY", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
-    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    ip = ipython_shell
-    ip.run_line_magic("sql", "duckdb:// --alias provider")
-    ip.run_cell_magic(
-        "sql",
-        "",
+def shell(openai_env, sql_duckdb):
+    return sql_duckdb(
+        "provider",
         "CREATE TABLE orders (id INT, amount DOUBLE); INSERT INTO orders VALUES (1, 5), (2, 7)",
     )
-    yield ip
-    ip.run_line_magic("sql", "--close provider")
 
 
-def test_openai_model_over_http(shell, fake_openai):  # noqa: F811
+def test_openai_model_over_http(shell, fake_openai):
     fake_openai.script(
         [
             sql_reply("SELECT sum(amont) AS total FROM orders"),
@@ -49,7 +38,7 @@ def test_openai_model_over_http(shell, fake_openai):  # noqa: F811
     shell.run_line_magic("sql", "SELECT 1")
 
 
-def test_server_error_is_one_clear_line(shell, fake_openai):  # noqa: F811
+def test_server_error_is_one_clear_line(shell, fake_openai):
     error = {
         "status": 500,
         "message": "upstream model overloaded",
@@ -68,7 +57,7 @@ def test_server_error_is_one_clear_line(shell, fake_openai):  # noqa: F811
 
 def test_missing_api_key_is_a_configuration_message(shell, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
-    out = shell.run_cell_magic(
-        "ask", "--model openai:scripted-test-model", "What is the total amount?"
+    text = usage_error(
+        shell, "ask", "--model openai:scripted-test-model", "What is the total amount?"
     )
-    assert isinstance(out, Message) and "OPENAI_API_KEY" in out.text and "\n" not in out.text
+    assert "OPENAI_API_KEY" in text

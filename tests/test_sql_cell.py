@@ -20,10 +20,8 @@ def _hostile(path: Path) -> str:
 
 
 @pytest.fixture
-def shell(ipython_shell):
-    ipython_shell.run_line_magic("sql", "duckdb:// --alias cellcheck")
-    yield ipython_shell
-    ipython_shell.run_line_magic("sql", "--close cellcheck")
+def shell(sql_duckdb):
+    return sql_duckdb("cellcheck")
 
 
 def _run(shell, cell: str) -> list:
@@ -68,3 +66,13 @@ def test_plain_sql_stays_plain_and_the_fallback_select_is_offered() -> None:
         "%%sql\nSELECT a FROM t\n"
     )
     assert AskResult(question="q").sql_cell() is None
+
+
+def test_a_long_query_is_laid_out_without_changing_a_token(shell) -> None:
+    sql = (
+        "SELECT x AS value, x + 1 AS next_value, '{{ not a template }}  kept' AS s "
+        "FROM (SELECT 41 AS x) AS t WHERE x > 0 ORDER BY value"
+    )
+    cell = sql_cell(sql)
+    assert cell.count("\n") > 3 and "{% raw %}" in cell
+    assert _run(shell, cell) == [(41, 42, "{{ not a template }}  kept")]

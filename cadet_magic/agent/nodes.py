@@ -136,7 +136,7 @@ def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | Non
         reply = _invoke(model, messages, timeout)
     except ModelCallError:
         raise
-    except Exception as e:  # noqa: BLE001 - every provider failure is reported the same way
+    except Exception as e:
         first = first_line(str(e), 300, mark="")
         raise ModelCallError(
             f"The model call failed ({type(e).__name__}): {first}. "

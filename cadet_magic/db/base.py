@@ -1,4 +1,5 @@
-"""The small protocol through which the agent runs SQL (stdlib only).
+"""Bounded fetching for the runners (stdlib only); the protocol itself is in
+:mod:`cadet_magic.runner` (re-exported here).
 
 A runner wraps one user connection. ``run`` executes one already-checked
 statement so that nothing can persist, fetches at most ``limit`` rows and at most
@@ -11,12 +12,19 @@ engine's own exception, raised unchanged for the diagnosis to read.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
-from cadet_magic.options import RESULT_BYTES
-from cadet_magic.schema.model import Schema
+from cadet_magic.runner import RESULT_BYTES, Runner, RunResult
 
+__all__ = [
+    "FIRST_CHUNK",
+    "MAX_CHUNK",
+    "RESULT_BYTES",
+    "RunResult",
+    "Runner",
+    "column_sizer",
+    "fetch_bounded",
+    "rows_bytes",
+]
 #: Rows of the first chunk; later chunks grow to what the byte budget allows, at most
 #: :data:`MAX_CHUNK` rows, so one fetch overshoots the budget by at most that many rows.
 FIRST_CHUNK = 64
@@ -25,31 +33,14 @@ _SIZED = frozenset({str, bytes, bytearray, memoryview})
 _NESTED = frozenset({list, tuple, dict, set, frozenset})
 
 
-@dataclass
-class RunResult:
-    """Rows fetched by a runner.
-
-    ``truncation`` says why ``truncated`` is set: ``"rows"`` (more rows than the row limit)
-    or ``"bytes"`` (the next rows would pass the byte budget).
-    """
-
-    columns: list[str]
-    rows: list[tuple]
-    truncated: bool = False
-    elapsed: float = 0.0
-    sql: str = ""
-    extra: dict = field(default_factory=dict)
-    truncation: str = ""
-
-
 def _value_bytes(v: object) -> int:
     """Bytes of a nested value (lists, structs and maps from DuckDB or PostgreSQL arrays)."""
     if v.__class__ in _SIZED:
-        return len(v)  # type: ignore[arg-type]
+        return len(v)
     if isinstance(v, dict):
         return sum(_value_bytes(k) + _value_bytes(x) + 16 for k, x in v.items())
     if v.__class__ in _NESTED:
-        return sum(_value_bytes(x) + 8 for x in v)  # type: ignore[attr-defined]
+        return sum(_value_bytes(x) + 8 for x in v)
     return 8
 
 
@@ -102,7 +93,7 @@ def column_sizer(kinds: Sequence[str]) -> Callable[[Sequence[Sequence[object]]],
         n = width * len(rows)
         for get in text:
             try:
-                n += sum(map(len, filter(None, map(get, rows))))  # type: ignore[arg-type]
+                n += sum(map(len, filter(None, map(get, rows))))
             except TypeError:  # not text after all: value by value
                 n += sum(map(_extra_bytes, map(get, rows)))
         for get in other:
@@ -161,19 +152,3 @@ def fetch_bounded(
     if len(rows) > limit:
         return rows[:limit], True, "rows"
     return rows, False, ""
-
-
-@runtime_checkable
-class Runner(Protocol):
-    """What the agent needs from a database connection."""
-
-    #: sqlglot dialect name: "duckdb", "sqlite", "postgres", ...
-    dialect: str
-    #: a short label for displays, e.g. "duckdb (native)" or "postgresql://.../shop".
-    label: str
-
-    def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
-    ) -> RunResult: ...
-
-    def schema(self) -> Schema: ...

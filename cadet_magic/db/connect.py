@@ -54,7 +54,7 @@ def resolve_runner(con: Any = None) -> Runner:
         return _resolve(con)
     except NoConnectionError:
         raise
-    except Exception as e:  # noqa: BLE001 - the driver's connection error, as one line
+    except Exception as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
         raise NoConnectionError(
             f"Cannot connect to the database ({type(e).__name__}): {first}. Check that the "

@@ -19,9 +19,9 @@ import time
 from typing import Any
 
 from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded
-from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.functions import duckdb_functions, with_functions
-from cadet_magic.db.watchdog import WATCHDOG
+from cadet_magic.db.session import DbSession, current
+from cadet_magic.db.watchdog import Watchdog
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -105,9 +105,15 @@ class DuckDBRunner:
 
     dialect = "duckdb"
 
-    def __init__(self, connection: Any, label: str = "duckdb (native connection)") -> None:
+    def __init__(
+        self,
+        connection: Any,
+        label: str = "duckdb (native connection)",
+        session: DbSession | None = None,
+    ) -> None:
         self.connection = connection
         self.label = label
+        self.session = session or current()
 
     def _begin(self) -> Any:
         """A sibling cursor of the user's connection, inside a READ ONLY transaction we roll back.
@@ -141,8 +147,13 @@ class DuckDBRunner:
 
         t0 = time.perf_counter()
         user_stop = threading.Event()
-        restore = _on_ctrl_c(lambda: (user_stop.set(), con.interrupt()))
-        timer = WATCHDOG.schedule(timeout, stop)
+
+        def on_ctrl_c() -> None:
+            user_stop.set()
+            con.interrupt()
+
+        restore = _on_ctrl_c(on_ctrl_c)
+        timer = self.session.watchdog.schedule(timeout, stop)
         try:
             try:
                 rel = con.execute(only_select(con, first_rows_sql(sql, limit + 1)))
@@ -179,11 +190,12 @@ class DuckDBRunner:
 
     def schema(self) -> Schema:
         """The schema with samples, read once per connection and again when the catalog changes."""
-        return SCHEMA_CACHE.get(
+        return self.session.schema_cache.get(
             self.connection,
             lambda: duckdb_fingerprint(self.connection),
             lambda: with_functions(
-                duckdb_schema(self.connection, samples=True), duckdb_functions(self.connection)
+                duckdb_schema(self.connection, samples=True, watchdog=self.session.watchdog),
+                duckdb_functions(self.connection),
             ),
         )
 
@@ -247,7 +259,12 @@ def _rollback(con: Any) -> None:
         pass
 
 
-def duckdb_schema(con: Any, samples: bool = False, time_budget: float = TIME_BUDGET) -> Schema:
+def duckdb_schema(
+    con: Any,
+    samples: bool = False,
+    time_budget: float = TIME_BUDGET,
+    watchdog: Watchdog | None = None,
+) -> Schema:
     """The user's tables and views, read from DuckDB's catalog functions.
 
     Everything is read on a sibling cursor, so the user's connection and its
@@ -296,13 +313,15 @@ def duckdb_schema(con: Any, samples: bool = False, time_budget: float = TIME_BUD
         }
         schema = _build(cols, cons, comments)
         if samples:
-            schema = _with_samples(cur, schema, views, time_budget)
+            schema = _with_samples(cur, schema, views, time_budget, watchdog or current().watchdog)
     finally:
         cur.close()
     return schema
 
 
-def _with_samples(cur: Any, schema: Schema, views: set[str], time_budget: float) -> Schema:
+def _with_samples(
+    cur: Any, schema: Schema, views: set[str], time_budget: float, watchdog: Watchdog
+) -> Schema:
     """Samples read on ``cur`` inside a rolled-back transaction, interrupted at the deadline."""
 
     def fetch(sql: str) -> list:
@@ -314,7 +333,7 @@ def _with_samples(cur: Any, schema: Schema, views: set[str], time_budget: float)
             raise
 
     cur.execute("BEGIN TRANSACTION")
-    timer = WATCHDOG.schedule(time_budget + 1.0, cur.interrupt)
+    timer = watchdog.schedule(time_budget + 1.0, cur.interrupt)
     try:
         return read_samples(schema, fetch, skip=views, time_budget=time_budget)
     finally:

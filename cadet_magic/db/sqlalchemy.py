@@ -15,9 +15,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded, rows_bytes
-from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.functions import postgres_functions, with_functions
-from cadet_magic.db.watchdog import WATCHDOG
+from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import FailedTransactionError, QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -132,7 +131,8 @@ def runner_for_sqlalchemy(obj: Any) -> Any:
 class SQLAlchemyRunner:
     """Runs checked SQL on a SQLAlchemy Connection (PostgreSQL and others)."""
 
-    def __init__(self, connection: Any, label: str = "") -> None:
+    def __init__(self, connection: Any, label: str = "", session: DbSession | None = None) -> None:
+        self.session = session or current()
         self.connection = connection
         self.dialect = sqlglot_dialect(connection.engine.dialect.name)
         self.label = label or _label(connection.engine)
@@ -197,7 +197,7 @@ class SQLAlchemyRunner:
         try:
             pool = self.connection.engine.pool.recreate()
             own = pool.connect()
-        except Exception as e:  # noqa: BLE001 - unreachable server, no engine, ...
+        except Exception as e:
             raise FailedTransactionError() from e
         if own.dbapi_connection is user_raw:  # pragma: no cover - a pool sharing one connection
             raise FailedTransactionError()
@@ -227,7 +227,7 @@ class SQLAlchemyRunner:
                         fired.set()
                         _cancel(raw)
 
-            timer = WATCHDOG.schedule(timeout, stop)
+            timer = self.session.watchdog.schedule(timeout, stop)
             rows_cur = cur
             try:
                 if self.dialect == "postgres" and _server_cursors(raw):
@@ -277,7 +277,7 @@ class SQLAlchemyRunner:
         """
         if self.dialect != "postgres":
             return sqlalchemy_schema(self.connection, self.dialect)
-        return SCHEMA_CACHE.get(
+        return self.session.schema_cache.get(
             native_dbapi(self.connection), self._pg_fingerprint, self._pg_schema
         )
 

@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from urllib.parse import quote
 
 from cadet_magic.db.base import RunResult, fetch_bounded
-from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
+from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -84,9 +84,15 @@ class SQLiteRunner:
 
     dialect = "sqlite"
 
-    def __init__(self, connection: sqlite3.Connection, label: str = "sqlite3") -> None:
+    def __init__(
+        self,
+        connection: sqlite3.Connection,
+        label: str = "sqlite3",
+        session: DbSession | None = None,
+    ) -> None:
         self.connection = connection
         self.label = label
+        self.session = session or current()
         self._file: str | None | bool = False  # not looked up yet
 
     def _own(self, timeout: float, authorizer: bool = True) -> sqlite3.Connection | None:
@@ -176,8 +182,8 @@ class SQLiteRunner:
         """The schema with samples, read once per connection and again when it changes
         (for a file database, on the agent's own read-only connection)."""
 
-        def on_own(read):  # noqa: ANN001, ANN202
-            def call():  # noqa: ANN202
+        def on_own(read):
+            def call():
                 own = self._own(5.0, authorizer=False)
                 if own is None:
                     return read(self.connection)
@@ -188,7 +194,7 @@ class SQLiteRunner:
 
             return call
 
-        return SCHEMA_CACHE.get(
+        return self.session.schema_cache.get(
             self.connection,
             on_own(sqlite_fingerprint),
             on_own(

@@ -91,7 +91,7 @@ class Watchdog:
             if not handle.cancelled:
                 try:
                     callback()
-                except Exception:  # noqa: BLE001, S110 - a failed interrupt must not stop the thread
+                except Exception:  # noqa: BLE001 - a failed interrupt must not stop the thread
                     pass
             # Hold no reference to a connection while waiting.
             callback = handle = None  # type: ignore[assignment]

@@ -83,7 +83,7 @@ def readable_dirs() -> list[str]:
     of the running cadet_magic and the system's shared libraries."""
     paths = sysconfig.get_paths()
     dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    dirs |= {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= {p for k in ("stdlib", "platstdlib", "purelib", "platlib") if (p := paths.get(k))}
     for name in ("cadet_magic", "pandas", "numpy", "pyarrow"):
         module = sys.modules.get(name)
         path = getattr(module, "__file__", None)

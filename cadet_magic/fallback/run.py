@@ -295,7 +295,7 @@ class _Execution:
         previous = sys.gettrace()
         sys.settrace(self.tracer)
         try:
-            exec(self.code, self.namespace)  # noqa: S102 - checked code, fresh namespace
+            exec(self.code, self.namespace)
         except _Deadline:
             self.error = self.timeout_error()
         except KeyboardInterrupt:

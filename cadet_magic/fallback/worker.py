@@ -158,6 +158,7 @@ class Worker:
             close_fds=True,
             start_new_session=sys.platform != "win32",
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both piped
         self.out_fd = self.proc.stdout.fileno()
         header, _ = self.read(time.monotonic() + START_TIMEOUT)
         if header.get("event") != "ready":
@@ -170,6 +171,7 @@ class Worker:
         return self.proc.poll() is None
 
     def send(self, header: dict, payload: bytes = b"") -> None:
+        assert self.proc.stdin is not None
         self.proc.stdin.write(encode_frame(header, payload))
         self.proc.stdin.flush()
 

@@ -160,7 +160,7 @@ def _execute(request: dict, payload: bytes, pd: Any, np: Any, pa: Any) -> tuple[
     namespace: dict[str, Any] = {"__builtins__": builtins, "df": df, "pd": pd, "np": np}
     t0 = time.perf_counter()
     try:
-        exec(compiled, namespace)  # noqa: S102 - the confined child exists for this
+        exec(compiled, namespace)
     except MemoryError as e:
         line = _user_line(e.__traceback__)
         return _error("memory", "MemoryError", _first_line(str(e)), line), b""
@@ -325,6 +325,7 @@ def _relay(request: dict, payload: bytes, out: Any, inp: int) -> None:
     # The result is in (or the child is gone): the child is killed now; it is reaped after the
     # answer is sent (tearing its memory down takes a while and is no reason to wait).
     try:
+        wait_status: int | None
         reaped, wait_status = os.waitpid(pid, os.WNOHANG)
         if reaped == 0:
             os.kill(pid, signal.SIGKILL)
@@ -359,7 +360,7 @@ def main() -> None:
     try:
         import numpy  # noqa: F401
         import pandas  # noqa: F401
-        import pyarrow  # noqa: F401
+        import pyarrow
         import pyarrow.ipc  # noqa: F401
 
         import cadet_magic.fallback.run  # noqa: F401

@@ -256,8 +256,8 @@ def read_samples(
     deadline = time.monotonic() + time_budget
     values: dict[tuple[str, str], tuple[str, ...]] = {}
     by_table: dict[str, list[str]] = {}
-    for table, column in sample_candidates(schema, skip, max_columns):
-        by_table.setdefault(table, []).append(column.name)
+    for table, candidate in sample_candidates(schema, skip, max_columns):
+        by_table.setdefault(table, []).append(candidate.name)
     for table, columns in by_table.items():
         if time.monotonic() > deadline:
             break
@@ -268,7 +268,7 @@ def read_samples(
         if rows is not None:
             found: dict[int, list] = {}
             for i, v, n in rows:
-                found.setdefault(int(i), []).append((v, n))
+                found.setdefault(int(i), []).append((v, n))  # type: ignore[call-overload]
             for i, column in enumerate(columns):
                 # A UNION ALL need not keep each branch's order: most frequent first again.
                 ranked = sorted(found.get(i, ()), key=lambda r: (-(r[1] or 0), str(r[0])))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -82,7 +82,7 @@ def quiet_sqlglot() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def parse_statements(sql: str, dialect: str | None) -> list[Any]:
+def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
     """The statements of ``sql``, without the empty ones a trailing ``;`` or comment leaves.
 
     Raises:
@@ -94,4 +94,6 @@ def parse_statements(sql: str, dialect: str | None) -> list[Any]:
     """
     with quiet_sqlglot():
         trees = sqlglot.parse(sql, read=dialect)
-    return [t for t in trees if t is not None and not isinstance(t, exp.Semicolon)]
+    return [
+        cast(exp.Expression, t) for t in trees if t is not None and not isinstance(t, exp.Semicolon)
+    ]

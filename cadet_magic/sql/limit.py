@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import cast
+
 from sqlglot import exp
 
 from cadet_magic.sql.dialect import parse_statements, quiet_sqlglot, resolve_dialect
@@ -144,10 +146,10 @@ def add_limit(sql: str, dialect: str | None, n: int) -> str:
     if isinstance(tree, exp.Values):
         return tree.sql(dialect=read, comments=False)  # literal rows: nothing to materialize
     if isinstance(tree, (exp.Select, exp.Subquery, *_SET_OPERATIONS)):
-        if not _tighten(tree, n, read):
+        if not _tighten(cast(exp.Query, tree), n, read):
             tree = _wrap(tree, n)
     elif isinstance(tree, exp.Query | exp.Pivot):
-        tree = _wrap(tree, n)
+        tree = _wrap(cast(exp.Expression, tree), n)
     else:
         return sql
     with quiet_sqlglot():

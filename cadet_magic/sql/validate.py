@@ -12,6 +12,10 @@ The SQL to run (:attr:`Validation.sql`) is generated from the checked tree
 without comments, so what runs is exactly what was checked, even where an engine
 would read a comment differently from the parser.
 
+This module checks the statement as a whole (one statement, a query kind) and generates the SQL
+to run; the rules applied inside the tree are one module each under :mod:`cadet_magic.sql.checks`,
+chained in order by its ``RULES``.
+
 Example:
     >>> v = validate_sql("SELECT name FROM singer; -- all singers", "sqlite", tables=["singer"])
     >>> v.ok, v.issues, v.sql
@@ -22,15 +26,22 @@ Example:
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
 
 from cadet_magic.sql import rules
+from cadet_magic.sql.checks import Context, check_tree
+from cadet_magic.sql.checks.context import QUERY_HINT as _QUERY_HINT
+from cadet_magic.sql.checks.context import Issue
+from cadet_magic.sql.checks.context import classes as _classes
+from cadet_magic.sql.checks.function_calls import forbidden_function, function_names
+from cadet_magic.sql.checks.side_effects import SIDE_EFFECT_NODES as _SIDE_EFFECT_NODES
+from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WORDS
+from cadet_magic.sql.checks.side_effects import statement_name as _statement_name
 from cadet_magic.sql.dialect import (  # re-exported: importable from here as before
     DIALECT_ALIASES as DIALECT_ALIASES,
 )
@@ -39,15 +50,19 @@ from cadet_magic.sql.dialect import (
     quiet_sqlglot,
     resolve_dialect,
 )
-from cadet_magic.sql.functions import FunctionCatalog, catalog_refusal, never_reason
+from cadet_magic.sql.functions import FunctionCatalog
 
-
-@dataclass(frozen=True)
-class Issue:
-    """One reason the check refused a query: a short ``code`` and an actionable ``message``."""
-
-    code: str
-    message: str
+__all__ = [
+    "DIALECT_ALIASES",
+    "Issue",
+    "Validation",
+    "forbidden_function",
+    "function_names",
+    "parse_statements",
+    "renamed_functions",
+    "resolve_dialect",
+    "validate_sql",
+]
 
 
 @dataclass
@@ -57,43 +72,6 @@ class Validation:
     ok: bool
     issues: list[Issue] = field(default_factory=list)
     sql: str = ""
-
-
-def _classes(*names: str) -> tuple[type[exp.Expression], ...]:
-    """The sqlglot expression classes with these names that this sqlglot version has."""
-    return tuple(getattr(exp, n) for n in names if isinstance(getattr(exp, n, None), type))
-
-
-_QUERY_HINT = "Write one read-only query: SELECT ..., WITH ... SELECT ..., or VALUES ...."
-
-_STATEMENT_WORDS: dict[type[exp.Expression], str] = {
-    cls: words
-    for name, words in (
-        ("Insert", "INSERT (it writes rows)"),
-        ("Update", "UPDATE (it changes rows)"),
-        ("Delete", "DELETE (it removes rows)"),
-        ("Merge", "MERGE (it changes rows)"),
-        ("Copy", "COPY (it reads or writes files)"),
-        ("Create", "CREATE (it changes the schema)"),
-        ("Drop", "DROP (it removes objects)"),
-        ("Alter", "ALTER (it changes the schema)"),
-        ("TruncateTable", "TRUNCATE (it removes rows)"),
-        ("Transaction", "a transaction statement"),
-        ("Commit", "COMMIT"),
-        ("Rollback", "ROLLBACK"),
-        ("Set", "SET (it changes settings)"),
-        ("Use", "USE (it switches the database)"),
-        ("Pragma", "PRAGMA (it reads or changes settings)"),
-        ("Grant", "GRANT (it changes permissions)"),
-        ("Revoke", "REVOKE (it changes permissions)"),
-        ("Describe", "DESCRIBE"),
-        ("Show", "SHOW"),
-        ("Attach", "ATTACH (it opens another database)"),
-        ("Detach", "DETACH"),
-        ("Analyze", "ANALYZE"),
-    )
-    for cls in _classes(name)
-}
 
 
 #: Kept under its old name for the modules that import it from here.
@@ -137,357 +115,14 @@ def _not_a_query(sql: str, dialect: str | None) -> Issue | None:
     return None
 
 
-def _statement_name(tree: exp.Expression) -> str:
-    if isinstance(tree, exp.Command):
-        return str(tree.this).upper()
-    for cls, words in _STATEMENT_WORDS.items():
-        if isinstance(tree, cls):
-            return words
-    return tree.key.upper()
-
-
 _QUERY_NODES = _classes("Select", "SetOperation", "Union", "Intersect", "Except", "Values", "Pivot")
 
 
 def _is_query(tree: exp.Expression) -> bool:
     """A read-only statement kind: SELECT, a set operation, VALUES, or a DuckDB PIVOT."""
     if isinstance(tree, exp.Subquery):
-        return _is_query(tree.unnest())
+        return _is_query(cast(exp.Expression, tree.unnest()))
     return isinstance(tree, _QUERY_NODES)
-
-
-#: Statement nodes that are never read-only, wherever they sit in the tree.
-_SIDE_EFFECT_NODES: tuple[type[exp.Expression], ...] = _classes(
-    "DML",
-    "DDL",
-    "Insert",
-    "Update",
-    "Delete",
-    "Merge",
-    "Copy",
-    "Create",
-    "Command",
-    "Transaction",
-    "Commit",
-    "Rollback",
-    "Set",
-    "Use",
-    "Pragma",
-    "Grant",
-    "Revoke",
-    "Attach",
-    "Detach",
-    "Analyze",
-    "TruncateTable",
-    "Alter",
-    "Drop",
-)
-
-
-def function_names(node: exp.Func) -> set[str]:
-    """Every lower-case name under which ``node`` may be called."""
-    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
-        return {node.name.lower()}
-    return {n.lower() for n in type(node).sql_names()} | {node.key}
-
-
-def forbidden_function(names: set[str]) -> tuple[str, str] | None:
-    """``(code, reason)`` when a function with one of ``names`` is refused, else None."""
-    for name in sorted(names):
-        if name in rules.FILE_FUNCTIONS or name.startswith(rules.FILE_PREFIXES):
-            return "file_access", "reads or writes files or the network"
-        if name in rules.OTHER_FUNCTIONS:
-            return "forbidden_function", rules.OTHER_FUNCTIONS[name]
-        for prefix, reason in rules.OTHER_PREFIXES.items():
-            if name.startswith(prefix):
-                return "forbidden_function", reason
-    return None
-
-
-_FORBIDDEN_CLASSES: dict[type[exp.Expression], tuple[str, str]] = {
-    cls: verdict
-    for name, verdict in (
-        ("ReadCSV", ("file_access", "reads files")),
-        ("ReadParquet", ("file_access", "reads files")),
-        ("ToFile", ("file_access", "reads staged files")),
-        ("NextValueFor", ("forbidden_function", "advances a sequence (a write)")),
-        ("Secret", ("forbidden_function", "exposes secrets")),
-    )
-    for cls in _classes(name)
-}
-
-
-_SQL_NAMES: dict[type, frozenset[str]] = {}
-
-
-def _sql_names(cls: type[exp.Func]) -> frozenset[str]:
-    """The lower-case names sqlglot reads and writes a function class under (memoized)."""
-    names = _SQL_NAMES.get(cls)
-    if names is None:
-        names = _SQL_NAMES[cls] = frozenset(n.lower() for n in cls.sql_names())
-    return names
-
-
-_CALL_HEAD = re.compile(r"\s*([A-Za-z_][\w$]*)\s*\(")
-_RENAMED: dict[tuple[str | None, type], bool] = {}
-#: Function classes sqlglot writes as grammar (keywords and operators), never as a named call.
-_GRAMMAR = _classes("Connector", "Case", "If", "Exists", "Cast", "Binary", "Unary")
-
-
-def _renamed_by(dialect: str | None, cls: type[exp.Func]) -> bool:
-    """Whether ``dialect`` writes ``cls`` with its own generator code (memoized), so the name
-    in the SQL to run may differ from the names sqlglot reads it under."""
-    key = (dialect, cls)
-    found = _RENAMED.get(key)
-    if found is None:
-        generator = sqlglot.Dialect.get_or_raise(dialect).generator_class
-        special = cls in generator.TRANSFORMS or hasattr(generator, f"{cls.key}_sql")
-        found = _RENAMED[key] = special and not issubclass(cls, _GRAMMAR)
-    return found
-
-
-def _display_name(node: exp.Func) -> str:
-    if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
-        return node.name
-    return type(node).sql_names()[0].lower()
-
-
-_ROW_SOURCES: tuple[type[exp.Expression], ...] = _classes(
-    "Table", "From", "Join", "Lateral", "TableFromRows"
-)
-
-
-def _is_table_function_position(node: exp.Func) -> bool:
-    """True for a function used as a row source: ``FROM f(...)``, ``JOIN f(...)``, ``LATERAL``."""
-    child, parent = node, node.parent
-    if isinstance(parent, exp.Dot):
-        child, parent = parent, parent.parent
-    return isinstance(parent, _ROW_SOURCES) and child.arg_key == "this"
-
-
-def _ctes_in_scope(node: exp.Expression) -> set[str]:
-    """Lower-case names of the CTEs a table reference at ``node`` can see."""
-    names: set[str] = set()
-    child, parent = node, node.parent
-    while parent is not None:
-        if isinstance(parent, exp.With):
-            ctes = parent.expressions
-            if parent.args.get("recursive"):
-                names.update(c.alias_or_name.lower() for c in ctes)
-            else:
-                for cte in ctes:
-                    if cte is child:
-                        break
-                    names.add(cte.alias_or_name.lower())
-        else:
-            with_ = parent.args.get("with_") or parent.args.get("with")
-            if isinstance(with_, exp.With) and with_ is not child:
-                names.update(c.alias_or_name.lower() for c in with_.expressions)
-        child, parent = parent, parent.parent
-    return names
-
-
-def _looks_like_path(name: str) -> bool:
-    return any(ch in name for ch in "/\\:*?~") or "." in name
-
-
-def _inside_cte(node: exp.Expression) -> bool:
-    return node.find_ancestor(exp.CTE) is not None
-
-
-class _Checker:
-    """Walks one parsed statement and collects issues (at most one per distinct message)."""
-
-    def __init__(
-        self,
-        tables: Iterable[str] | None,
-        dialect: str | None = None,
-        functions: FunctionCatalog | None = None,
-    ) -> None:
-        self.dialect = dialect
-        self.functions = functions
-        self.allowed: set[str] | None = None
-        self.allowed_display: list[str] = []
-        if isinstance(tables, str):
-            tables = [tables]
-        if tables is not None:
-            self.allowed_display = sorted({str(t) for t in tables}, key=str.lower)
-            self.allowed = {t.lower() for t in self.allowed_display}
-        self.issues: list[Issue] = []
-        self.unknown: list[str] = []
-
-    def add(self, code: str, message: str) -> None:
-        if all(i.message != message for i in self.issues):
-            self.issues.append(Issue(code, message))
-
-    def check(self, tree: exp.Expression) -> list[Issue]:
-        for node in tree.walk():
-            if node is tree:
-                continue
-            if isinstance(node, _SIDE_EFFECT_NODES):
-                self._side_effect(node)
-            elif isinstance(node, exp.Into):
-                self.add(
-                    "select_into",
-                    "SELECT ... INTO creates a table or writes a file; remove the INTO clause "
-                    "and just SELECT the rows.",
-                )
-            elif isinstance(node, exp.Lock):
-                self.add(
-                    "row_lock",
-                    "Row-locking clauses (FOR UPDATE / FOR SHARE ...) are not allowed; remove "
-                    "the FOR ... clause, a read-only query needs no locks.",
-                )
-            elif isinstance(node, exp.Func):
-                self._function(node)
-            elif isinstance(node, exp.Table):
-                self._table(node)
-        if self.unknown:
-            self._unknown_tables()
-        return self.issues
-
-    def _side_effect(self, node: exp.Expression) -> None:
-        name = _statement_name(node)
-        if _inside_cte(node):
-            self.add(
-                "data_modifying_cte",
-                f"A CTE may not contain {name}; every WITH part must be a plain SELECT. "
-                + _QUERY_HINT,
-            )
-        else:
-            self.add(
-                "forbidden_statement",
-                f"Only read-only queries may run, and this one contains {name}. " + _QUERY_HINT,
-            )
-
-    def _function(self, node: exp.Func) -> None:
-        names = function_names(node)
-        verdict = _FORBIDDEN_CLASSES.get(type(node)) or forbidden_function(names)
-        shown = _display_name(node)
-        if verdict is not None:
-            code, reason = verdict
-            never = next(filter(None, map(never_reason, sorted(names))), None)
-            instead = (
-                f"{never[1]} instead"
-                if never
-                else "query only the database's tables with ordinary functions"
-            )
-            self.add(code, f"The function {shown}() is not allowed: it {reason}; {instead}.")
-        elif _is_table_function_position(node) and not names & rules.SAFE_TABLE_FUNCTIONS:
-            self.add(
-                "forbidden_function",
-                f"The table function {shown}() is not allowed in FROM; read from the "
-                "database's tables (value generators such as range, generate_series and "
-                "unnest are fine).",
-            )
-        elif self.functions is not None:
-            self._catalog(node, shown)
-
-    def _catalog(self, node: exp.Func, shown: str) -> None:
-        """The engine's own allow-list: a call by name must be on it; sqlglot's built-in
-        function classes whose names the engine does not list are SQL syntax (CAST, COALESCE,
-        EXTRACT ...) and checked by their parts."""
-        catalog = self.functions
-        assert catalog is not None
-        if isinstance(node, (exp.Anonymous, exp.AnonymousAggFunc)):
-            verdict = catalog_refusal(node.name, catalog)
-        else:
-            names = _sql_names(type(node))
-            if names & catalog.known and not names & catalog.allowed:
-                verdict = catalog_refusal(shown, catalog)
-            else:
-                written = self._written_name(node)
-                if written is None or written in catalog.allowed:
-                    return
-                if written not in catalog.known and never_reason(written) is None:
-                    return  # syntax (CAST, COALESCE ...), or the engine's own error later
-                verdict = catalog_refusal(written, catalog)
-        if verdict is not None:
-            self.add(*verdict)
-
-    def _written_name(self, node: exp.Func) -> str | None:
-        """The function name the SQL to run calls for ``node``, where the dialect writes the
-        class its own way (``CURRENT_VERSION`` as SQLite's ``SQLITE_VERSION()``); else None."""
-        if not _renamed_by(self.dialect, type(node)):
-            return None
-        try:
-            with _quiet_sqlglot():
-                text = node.sql(dialect=self.dialect, comments=False)
-        except Exception:  # noqa: BLE001 - not generated: the whole query fails later
-            return None
-        head = _CALL_HEAD.match(text)
-        return head.group(1).lower() if head else None
-
-    def _table(self, node: exp.Table) -> None:
-        if node.arg_key == "indexed" or node.this is None or isinstance(node.this, exp.Func):
-            return  # an index hint, ROWS FROM (...) or a table function: checked on their own
-        if not isinstance(node.this, exp.Identifier):
-            text = node.this.sql(dialect=self.dialect)
-            if not isinstance(node.this, exp.Placeholder) and (
-                text.startswith("@") or _looks_like_path(text)
-            ):
-                self.add(
-                    "file_access",
-                    f"'{text}' reads staged or external files, which is not allowed; read "
-                    "from the database's tables.",
-                )
-            else:
-                self.add(
-                    "table_reference",
-                    f"'{text}' is not a table name; name the table directly (one of the "
-                    "allowed tables, or a CTE).",
-                )
-            return
-        name = node.name
-        lowered = name.lower()
-        qualified = ".".join(p.name.lower() for p in node.parts)
-        if not node.args.get("db") and lowered in _ctes_in_scope(node):
-            return
-        if _looks_like_path(name):
-            self.add(
-                "file_access",
-                f"'{name}' looks like a file or URL, and scanning files is not allowed; "
-                "read from the database's tables.",
-            )
-            return
-        if lowered in rules.SENSITIVE_TABLES or qualified in rules.SENSITIVE_TABLES:
-            self.add(
-                "system_table",
-                f"The system table {qualified} exposes secrets, settings or other sessions "
-                "and may not be read; query the database's own tables.",
-            )
-            return
-        if self.allowed is None or self._allowed(node, lowered, qualified):
-            return
-        shown = ".".join(p.name for p in node.parts)
-        if shown not in self.unknown:
-            self.unknown.append(shown)
-
-    def _allowed(self, node: exp.Table, lowered: str, qualified: str) -> bool:
-        assert self.allowed is not None
-        if qualified in self.allowed:
-            return True
-        qualifiers = [p.name.lower() for p in node.parts[:-1]]
-        if len(qualifiers) > 1 or (qualifiers and qualifiers[0] not in rules.DEFAULT_SCHEMAS):
-            return False
-        return lowered in self.allowed or any(
-            f"{schema}.{lowered}" in self.allowed for schema in rules.DEFAULT_SCHEMAS
-        )
-
-    def _unknown_tables(self) -> None:
-        listed = repr(self.unknown[0])
-        if len(self.unknown) > 1:
-            listed += "; also unknown: " + ", ".join(repr(u) for u in self.unknown[1:])
-        shown = ", ".join(self.allowed_display[:60]) or "(none)"
-        if len(self.allowed_display) > 60:
-            shown += f" (and {len(self.allowed_display) - 60} more)"
-        message = f"Unknown table {listed}; tables you may use: {shown}."
-        for u in self.unknown:
-            close = difflib.get_close_matches(u.split(".")[-1], self.allowed_display, n=1)
-            if close:
-                message += f" Did you mean '{close[0]}' instead of '{u}'?"
-        message += " Use only these tables; define helper results as CTEs (WITH name AS (...))."
-        self.add("unknown_table", message)
 
 
 def validate_sql(
@@ -557,9 +192,9 @@ def validate_sql(
         ):
             message = f"Only read-only queries may run; this is {_statement_name(tree)}. "
             return Validation(False, [Issue("forbidden_statement", message + _QUERY_HINT)], sql)
-        issue = _not_a_query(sql, read)
-        if issue is not None:
-            return Validation(False, [issue], sql)
+        not_a_query = _not_a_query(sql, read)
+        if not_a_query is not None:
+            return Validation(False, [not_a_query], sql)
         return Validation(
             False,
             [
@@ -571,7 +206,7 @@ def validate_sql(
             ],
             sql,
         )
-    issues = _Checker(tables, read, functions).check(tree)
+    issues = check_tree(tree, Context(tables, read, functions))
     if issues:
         return Validation(False, issues, sql)
     try:

@@ -64,7 +64,7 @@ def jupyter_lab(root: Path, home: Path, timeout: float = 60.0) -> Iterator[str]:
     (labconfig / "page_config.json").write_text(
         '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}'
     )
-    log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
+    log = open(home / "lab.log", "w")
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -14,11 +14,11 @@ import duckdb
 import pytest
 import sqlalchemy as sa
 
-from benchmarks import validate as bench
 from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.sql.functions import HARMLESS_VOLATILE, FunctionCatalog
 from cadet_magic.sql.validate import validate_sql
+from workloads import gold as bench
 
 HOSTILE = json.loads((Path(__file__).with_name("hostile_functions.json")).read_text())
 SETUP = {

@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.errors import QueryTimeout
+from tests.helpers import TIME_SLACK
 
 WRITES = json.loads((Path(__file__).parent / "write_statements.json").read_text())
 SETUP = [
@@ -145,7 +146,7 @@ def test_runaway_query_times_out(engine):
     t0 = time.monotonic()
     with pytest.raises(QueryTimeout):
         runner.run(RUNAWAY[runner.dialect], limit=5, timeout=1.0)
-    assert time.monotonic() - t0 < 1.0 + 1.5
+    assert time.monotonic() - t0 < 1.0 + TIME_SLACK
     assert alive() == [(1,)]
 
 
@@ -159,5 +160,5 @@ def test_ctrl_c_cancels_the_query(engine):
             runner.run(RUNAWAY[runner.dialect], limit=5, timeout=30)
     finally:
         timer.cancel()
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < 0.5 + TIME_SLACK
     assert alive() == [(1,)]

@@ -145,14 +145,12 @@ def test_sqlalchemy_wrapped_postgres(pg_url, pg_libpq, case):
     eng.dispose()
 
 
-def test_jupysql_wrapped(monkeypatch):
+def test_jupysql_wrapped(monkeypatch, ipython_shell):
     """jupysql raises a UsageError whose text embeds the driver message; both forms read."""
     pytest.importorskip("sql")
     need(True, "")
     monkeypatch.setenv("PLOOMBER_STATS_ENABLED", "false")
-    from IPython.testing.globalipapp import start_ipython
-
-    ip = start_ipython()
+    ip = ipython_shell  # the session's shell, whichever test started it
     ip.run_line_magic("load_ext", "sql")
     ip.run_line_magic("sql", "duckdb:// --alias diagtest")
     for s in DATA["ddl"]:

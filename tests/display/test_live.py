@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from IPython.core.error import UsageError
 
 from cadet_magic.display import live
 from cadet_magic.display.live import WIDGET_VIEW, LiveDisplay, describe_model
 from cadet_magic.llm import ScriptedModel
-from cadet_magic.magic import Message
 from tests.display.results import CORRECTED, REPLIES, sqlite_shop
 
 pytestmark = pytest.mark.filterwarnings(
@@ -110,8 +110,8 @@ def test_no_widgets_means_static_only(ip, kernel, monkeypatch):
 
 def test_configuration_error_empties_the_live_output(ip, kernel):
     ip.run_line_magic("config", "AskMagic.live = True")
-    out = ip.run_cell_magic("ask", "--con shop --model nosuch:model", CORRECTED)
-    assert isinstance(out, Message) and out.kind == "error"
+    with pytest.raises(UsageError):
+        ip.run_cell_magic("ask", "--con shop --model nosuch:model", CORRECTED)
     assert kernel[-1] == ("update", {"text/plain": ""})
 
 
@@ -143,7 +143,7 @@ def test_interrupt_keeps_the_attempts_shown(ip, kernel, monkeypatch):
 
     monkeypatch.setattr(cadet_magic.api, "ask", interrupted)
     ip.run_line_magic("config", "AskMagic.live = True")
-    out = ask(ip)
-    assert isinstance(out, Message) and "Interrupted" in repr(out)
+    with pytest.raises(UsageError, match="Interrupted"):
+        ask(ip)
     kind, last = kernel[-1]
     assert WIDGET_VIEW in last and "stopped before an answer" in last["text/plain"]

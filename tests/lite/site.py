@@ -42,7 +42,7 @@ class _Handler(SimpleHTTPRequestHandler):
         ".ipynb": "application/json",
     }
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002
+    def log_message(self, format: str, *args) -> None:
         self.server.log.append(self.path)  # type: ignore[attr-defined]
 
 

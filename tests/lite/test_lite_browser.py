@@ -41,6 +41,8 @@ SOURCES = f"""() => {{
   return out;
 }}"""
 DONE = ".cadet-panel .cadet-status.cadet-ok, .cadet-panel .cadet-status.cadet-bad"
+# a UsageError (no model, bad option): IPython prints its one line on stderr
+REFUSED = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
 
 
 class Session:
@@ -73,7 +75,7 @@ class Session:
         self.page.wait_for_function(KERNEL_IDLE, timeout=timeout)
         cell = self.page.locator(".jp-Notebook .jp-Cell").nth(index)
         if source.lstrip().startswith("%%ask"):
-            cell.locator(f"{DONE}, .cadet-message").first.wait_for(timeout=timeout)
+            cell.locator(f"{DONE}, {REFUSED}").first.wait_for(timeout=timeout)
         self.page.wait_for_timeout(300)
         return cell
 

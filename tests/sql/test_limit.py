@@ -21,9 +21,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from benchmarks import validate as bench
 from cadet_magic.sql.limit import add_limit
 from cadet_magic.sql.validate import validate_sql
+from workloads import gold as bench
 
 CASES = json.loads((Path(__file__).with_name("limit_cases.json")).read_text())["cases"]
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import validate as bench
 from cadet_magic.sql.limit import add_limit
 from cadet_magic.sql.validate import validate_sql
+from workloads import gold as bench
 
 pytestmark = pytest.mark.postgres
 

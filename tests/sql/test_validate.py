@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import validate as bench
 from cadet_magic.sql.validate import Issue, Validation, validate_sql
+from workloads import gold as bench
 
 CASES = json.loads((Path(__file__).with_name("cases.json")).read_text())["cases"]
 

@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL cluster on 127.0.0.1, for the benchmarks and the test suite's ``pg_url``.
 
 Example:
-    >>> from benchmarks.corruption_pg import pg_bin
+    >>> from workloads.postgres import pg_bin
     >>> pg_bin() is None or pg_bin().name == "bin"
     True
 """

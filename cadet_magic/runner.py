@@ -1,0 +1,57 @@
+"""The small protocol through which the agent runs SQL: part of the portable core (stdlib only).
+
+A runner wraps one user connection. ``run`` executes one already-checked statement so that
+nothing can persist, fetches at most ``limit`` rows and at most about ``max_bytes`` bytes of
+values, stops the engine after ``timeout`` seconds (raising
+:class:`~cadet_magic.errors.QueryTimeout`) and leaves the connection as usable as it found it.
+Any other failure is the engine's own exception, raised unchanged for the diagnosis to read.
+The runners themselves are edges, one per connection kind, in :mod:`cadet_magic.db`.
+
+Example:
+    >>> r = RunResult(columns=["n"], rows=[(3,)])
+    >>> r.truncated, r.truncation
+    (False, '')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from cadet_magic.schema.model import Schema
+
+#: Bytes of result values a runner fetches at most by default (64 MiB).
+RESULT_BYTES = 64 * 2**20
+
+
+@dataclass
+class RunResult:
+    """Rows fetched by a runner.
+
+    ``truncation`` says why ``truncated`` is set: ``"rows"`` (more rows than the row limit)
+    or ``"bytes"`` (the next rows would pass the byte budget).
+    """
+
+    columns: list[str]
+    rows: list[tuple]
+    truncated: bool = False
+    elapsed: float = 0.0
+    sql: str = ""
+    extra: dict = field(default_factory=dict)
+    truncation: str = ""
+
+
+@runtime_checkable
+class Runner(Protocol):
+    """What the agent needs from a database connection."""
+
+    #: sqlglot dialect name: "duckdb", "sqlite", "postgres", ...
+    dialect: str
+    #: a short label for displays, e.g. "duckdb (native)" or "postgresql://.../shop".
+    label: str
+
+    def run(
+        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+    ) -> RunResult: ...
+
+    def schema(self) -> Schema: ...
