@@ -15,7 +15,6 @@ from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.reply import content_text, extract_sql
 from cadet_magic.agent.routes import decide
 from cadet_magic.agent.state import CURRENT_FIELDS, AskState
-from cadet_magic.db.base import Runner
 from cadet_magic.diagnose.failures import (
     NoSQL,
 )
@@ -30,6 +29,7 @@ from cadet_magic.fallback.default import run_fallback_code
 from cadet_magic.fallback.run import CodeRun, make_frame
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt, Outcome, Phase, StopReason
+from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.normalize import sql_diff

@@ -22,10 +22,10 @@ from typing import Any
 
 from cadet_magic.agent import nodes, routes
 from cadet_magic.agent.state import AskState, initial_state
-from cadet_magic.db.base import Runner
 from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import RESULT_BYTES, AskOptions
 from cadet_magic.result import AskResult, Attempt, Fallback, Phase
+from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
 

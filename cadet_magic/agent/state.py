@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from cadet_magic.db.base import RunResult
 from cadet_magic.diagnose.classify import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt, Phase
+from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.validate import Validation
