@@ -429,6 +429,16 @@ def make_frame(columns: list[str], rows: list[tuple]) -> Any:
     return pd.DataFrame.from_records(list(rows), columns=list(columns))
 
 
+def refused(verdict: CodeCheck, started: float) -> CodeRun:
+    """The run of code the check refused: nothing ran; the check's issues are the error."""
+    return CodeRun(
+        ok=False,
+        error=CodeError("refused", "CodeRefused", "; ".join(str(i) for i in verdict.issues)),
+        check=verdict,
+        elapsed=time.perf_counter() - started,
+    )
+
+
 def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
     """Checks ``code`` and runs it on a copy of ``df``; the answer is what it assigns to ``result``.
 
@@ -452,12 +462,7 @@ def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
     t0 = time.perf_counter()
     verdict = check_code(code)
     if not verdict.ok:
-        return CodeRun(
-            ok=False,
-            error=CodeError("refused", "CodeRefused", "; ".join(str(i) for i in verdict.issues)),
-            check=verdict,
-            elapsed=time.perf_counter() - t0,
-        )
+        return refused(verdict, t0)
     try:
         import numpy as np
         import pandas as pd

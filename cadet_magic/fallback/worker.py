@@ -39,7 +39,7 @@ from typing import Any
 
 from cadet_magic.fallback.check import check_code
 from cadet_magic.fallback.protocol import FrameError, encode_frame, read_frame_from
-from cadet_magic.fallback.run import CodeError, CodeRun
+from cadet_magic.fallback.run import CodeError, CodeRun, refused
 
 #: Default memory the code may allocate in the worker (bytes): 2 GiB.
 DEFAULT_MEMORY = 2 << 30
@@ -321,12 +321,7 @@ def run_isolated(
     t0 = time.perf_counter()
     verdict = check_code(code)
     if not verdict.ok:
-        return CodeRun(
-            ok=False,
-            error=CodeError("refused", "CodeRefused", "; ".join(str(i) for i in verdict.issues)),
-            check=verdict,
-            elapsed=time.perf_counter() - t0,
-        )
+        return refused(verdict, t0)
     return execute_isolated(
         code, df, timeout=timeout, memory=memory, output_limit=output_limit, check=verdict, t0=t0
     )
