@@ -66,6 +66,13 @@ class AskState(TypedDict, total=False):
     stop_reason: str | None
     model_error: str | None
 
+    # The result check (cadet_magic.agent.result_step): the check of the attempt that ran
+    # last, the best suspect result so far, and the answer's SQL and warnings once chosen.
+    value_check: Any
+    best_suspect: Any
+    answer_sql: str | None
+    warnings: list[str]
+
 
 #: Fields that describe the attempt in progress; cleared when the next one starts.
 CURRENT_FIELDS = (

@@ -33,6 +33,8 @@ class Category(StrEnum):
     multiple_statements = "multiple_statements"
     no_sql = "no_sql"
     unknown = "unknown"
+    #: The query ran, but a string it filters on does not occur while a close value does.
+    value_not_found = "value_not_found"
 
     def __str__(self) -> str:
         return self.value

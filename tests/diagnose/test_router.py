@@ -26,7 +26,7 @@ def test_category_values_are_exactly_the_issue_list():
         "column_not_found", "table_not_found", "syntax_error", "type_mismatch", "join_error",
         "aggregation_error", "function_not_found", "division_by_zero", "datetime_format",
         "timeout", "permission_denied", "connection_error", "forbidden",
-        "multiple_statements", "no_sql", "unknown",
+        "multiple_statements", "no_sql", "unknown", "value_not_found",
     ]  # fmt: skip
     assert isinstance(Category.timeout, str) and Category.timeout == "timeout"
 
