@@ -341,25 +341,67 @@ def close_values(
     return tuple(v for n in near for v in by_norm[n])[:limit]
 
 
-def _like_regex(pattern: str, case: bool) -> Any:
+def _like_regex(pattern: str) -> Any:
+    """A LIKE pattern as a regular expression that ignores case and spacing."""
     import re
 
-    body = "".join(
-        ".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern.strip()
-    )
-    return re.compile(body, re.S | (0 if case else re.I))
+    parts = []
+    for ch in pattern:
+        if ch == "%":
+            parts.append(".*")
+        elif ch == "_":
+            parts.append(".")
+        elif ch.isspace():
+            parts.append(r"\s*")
+        else:
+            parts.append(re.escape(ch))
+    return re.compile(r"\s*" + "".join(parts) + r"\s*", re.S | re.I)
 
 
-def close_to_pattern(pattern: str, candidates: Iterable[object]) -> tuple[str, ...]:
-    """Stored values a LIKE pattern would match up to case and surrounding spaces.
+def _fuzzy_contains(core: str, value: str, cutoff: float) -> float:
+    """How well ``core`` matches a stretch of ``value`` (case and spacing ignored): the
+    characters matched against the length of the stretch they span; 0 below ``cutoff``.
 
     Example:
-        >>> close_to_pattern("%fRANCE%", ["la France", "Spain"])
-        ('la France',)
+        >>> round(_fuzzy_contains("compter", "Computer Science", 0.8), 2)
+        0.93
     """
-    rx = _like_regex(pattern, case=False)
-    hits = [c for c in candidates if isinstance(c, str) and rx.fullmatch(c.strip())]
-    return tuple(dict.fromkeys(hits))[:MAX_CLOSE]
+    core, value = _norm(core), _norm(value)
+    blocks = [
+        b for b in difflib.SequenceMatcher(None, core, value, False).get_matching_blocks() if b.size
+    ]
+    if not blocks:
+        return 0.0
+    matched = sum(b.size for b in blocks)
+    span = blocks[-1].b + blocks[-1].size - blocks[0].b
+    score = 2 * matched / (len(core) + span)
+    return score if score >= cutoff else 0.0
+
+
+def close_to_pattern(
+    pattern: str, candidates: Iterable[object], limit: int = MAX_CLOSE, cutoff: float = CUTOFF
+) -> tuple[str, ...]:
+    """Stored values a LIKE pattern would match up to case and spacing; failing those, for a
+    pattern with one run of plain text (``%text%``, ``text%``...), values holding a stretch
+    close to that text (a spelling slip).
+
+    Example:
+        >>> close_to_pattern("% fRANCE%", ["la France", "Spain"])
+        ('la France',)
+        >>> close_to_pattern("%compter%", ["Computer Science", "History"])
+        ('Computer Science',)
+    """
+    texts = list(dict.fromkeys(c for c in candidates if isinstance(c, str)))
+    rx = _like_regex(pattern)
+    hits = [c for c in texts if rx.fullmatch(c)]
+    if hits:
+        return tuple(hits[:limit])
+    core = pattern.strip("%")
+    if len(core) < 4 or any(ch in core for ch in "%_"):
+        return ()
+    scored = [(_fuzzy_contains(core, c, cutoff), c) for c in texts if len(c) <= 4 * MAX_VALUE_CHARS]
+    ranked = sorted((sc for sc in scored if sc[0]), key=lambda sc: -sc[0])
+    return tuple(c for _, c in ranked[:limit])
 
 
 # --------------------------------------------------------------------------- the queries
@@ -408,13 +450,16 @@ def same_up_to_case_sql(f: Filter, dialect: str | None, limit: int = MAX_CLOSE) 
         >>> print(same_up_to_case_sql(Filter("t", "s", "c", " Ab ", "="), "postgres"))
         SELECT DISTINCT "c" FROM "s"."t" WHERE LOWER(TRIM("c")) = 'ab' LIMIT 3
     """
-    folded = exp.Lower(this=exp.Trim(this=_col(f)))
-    wanted = f.value.strip().lower()
     cond: exp.Expression
     if f.op in ("LIKE", "ILIKE"):
-        cond = exp.Like(this=folded, expression=exp.Literal.string(wanted))
+        # every run of spaces may be missing or different: it becomes a wildcard
+        wanted = "%".join(f.value.lower().split())
+        if f.value[:1].isspace() or f.value[-1:].isspace():
+            wanted = f"%{wanted}%" if wanted else wanted
+        cond = exp.Like(this=exp.Lower(this=_col(f)), expression=exp.Literal.string(wanted))
     else:
-        cond = exp.EQ(this=folded, expression=exp.Literal.string(wanted))
+        folded = exp.Lower(this=exp.Trim(this=_col(f)))
+        cond = exp.EQ(this=folded, expression=exp.Literal.string(f.value.strip().lower()))
     query = exp.select(_col(f)).distinct().from_(_table(f)).where(cond).limit(limit)
     return query.sql(dialect=dialect)
 
@@ -538,13 +583,12 @@ def _close(
     same = [r[0] for r in rows or () if r and isinstance(r[0], str) and r[0] != f.value]
     if same:
         return tuple(dict.fromkeys(same))[:MAX_CLOSE]
-    if like:
-        return close_to_pattern(f.value, samples)
-    near = close_values(f.value, samples)
+    near = close_to_pattern(f.value, samples) if like else close_values(f.value, samples)
     if near:
         return near
     rows = run(candidates_sql(f, dialect))
-    return close_values(f.value, (r[0] for r in rows or () if r))
+    found = (r[0] for r in rows or () if r)
+    return close_to_pattern(f.value, found) if like else close_values(f.value, found)
 
 
 def check_result(
