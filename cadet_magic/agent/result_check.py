@@ -498,21 +498,40 @@ def same_up_to_case_sql(f: Filter, dialect: str | None, limit: int = MAX_CLOSE) 
     return query.sql(dialect=dialect)
 
 
+def _ends(f: Filter) -> tuple[str, str] | None:
+    """The first and last two characters of the filter's text (lower case), which a single
+    spelling slip leaves at least one of in place; None for short or wildcard-laden values."""
+    core = " ".join(f.value.strip("%").split()).lower()
+    if len(core) < 4 or any(ch in core for ch in "%_\\"):
+        return None
+    return core[:2], core[-2:]
+
+
 def candidates_sql(
-    f: Filter, dialect: str | None, scan_rows: int = SCAN_ROWS, limit: int = MAX_CANDIDATES
+    f: Filter,
+    dialect: str | None,
+    scan_rows: int = SCAN_ROWS,
+    limit: int = MAX_CANDIDATES,
+    by_ends: bool = True,
 ) -> str:
-    """Distinct stored values among the first ``scan_rows`` rows (to spot spelling slips).
+    """Distinct stored values to compare with a missing value for a spelling slip: those that
+    start or end like it (a slip leaves one end in place; ``by_ends=False``: any), among the
+    first ``scan_rows``.
 
     Example:
-        >>> print(candidates_sql(Filter("t", None, "c", "x", "="), "duckdb", 100, 10))
+        >>> print(candidates_sql(Filter("t", None, "c", "Kaubl", "="), "duckdb", 100, 10))
+        SELECT DISTINCT v FROM (SELECT "c" AS v FROM "t" WHERE NOT "c" IS NULL AND (LOWER("c") LIKE 'ka%' OR LOWER("c") LIKE '%bl') LIMIT 100) AS s LIMIT 10
+        >>> print(candidates_sql(Filter("t", None, "c", "x", "="), "sqlite", 100, 10))
         SELECT DISTINCT v FROM (SELECT "c" AS v FROM "t" WHERE NOT "c" IS NULL LIMIT 100) AS s LIMIT 10
     """
-    inner = (
-        exp.select(exp.alias_(_col(f), "v"))
-        .from_(_table(f))
-        .where(exp.not_(exp.Is(this=_col(f), expression=exp.null())))
-        .limit(scan_rows)
-    )
+    cond: exp.Expression = exp.not_(exp.Is(this=_col(f), expression=exp.null()))
+    ends = _ends(f) if by_ends else None
+    if ends is not None:
+        lowered = exp.Lower(this=_col(f))
+        starts = exp.Like(this=lowered, expression=exp.Literal.string(ends[0] + "%"))
+        finishes = exp.Like(this=lowered.copy(), expression=exp.Literal.string("%" + ends[1]))
+        cond = exp.and_(cond, exp.paren(exp.or_(starts, finishes)))
+    inner = exp.select(exp.alias_(_col(f), "v")).from_(_table(f)).where(cond).limit(scan_rows)
     return exp.select("v").distinct().from_(inner.subquery("s")).limit(limit).sql(dialect=dialect)
 
 
@@ -620,9 +639,13 @@ def _close(
     near = close_to_pattern(f.value, samples) if like else close_values(f.value, samples)
     if near:
         return near
-    rows = run(candidates_sql(f, dialect))
-    found = (r[0] for r in rows or () if r)
-    return close_to_pattern(f.value, found) if like else close_values(f.value, found)
+    for by_ends in (True, False) if _ends(f) is not None else (False,):
+        rows = run(candidates_sql(f, dialect, by_ends=by_ends))
+        found = [r[0] for r in rows or () if r]
+        near = close_to_pattern(f.value, found) if like else close_values(f.value, found)
+        if near:
+            return near
+    return ()
 
 
 def check_result(

@@ -109,6 +109,12 @@ def current_check(state: AskState) -> ValueCheck | None:
     return vc
 
 
+def suspect_now(state: AskState) -> bool:
+    """Whether the attempt in progress ran and the result check found it suspect."""
+    vc = current_check(state)
+    return vc is not None and vc.suspect
+
+
 def _current_suspect(state: AskState) -> SuspectAnswer | None:
     vc = current_check(state)
     execution = state.get("execution")

@@ -114,6 +114,8 @@ class Event:
         if any(a.phase == phase and a.number == number for a in self.attempts):
             return None
         ok = fallback_phase.answered(self.state) if phase == Phase.fallback else None
+        if phase == Phase.sql and result_step.suspect_now(self.state):
+            ok = False  # it ran, but the result check found it suspect
         return nodes.provisional_attempt(AskState(**{**self.state, "phase": phase}), ok)
 
 
