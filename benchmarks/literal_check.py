@@ -245,8 +245,7 @@ def score_gold(
         else:
             score.gold_absent += 1
             score.gold_absent_suspect += int(f.suspect)
-            if len(score.absent) < 30:
-                score.absent.append((f.filter.where, f.filter.value, f.close))
+            score.absent.append((f.filter.where, f.filter.value, f.close))
     missing = {f.filter.key for f in vc.missing}
     for f in literal_filters(sql, runner.dialect, schema):
         if f.key in missing or not values.occurs(f):
@@ -317,13 +316,17 @@ class Result:
 
 
 def run_benchmark(
-    *, pg_url: str | None, engines: Iterable[str] = ENGINES, limit: int | None = None
+    *,
+    pg_url: str | None,
+    engines: Iterable[str] = ENGINES,
+    limit: int | None = None,
+    dbs: Iterable[str] | None = None,
 ) -> Result:
     engines = [e for e in engines if e != "postgresql" or pg_url]
     t0 = time.perf_counter()
     result = Result()
     by_db: dict[str, list] = defaultdict(list)
-    for s in spider_sources():
+    for s in spider_sources(dbs):
         by_db[s.db].append(s)
     for name, sources in sorted(by_db.items()):
         db = open_spider(name, pg_url, engines)
@@ -336,7 +339,7 @@ def run_benchmark(
                 for source in sources[:limit] if limit else sources:
                     rng = random.Random(f"{source.id}:{engine}")
                     try:
-                        gold = spider_strings(source.sql, db.schemas["sqlite"])
+                        gold = spider_strings(source.sql, schema)
                         verdict = validate_sql(
                             sqlglot.transpile(gold, read="sqlite", write=runner.dialect)[0],
                             runner.dialect,
@@ -474,6 +477,19 @@ def report(result: Result) -> str:
         "",
         f"Run time {result.seconds:.0f} s.",
     ]
+    absent: Counter = Counter()
+    for s in result.engines.values():
+        absent.update((where, value, close[:1]) for where, value, close in s.absent)
+    if absent:
+        shown = "; ".join(
+            f"{where} = '{value}' (stored: {', '.join(repr(c) for c in close) or 'nothing close'})"
+            for (where, value, close), _ in absent.most_common(8)
+        )
+        body.insert(
+            -2,
+            "\nGold values that really are absent (the gold query answers nothing there), most "
+            f"frequent first: {shown}.",
+        )
     return "\n".join(body)
 
 
