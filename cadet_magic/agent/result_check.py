@@ -524,7 +524,7 @@ def candidates_sql(
         >>> print(candidates_sql(Filter("t", None, "c", "x", "="), "sqlite", 100, 10))
         SELECT DISTINCT v FROM (SELECT "c" AS v FROM "t" WHERE NOT "c" IS NULL LIMIT 100) AS s LIMIT 10
     """
-    cond: exp.Expression = exp.not_(exp.Is(this=_col(f), expression=exp.null()))
+    cond: Any = exp.not_(exp.Is(this=_col(f), expression=exp.null()))
     ends = _ends(f) if by_ends else None
     if ends is not None:
         lowered = exp.Lower(this=_col(f))
