@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.reply import content_text, extract_sql
 from cadet_magic.agent.routes import decide
-from cadet_magic.agent.state import CURRENT_FIELDS, AskState
+from cadet_magic.agent.state import AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
     NoSQL,
 )
@@ -25,8 +25,6 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.fallback.default import run_fallback_code
-from cadet_magic.fallback.run import CodeRun, make_frame
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt, Outcome, Phase, StopReason
 from cadet_magic.runner import Runner
@@ -45,11 +43,9 @@ class Context:
     """What the nodes need besides the state: the model and the runner, passed in.
 
     ``model_timeout`` bounds each model call (seconds).
-    ``code_runner(code, df, timeout=...)`` runs the fallback's pandas code (default
-    :func:`cadet_magic.fallback.default.run_fallback_code`: a confined worker process, in-process
-    on Pyodide; ``memory=`` is passed too when the runner takes it); ``frame_maker(columns, rows)`` turns the
-    fallback SELECT's rows into ``df`` (default :func:`cadet_magic.fallback.run.make_frame`,
-    which imports pandas only then).
+    ``code_runner(code, df, timeout=...)`` runs the fallback phase's pandas code and
+    ``frame_maker(columns, rows)`` turns its SELECT's rows into ``df`` (None: that phase's
+    defaults, see :mod:`cadet_magic.fallback.phase`).
     """
 
     model: Any
@@ -58,8 +54,8 @@ class Context:
     #: The run's options (the schema budget and the model timeout are read from here).
     options: AskOptions = field(default_factory=lambda: AskOptions(model_timeout=None))
     model_calls: int = 0
-    code_runner: Callable[..., CodeRun] = run_fallback_code
-    frame_maker: Callable[[list[str], list[tuple]], Any] = make_frame
+    code_runner: Callable[..., Any] | None = None
+    frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -256,8 +252,6 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     """Works out why the attempt failed and what to tell the model (one :class:`Diagnosis`,
     through :func:`cadet_magic.diagnose.failures.diagnose`)."""
     t0 = time.perf_counter()
-    if state.get("fallback"):  # a phase may follow: let its code runner get ready meanwhile
-        prepare_code_runner(ctx)
     verdict = state.get("check")
     where: dict[str, Any] = {
         "sql": state.get("sql"),
@@ -322,9 +316,15 @@ def sql_change(state: AskState) -> str | None:
     return sql_diff(previous[-1].sql, state.get("sql")) if previous and state.get("sql") else None
 
 
-def provisional_attempt(state: AskState, ok: bool | None = None) -> Attempt:
+def provisional_attempt(
+    state: AskState,
+    ok: bool | None = None,
+    refusals: Sequence[str] = (),
+    failure: str | None = None,
+) -> Attempt:
     """The record of the attempt in progress as far as it went (``running=True``): what the
-    checks refused, the engine's or the code's error, the diagnosis once there is one.
+    check refused, the engine's error, the diagnosis once there is one. A later phase passes
+    what its own checks refused (``refusals``) and how its own step failed (``failure``).
 
     Example:
         >>> from cadet_magic.result import Phase
@@ -338,19 +338,21 @@ def provisional_attempt(state: AskState, ok: bool | None = None) -> Attempt:
         outcome, error = _outcome(state, answered(state) if ok is None else bool(ok))
     else:
         outcome, error = Outcome.ok, None
-        refusals = [
-            "; ".join(str(getattr(i, "message", i)) for i in verdict.issues)
-            for verdict in (state.get("check"), state.get("code_check"))
-            if verdict is not None and not verdict.ok
+        verdict = state.get("check")
+        refused = [
+            *(
+                ["; ".join(str(getattr(i, "message", i)) for i in verdict.issues)]
+                if verdict is not None and not verdict.ok
+                else []
+            ),
+            *refusals,
         ]
-        run = state.get("code_run")
-        if refusals:
-            outcome, error = Outcome.refused, "; ".join(refusals)
+        if refused:
+            outcome, error = Outcome.refused, "; ".join(refused)
         elif state.get("error") is not None:
             outcome, error = Outcome.error, error_text(state.get("error"))
-        elif run is not None and not run.ok:
-            err = run.error
-            outcome, error = Outcome.error, getattr(err, "message", None) or str(err)
+        elif failure is not None:
+            outcome, error = Outcome.error, failure
     return Attempt(
         number=state["attempt"],
         sql=state.get("sql"),
@@ -360,7 +362,6 @@ def provisional_attempt(state: AskState, ok: bool | None = None) -> Attempt:
         timings=dict(state.get("timings") or {}),
         reply=state.get("reply") or "",
         phase=state["phase"],
-        code=state.get("code"),
         running=True,
     )
 
@@ -370,9 +371,11 @@ def close_attempt(
     feedback_sent: bool,
     ok: bool | None = None,
     change: Callable[[AskState], str | None] = sql_change,
+    code: str | None = None,
 ) -> Attempt:
     """The record of the attempt in progress; ``ok`` says whether it answered (default: the SQL
-    ran), ``change`` describes how it differs from the previous one."""
+    ran), ``change`` describes how it differs from the previous one, ``code`` is a later
+    phase's program besides the SQL."""
     outcome, error = _outcome(state, answered(state) if ok is None else ok)
     diagnosis = state.get("diagnosis")
     diff = change(state)
@@ -389,7 +392,7 @@ def close_attempt(
         reply=state.get("reply") or "",
         phase=state["phase"],
         retryable=diagnosis.retryable if diagnosis is not None else True,
-        code=state.get("code"),
+        code=code,
     )
     _log_attempt(attempt, state["max_attempts"])
     return attempt
@@ -418,18 +421,7 @@ def _log_attempt(a: Attempt, max_attempts: int) -> None:
 def next_attempt(state: AskState, ctx: Context) -> dict:
     """Records the failed attempt with the feedback that goes to the model and starts the next."""
     done = close_attempt(state, feedback_sent=True)
-    return {
-        "attempts": (*state["attempts"], done),
-        "attempt": state["attempt"] + 1,
-        **{f: None for f in CURRENT_FIELDS},
-    }
-
-
-def prepare_code_runner(ctx: Context) -> None:
-    """Lets the code runner get ready (start its worker process) while the model writes."""
-    prepare = getattr(ctx.code_runner, "prepare", None)
-    if callable(prepare):
-        prepare()
+    return {"attempts": (*state["attempts"], done), **begin_attempt(state["attempt"] + 1)}
 
 
 def answered(state: AskState) -> bool:

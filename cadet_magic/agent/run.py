@@ -16,7 +16,7 @@ Example (a scripted model and stdlib sqlite3):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,7 @@ from cadet_magic.agent import nodes, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import RESULT_BYTES, AskOptions
-from cadet_magic.result import AskResult, Attempt, Fallback, Phase
+from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
@@ -45,12 +45,12 @@ NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
     "execute": nodes.execute,
     "diagnose": nodes.diagnose,
     "next_attempt": nodes.next_attempt,
-    "start_fallback": hand_over,
+    "hand_over": hand_over,
     "finish": nodes.finish,
 }
 
-#: node name -> where to go next (a fixed edge or a route_* function); ``start_fallback``
-#: leads into the fallback phase's graph.
+#: node name -> where to go next (a fixed edge or a route_* function); ``hand_over`` leads
+#: into the fallback phase's graph.
 EDGES: dict[str, str | Callable[[AskState], str]] = {
     "read_schema": "generate",
     "generate": routes.route_after_generate,
@@ -58,15 +58,34 @@ EDGES: dict[str, str | Callable[[AskState], str]] = {
     "execute": routes.route_after_execute,
     "diagnose": routes.route_after_diagnose,
     "next_attempt": "generate",
-    "start_fallback": fallback_phase.FIRST,
+    "hand_over": fallback_phase.FIRST,
     "finish": "end",
 }
 
-#: Each phase's graph (nodes, edges).
-PHASES: dict[str, tuple[dict, dict]] = {
-    Phase.sql: (NODES, EDGES),
-    Phase.fallback: (fallback_phase.NODES, fallback_phase.EDGES),
+
+@dataclass(frozen=True)
+class PhaseGraph:
+    """One phase for the runner: its graph and the record of its attempt in progress."""
+
+    nodes: Mapping[str, Callable[[Any, nodes.Context], dict]]
+    edges: Mapping[str, str | Callable[[Any], str]]
+    provisional: Callable[[Any], Attempt]
+
+
+#: Each phase's graph, in the order they run.
+PHASES: dict[str, PhaseGraph] = {
+    Phase.sql: PhaseGraph(NODES, EDGES, nodes.provisional_attempt),
+    Phase.fallback: PhaseGraph(
+        fallback_phase.NODES, fallback_phase.EDGES, fallback_phase.provisional_attempt
+    ),
 }
+
+
+def _anticipate(step: str, state: AskState, ctx: nodes.Context) -> None:
+    """After a failed SQL attempt that the fallback phase may follow, its code runner starts
+    getting ready while the model writes the next SQL."""
+    if step == "diagnose" and state["phase"] == Phase.sql and routes.fallback_due(state):
+        fallback_phase.prepare(ctx)
 
 
 @dataclass(frozen=True)
@@ -107,8 +126,7 @@ class Event:
         phase, number = self.phase, self.number
         if any(a.phase == phase and a.number == number for a in self.attempts):
             return None
-        ok = fallback_phase.answered(self.state) if phase == Phase.fallback else None
-        return nodes.provisional_attempt(AskState(**{**self.state, "phase": phase}), ok)
+        return PHASES[phase].provisional(AskState(**{**self.state, "phase": phase}))
 
 
 def run_agent(
@@ -142,8 +160,7 @@ def run_agent(
     """
     opts = (options or AskOptions(model_timeout=None)).replace(**overrides)
     ctx = nodes.Context(model=model, runner=runner, schema=schema, options=opts)
-    if code_runner is not None:
-        ctx.code_runner = code_runner
+    ctx.code_runner = code_runner
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )
@@ -151,12 +168,13 @@ def run_agent(
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        phase_nodes, phase_edges = PHASES[state["phase"]]
-        update = phase_nodes[step](state, ctx)
+        graph = PHASES[state["phase"]]
+        update = graph.nodes[step](state, ctx)
         state = AskState(**{**state, **update})
         if on_event is not None:
             on_event(Event(step, update, state, time.perf_counter() - start))
-        edge = phase_edges[step]
+        _anticipate(step, state, ctx)
+        edge = graph.edges[step]
         step = edge(state) if callable(edge) else edge
         if step == "end":
             break
@@ -190,7 +208,7 @@ def to_result(
     fallback = None
     df = None
     if state["phase"] == Phase.fallback:
-        fallback, df = _fallback_record(state)
+        fallback, df = fallback_phase.record(state)
         ok = fallback.ok
         frame = df
         columns = [str(c) for c in frame.columns] if ok else []
@@ -229,24 +247,6 @@ def to_result(
     if not ok:
         result.message = failure_message(result)
     return result
-
-
-def _fallback_record(state: AskState) -> tuple[Fallback, Any]:
-    """The fallback's record and its answer (a DataFrame) when it answered."""
-    attempts = [a for a in state["attempts"] if a.phase == Phase.fallback]
-    last = attempts[-1] if attempts else None
-    run = state.get("code_run")
-    answer = run.result if run is not None and run.ok else None
-    ok = state.get("stop_reason") == "success" and run is not None and run.ok
-    record = Fallback(
-        sql=last.sql if last else None,
-        code=last.code if last else None,
-        result=answer if ok else None,
-        ok=ok,
-        attempts=attempts,
-        reason=state.get("sql_stop_reason") or "max_attempts",
-    )
-    return record, (answer if ok else None)
 
 
 _REASONS = {
