@@ -370,7 +370,7 @@ def close_attempt(
     state: AskState,
     feedback_sent: bool,
     ok: bool | None = None,
-    change: Callable[[AskState], str | None] = sql_change,
+    change: Callable[[Any], str | None] = sql_change,
     code: str | None = None,
 ) -> Attempt:
     """The record of the attempt in progress; ``ok`` says whether it answered (default: the SQL

@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from cadet_magic.agent import nodes, routes
 from cadet_magic.agent.state import AskState, initial_state
@@ -208,7 +208,7 @@ def to_result(
     fallback = None
     df = None
     if state["phase"] == Phase.fallback:
-        fallback, df = fallback_phase.record(state)
+        fallback, df = fallback_phase.record(cast(fallback_phase.FallbackState, state))
         ok = fallback.ok
         frame = df
         columns = [str(c) for c in frame.columns] if ok else []

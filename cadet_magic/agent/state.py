@@ -124,5 +124,5 @@ def initial_state(
         attempts=(),
         stop_reason=None,
         model_error=None,
-        **begin_attempt(1),  # type: ignore[typeddict-item]
+        **begin_attempt(1),
     )

@@ -196,7 +196,7 @@ def render_text(result: AskResult) -> str:
         f"Connection: {result.connection} ({result.dialect})",
     ]
     if result.scripted:
-        lines.append(f"NOTE: {SCRIPTED_NOTE}")
+        lines.append(f"NOTE: SCRIPTED. {SCRIPTED_NOTE}")
     for a in result.attempts:
         lines += attempt_text(a)
     lines += fallback_text(result)

@@ -38,7 +38,10 @@ def test_the_sql_phase_knows_nothing_of_the_fallback_but_the_hand_over():
                 assert "Phase.fallback" not in text and "'fallback'" not in text, (name, text)
     assert "hand_over" not in dir(run.nodes)
     for name in ("nodes.py", "routes.py", "state.py", "prompts.py"):
-        text = (AGENT / name).read_text()
-        assert "code_run" not in text and "code_check" not in text, name
-        assert "cadet_magic.fallback" not in text, name
+        tree = ast.parse((AGENT / name).read_text())
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+        assert not {"code_check", "code_run"} & names, name
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in imported if m.startswith("cadet_magic.fallback")], name
     assert not hasattr(run.routes, "route_after_run_code")
