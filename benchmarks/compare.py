@@ -118,7 +118,7 @@ def run_once(tree: Path, n: int) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", WORKLOAD, str(n)],
         env=env,
-        cwd=str(ROOT),
+        cwd=str(tree),
         capture_output=True,
         text=True,
         check=True,

@@ -135,10 +135,13 @@ class AskMagic(Magics, Configurable):
         if shell is not None:
             shell.configurables.append(self)
         from cadet_magic.db.session import DbSession
+        from cadet_magic.metrics import SessionMetrics
 
         #: This session's schema cache and query-deadline watchdog: every runner made while a
         #: question runs uses them (see cadet_magic.db.session).
         self.db = DbSession()
+        #: This session's counts of questions, attempts and outcomes (``%cadet stats``).
+        self.metrics = SessionMetrics()
 
     @magic_arguments()
     @argument(
@@ -226,6 +229,7 @@ class AskMagic(Magics, Configurable):
                     options=options,
                     on_event=display.update if display is not None else None,
                     namespace=ns,
+                    metrics=self.metrics,
                 )
         except CadetError as e:
             if display is not None:
@@ -268,12 +272,10 @@ class AskMagic(Magics, Configurable):
     @line_magic
     def cadet(self, line: str) -> Any:
         """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
-        from cadet_magic.metrics import SESSION
-
         command = line.strip() or "stats"
         if command == "stats":
-            return Message(SESSION.to_text())
+            return Message(self.metrics.to_text())
         if command == "reset":
-            SESSION.reset()
+            self.metrics.reset()
             return Message("Session metrics cleared.")
         raise UsageError(f"%cadet: unknown command {command!r}; use 'stats' or 'reset'.")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from cadet_magic.agent import nodes, routes
+from cadet_magic.agent import nodes, record, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import RESULT_BYTES, AskOptions
@@ -33,7 +33,7 @@ from cadet_magic.text import first_line
 def hand_over(state: AskState, ctx: nodes.Context) -> dict:
     """The SQL phase ends (its last attempt recorded, without feedback) and the fallback phase
     starts, seeded with the SQL attempts."""
-    done = nodes.close_attempt(state, feedback_sent=False)
+    done = record.close_attempt(state, feedback_sent=False)
     return fallback_phase.start(AskState(**{**state, "attempts": (*state["attempts"], done)}), ctx)
 
 
@@ -74,7 +74,7 @@ class PhaseGraph:
 
 #: Each phase's graph, in the order they run.
 PHASES: dict[str, PhaseGraph] = {
-    Phase.sql: PhaseGraph(NODES, EDGES, nodes.provisional_attempt),
+    Phase.sql: PhaseGraph(NODES, EDGES, record.provisional_attempt),
     Phase.fallback: PhaseGraph(
         fallback_phase.NODES, fallback_phase.EDGES, fallback_phase.provisional_attempt
     ),
@@ -208,7 +208,7 @@ def to_result(
     fallback = None
     df = None
     if state["phase"] == Phase.fallback:
-        fallback, df = fallback_phase.record(cast(fallback_phase.FallbackState, state))
+        fallback, df = fallback_phase.fallback_result(cast(fallback_phase.FallbackState, state))
         ok = fallback.ok
         frame = df
         columns = [str(c) for c in frame.columns] if ok else []

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from cadet_magic.agent import nodes
+from cadet_magic.agent import nodes, record
 from cadet_magic.agent.nodes import Context
 from cadet_magic.agent.reply import extract_code
 from cadet_magic.agent.routes import checked, same_sql
@@ -132,7 +132,7 @@ def generate(state: FallbackState, ctx: Context) -> dict:
         state["dialect"],
         state["schema_text"],
         sql_attempts,
-        nodes.same_phase(state),
+        record.same_phase(state),
     )
     update = nodes.ask_model(state, ctx, messages)
     if "model_error" not in update:
@@ -243,7 +243,7 @@ def answered(state: FallbackState) -> bool:
 
 def change(state: FallbackState) -> str | None:
     """The SQL diff plus how many lines of the pandas code changed (None on the first)."""
-    previous = nodes.same_phase(state)
+    previous = record.same_phase(state)
     if not previous:
         return None
     sql_change = sql_diff(previous[-1].sql, state.get("sql")) if state.get("sql") else None
@@ -272,7 +272,7 @@ def _with_code_diff(sql_change: str | None, before: str | None, after: str | Non
 
 def close_attempt(state: FallbackState, feedback_sent: bool) -> Attempt:
     """The record of the fallback attempt in progress."""
-    return nodes.close_attempt(
+    return record.close_attempt(
         state, feedback_sent, ok=answered(state), change=change, code=state.get("code")
     )
 
@@ -286,11 +286,11 @@ def provisional_attempt(state: FallbackState) -> Attempt:
     failure = None
     if run is not None and not run.ok:
         failure = getattr(run.error, "message", None) or str(run.error)
-    attempt = nodes.provisional_attempt(state, answered(state), refusals, failure)
+    attempt = record.provisional_attempt(state, answered(state), refusals, failure)
     return dataclasses.replace(attempt, code=state.get("code"))
 
 
-def record(state: FallbackState) -> tuple[Fallback, Any]:
+def fallback_result(state: FallbackState) -> tuple[Fallback, Any]:
     """The phase's record for the result, and its answer (a DataFrame) when it answered."""
     attempts = [a for a in state["attempts"] if a.phase == Phase.fallback]
     last = attempts[-1] if attempts else None
