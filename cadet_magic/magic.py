@@ -54,6 +54,27 @@ def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]
     return [dict(zip(columns, row, strict=False)) for row in rows]
 
 
+class Secret(str):
+    """A string that does not show itself: ``%config AskMagic`` and reprs print a mask.
+
+    Example:
+        >>> key = Secret("sk-123")
+        >>> repr(key), key == "sk-123"
+        ("'***' (set)", True)
+    """
+
+    def __repr__(self) -> str:
+        return "'***' (set)"
+
+
+class SecretUnicode(Unicode):
+    """A string trait whose value is kept as a :class:`Secret`."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        value = super().validate(obj, value)
+        return None if value is None else Secret(value)
+
+
 @magics_class
 class AskMagic(Magics, Configurable):
     """Ask the notebook's database a question in plain language."""
@@ -94,7 +115,7 @@ class AskMagic(Magics, Configurable):
         DEFAULTS.schema_budget, config=True, help="Characters of schema context in the prompt."
     )
     live = Bool(DEFAULTS.live, config=True, help="Show the live attempts panel where widgets work.")
-    api_key = Unicode(
+    api_key = SecretUnicode(
         None,
         allow_none=True,
         config=True,
