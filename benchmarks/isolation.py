@@ -52,8 +52,8 @@ def quickstart_fallback() -> tuple[str, str, str]:
 
 def quickstart_frame() -> Any:
     """The fallback SELECT's rows on the quickstart database, as the agent builds ``df``."""
+    from cadet_magic.examples.shop import create_shop
     from cadet_magic.fallback.run import make_frame
-    from cadet_magic.sample import create_shop
 
     _, sql, _ = quickstart_fallback()
     # The deterministic shop the quickstart builds into shop.duckdb, here in memory.

@@ -9,7 +9,7 @@ import cadet_magic.display  # noqa: F401 - registers the result's text and HTML 
 from cadet_magic.agent.run import Event, run_agent
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.llm import is_scripted, load_model, model_label
-from cadet_magic.metrics import SESSION
+from cadet_magic.metrics import SESSION, SessionMetrics
 from cadet_magic.options import MAX_ATTEMPTS_RANGE, AskOptions, check_options
 
 __all__ = ["MAX_ATTEMPTS_RANGE", "UNSET", "AskOptions", "ask", "check_options", "to_dataframe"]
@@ -46,6 +46,7 @@ def ask(
     fallback_memory: int = UNSET,
     api_key: str | None = UNSET,
     base_url: str | None = UNSET,
+    metrics: SessionMetrics | None = None,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -82,6 +83,8 @@ def ask(
             (None: no limit of ours).
         api_key, base_url: for a model given by spec (default: the provider's environment
             variables); ``base_url`` names any OpenAI-compatible server.
+        metrics: where the run is counted (default :data:`cadet_magic.metrics.SESSION`, the
+            process's; the ``%%ask`` magic passes the one it holds).
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -129,7 +132,7 @@ def ask(
         scripted=is_scripted(chat_model),
     )
     result.df = to_dataframe(result)
-    SESSION.record(result)
+    (metrics if metrics is not None else SESSION).record(result)
     return result
 
 

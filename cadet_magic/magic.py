@@ -54,6 +54,27 @@ def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]
     return [dict(zip(columns, row, strict=False)) for row in rows]
 
 
+class Secret(str):
+    """A string that does not show itself: ``%config AskMagic`` and reprs print a mask.
+
+    Example:
+        >>> key = Secret("sk-123")
+        >>> repr(key), key == "sk-123"
+        ("'***' (set)", True)
+    """
+
+    def __repr__(self) -> str:
+        return "'***' (set)"
+
+
+class SecretUnicode(Unicode):
+    """A string trait whose value is kept as a :class:`Secret`."""
+
+    def validate(self, obj: Any, value: Any) -> Any:
+        value = super().validate(obj, value)
+        return None if value is None else Secret(value)
+
+
 @magics_class
 class AskMagic(Magics, Configurable):
     """Ask the notebook's database a question in plain language."""
@@ -94,7 +115,7 @@ class AskMagic(Magics, Configurable):
         DEFAULTS.schema_budget, config=True, help="Characters of schema context in the prompt."
     )
     live = Bool(DEFAULTS.live, config=True, help="Show the live attempts panel where widgets work.")
-    api_key = Unicode(
+    api_key = SecretUnicode(
         None,
         allow_none=True,
         config=True,
@@ -135,10 +156,13 @@ class AskMagic(Magics, Configurable):
         if shell is not None:
             shell.configurables.append(self)
         from cadet_magic.db.session import DbSession
+        from cadet_magic.metrics import SessionMetrics
 
         #: This session's schema cache and query-deadline watchdog: every runner made while a
         #: question runs uses them (see cadet_magic.db.session).
         self.db = DbSession()
+        #: This session's counts of questions, attempts and outcomes (``%cadet stats``).
+        self.metrics = SessionMetrics()
 
     @magic_arguments()
     @argument(
@@ -226,6 +250,7 @@ class AskMagic(Magics, Configurable):
                     options=options,
                     on_event=display.update if display is not None else None,
                     namespace=ns,
+                    metrics=self.metrics,
                 )
         except CadetError as e:
             if display is not None:
@@ -268,12 +293,10 @@ class AskMagic(Magics, Configurable):
     @line_magic
     def cadet(self, line: str) -> Any:
         """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
-        from cadet_magic.metrics import SESSION
-
         command = line.strip() or "stats"
         if command == "stats":
-            return Message(SESSION.to_text())
+            return Message(self.metrics.to_text())
         if command == "reset":
-            SESSION.reset()
+            self.metrics.reset()
             return Message("Session metrics cleared.")
         raise UsageError(f"%cadet: unknown command {command!r}; use 'stats' or 'reset'.")

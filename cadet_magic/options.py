@@ -21,7 +21,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cadet_magic.errors import ConfigurationError
@@ -65,7 +65,7 @@ class AskOptions:
     fallback_memory: int = 2 << 30
     schema_budget: int | None = 6000
     live: bool = True
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
 
     def replace(self, **changes: Any) -> AskOptions:

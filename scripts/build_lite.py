@@ -75,7 +75,7 @@ def build_cadet_wheel(out: Path) -> Path:
 
 def make_shop(path: Path) -> None:
     """The sample shop as a SQLite file (same rows as the DuckDB one)."""
-    from cadet_magic.sample import shop_sql
+    from cadet_magic.examples.shop import shop_sql
 
     path.unlink(missing_ok=True)
     con = sqlite3.connect(path)

@@ -169,3 +169,20 @@ def test_core_never_imports_an_edge(name):
             assert root in STDLIB | CORE_LIBRARIES, f"{name} imports {root} at module level"
         else:
             assert root in STDLIB | CORE_LIBRARIES | LAZY_LIBRARIES, f"{name} imports {root}"
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if ".examples" not in n))
+def test_the_runtime_never_imports_the_example_data(name):
+    """The sample shop is example data for notebooks, docs and benchmarks, not the runtime's."""
+    for target, _ in imports(name):
+        assert not target.startswith("cadet_magic.examples"), f"{name} imports {target}"
+
+
+def test_the_sql_phase_declares_no_field_of_a_later_phase():
+    """The SQL phase's state knows its own attempt; the fallback phase declares the fields of
+    its attempts (the pandas code, its check and run) itself."""
+    from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState
+    from cadet_magic.fallback.phase import FIELDS, CodeInProgress
+
+    assert not set(CodeInProgress.__annotations__) & set(AskState.__annotations__)
+    assert set(FIELDS) == set(ATTEMPT_FIELDS) | set(CodeInProgress.__annotations__)

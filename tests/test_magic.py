@@ -191,6 +191,22 @@ def test_config_and_env_var(duck, monkeypatch, tmp_path):
         duck.run_line_magic("config", "AskMagic.max_attempts = 3")
 
 
+def test_config_never_prints_the_api_key(ip, capsys):
+    """``%config AskMagic`` lists every option's current value: the key shows as a mask, while
+    the model client still gets the key itself."""
+    magic = ip.magics_manager.registry["AskMagic"]
+    ip.run_line_magic("config", "AskMagic.api_key = 'sk-canary-4711'")
+    try:
+        capsys.readouterr()
+        ip.run_line_magic("config", "AskMagic")
+        shown = capsys.readouterr().out
+        assert "api_key" in shown and "sk-canary-4711" not in shown and "***" in shown
+        assert "sk-canary-4711" not in repr(magic.api_key) and magic.api_key == "sk-canary-4711"
+    finally:
+        ip.run_line_magic("config", "AskMagic.api_key = None")
+    assert magic.api_key is None
+
+
 def test_help_and_stats(ip):
     from cadet_magic.magic import AskMagic
 

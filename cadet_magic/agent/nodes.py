@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
+from cadet_magic.agent.record import answered, close_attempt
 from cadet_magic.agent.reply import content_text, extract_sql
 from cadet_magic.agent.routes import decide
-from cadet_magic.agent.state import CURRENT_FIELDS, AskState
+from cadet_magic.agent.state import AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
     NoSQL,
 )
@@ -25,14 +26,11 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.fallback.default import run_fallback_code
-from cadet_magic.fallback.run import CodeRun, make_frame
 from cadet_magic.options import AskOptions
-from cadet_magic.result import Attempt, Outcome, Phase, StopReason
+from cadet_magic.result import StopReason
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.validate import renamed_functions, validate_sql
 from cadet_magic.text import error_text, first_line
@@ -45,11 +43,9 @@ class Context:
     """What the nodes need besides the state: the model and the runner, passed in.
 
     ``model_timeout`` bounds each model call (seconds).
-    ``code_runner(code, df, timeout=...)`` runs the fallback's pandas code (default
-    :func:`cadet_magic.fallback.default.run_fallback_code`: a confined worker process, in-process
-    on Pyodide; ``memory=`` is passed too when the runner takes it); ``frame_maker(columns, rows)`` turns the
-    fallback SELECT's rows into ``df`` (default :func:`cadet_magic.fallback.run.make_frame`,
-    which imports pandas only then).
+    ``code_runner(code, df, timeout=...)`` runs the fallback phase's pandas code and
+    ``frame_maker(columns, rows)`` turns its SELECT's rows into ``df`` (None: that phase's
+    defaults, see :mod:`cadet_magic.fallback.phase`).
     """
 
     model: Any
@@ -58,8 +54,8 @@ class Context:
     #: The run's options (the schema budget and the model timeout are read from here).
     options: AskOptions = field(default_factory=lambda: AskOptions(model_timeout=None))
     model_calls: int = 0
-    code_runner: Callable[..., CodeRun] = run_fallback_code
-    frame_maker: Callable[[list[str], list[tuple]], Any] = make_frame
+    code_runner: Callable[..., Any] | None = None
+    frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
     extra: dict = field(default_factory=dict)
 
     @property
@@ -152,7 +148,7 @@ def read_schema(state: AskState, ctx: Context) -> dict:
     except (FailedTransactionError, ResultTooLarge):
         raise  # one line for the user: nothing the model can fix
     except Exception as e:  # noqa: BLE001 - the attempt will meet (and diagnose) the same error
-        log.warning("[schema] could not be read: %s", _error_text(e))
+        log.warning("[schema] could not be read: %s", error_text(e))
         schema = Schema()
     log.info("[schema] %d table(s)", len(schema.tables))
     return {
@@ -256,8 +252,6 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     """Works out why the attempt failed and what to tell the model (one :class:`Diagnosis`,
     through :func:`cadet_magic.diagnose.failures.diagnose`)."""
     t0 = time.perf_counter()
-    if state.get("fallback"):  # a phase may follow: let its code runner get ready meanwhile
-        prepare_code_runner(ctx)
     verdict = state.get("check")
     where: dict[str, Any] = {
         "sql": state.get("sql"),
@@ -296,145 +290,10 @@ def _as_written(error: Any, sql: str, dialect: str | None) -> str | None:
     return None if text == str(error) else text
 
 
-def _outcome(state: AskState, ok: bool) -> tuple[str, str | None]:
-    """The attempt's outcome and message, derived once from its diagnosis."""
-    if state.get("model_error"):
-        return Outcome.model_error, state["model_error"]
-    if ok:
-        return Outcome.ok, None
-    diagnosis = state.get("diagnosis")
-    if diagnosis is None:  # pragma: no cover - a failed attempt is always diagnosed
-        return Outcome.error, None
-    return diagnosis.outcome, diagnosis.error
-
-
-_error_text = error_text
-
-
-def same_phase(state: AskState) -> list[Attempt]:
-    """The finished attempts of the phase in progress."""
-    return [a for a in state["attempts"] if a.phase == state["phase"]]
-
-
-def sql_change(state: AskState) -> str | None:
-    """How the attempt's SQL differs from the previous attempt's of its phase (None first)."""
-    previous = same_phase(state)
-    return sql_diff(previous[-1].sql, state.get("sql")) if previous and state.get("sql") else None
-
-
-def provisional_attempt(state: AskState, ok: bool | None = None) -> Attempt:
-    """The record of the attempt in progress as far as it went (``running=True``): what the
-    checks refused, the engine's or the code's error, the diagnosis once there is one.
-
-    Example:
-        >>> from cadet_magic.result import Phase
-        >>> a = provisional_attempt({"attempt": 1, "phase": Phase.sql, "sql": "SELECT 1",
-        ...                          "attempts": (), "timings": {"generate": 0.1}})
-        >>> a.running, str(a.outcome), a.sql
-        (True, 'ok', 'SELECT 1')
-    """
-    diagnosis = state.get("diagnosis")
-    if diagnosis is not None or state.get("model_error"):
-        outcome, error = _outcome(state, answered(state) if ok is None else bool(ok))
-    else:
-        outcome, error = Outcome.ok, None
-        refusals = [
-            "; ".join(str(getattr(i, "message", i)) for i in verdict.issues)
-            for verdict in (state.get("check"), state.get("code_check"))
-            if verdict is not None and not verdict.ok
-        ]
-        run = state.get("code_run")
-        if refusals:
-            outcome, error = Outcome.refused, "; ".join(refusals)
-        elif state.get("error") is not None:
-            outcome, error = Outcome.error, error_text(state.get("error"))
-        elif run is not None and not run.ok:
-            err = run.error
-            outcome, error = Outcome.error, getattr(err, "message", None) or str(err)
-    return Attempt(
-        number=state["attempt"],
-        sql=state.get("sql"),
-        outcome=outcome,
-        category=diagnosis.category.value if diagnosis is not None else None,
-        error=error,
-        timings=dict(state.get("timings") or {}),
-        reply=state.get("reply") or "",
-        phase=state["phase"],
-        code=state.get("code"),
-        running=True,
-    )
-
-
-def close_attempt(
-    state: AskState,
-    feedback_sent: bool,
-    ok: bool | None = None,
-    change: Callable[[AskState], str | None] = sql_change,
-) -> Attempt:
-    """The record of the attempt in progress; ``ok`` says whether it answered (default: the SQL
-    ran), ``change`` describes how it differs from the previous one."""
-    outcome, error = _outcome(state, answered(state) if ok is None else ok)
-    diagnosis = state.get("diagnosis")
-    diff = change(state)
-    attempt = Attempt(
-        number=state["attempt"],
-        sql=state.get("sql"),
-        outcome=outcome,
-        category=diagnosis.category.value if diagnosis is not None and outcome != "ok" else None,
-        error=error,
-        feedback=diagnosis.feedback if (feedback_sent and diagnosis is not None) else None,
-        suggestions=list(diagnosis.suggestions) if diagnosis is not None else [],
-        diff=diff,
-        timings=dict(state.get("timings") or {}),
-        reply=state.get("reply") or "",
-        phase=state["phase"],
-        retryable=diagnosis.retryable if diagnosis is not None else True,
-        code=state.get("code"),
-    )
-    _log_attempt(attempt, state["max_attempts"])
-    return attempt
-
-
-def _log_attempt(a: Attempt, max_attempts: int) -> None:
-    log.info(
-        "[attempt %d/%d] %s%s%s",
-        a.number,
-        max_attempts,
-        "" if a.phase == Phase.sql else f"{a.phase} ",
-        a.outcome,
-        f" ({a.category})" if a.category else "",
-    )
-    log.info("[attempt %d/%d] SQL: %s", a.number, max_attempts, a.sql)
-    if a.code:
-        log.info("[attempt %d/%d] Python: %s", a.number, max_attempts, a.code)
-    if a.diff:
-        log.info("[attempt %d/%d] diff: %s", a.number, max_attempts, a.diff)
-    if a.error:
-        log.info("[attempt %d/%d] error: %s", a.number, max_attempts, a.error)
-    if a.feedback:
-        log.info("[attempt %d/%d] feedback: %s", a.number, max_attempts, a.feedback)
-
-
 def next_attempt(state: AskState, ctx: Context) -> dict:
     """Records the failed attempt with the feedback that goes to the model and starts the next."""
     done = close_attempt(state, feedback_sent=True)
-    return {
-        "attempts": (*state["attempts"], done),
-        "attempt": state["attempt"] + 1,
-        **{f: None for f in CURRENT_FIELDS},
-    }
-
-
-def prepare_code_runner(ctx: Context) -> None:
-    """Lets the code runner get ready (start its worker process) while the model writes."""
-    prepare = getattr(ctx.code_runner, "prepare", None)
-    if callable(prepare):
-        prepare()
-
-
-def answered(state: AskState) -> bool:
-    """Whether the SQL attempt in progress produced the answer."""
-    return state.get("execution") is not None
+    return {"attempts": (*state["attempts"], done), **begin_attempt(state["attempt"] + 1)}
 
 
 def finish(state: AskState, ctx: Context) -> dict:

@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cadet_magic.agent import nodes, routes
+from cadet_magic.agent import nodes, record, routes
 from cadet_magic.agent.result_check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
 from cadet_magic.agent.result_check import check_result as run_check
 from cadet_magic.agent.state import AskState
 from cadet_magic.diagnose.model import Category, Diagnosis
-from cadet_magic.result import Outcome, Phase, StopReason
+from cadet_magic.result import Attempt, Outcome, Phase, StopReason
 from cadet_magic.runner import RunResult
 
 log = logging.getLogger("cadet_magic")
@@ -115,6 +115,12 @@ def suspect_now(state: AskState) -> bool:
     return vc is not None and vc.suspect
 
 
+def provisional_attempt(state: AskState) -> Attempt:
+    """The SQL phase's record of the attempt in progress, ``suspect`` once the result check
+    found it so (it ran, so the record would otherwise say ``ok``)."""
+    return record.provisional_attempt(state, ok=False if suspect_now(state) else None)
+
+
 def _current_suspect(state: AskState) -> SuspectAnswer | None:
     vc = current_check(state)
     execution = state.get("execution")
@@ -167,7 +173,7 @@ def retry_suspect(state: AskState, ctx: nodes.Context) -> dict:
 def finish_suspect(state: AskState, ctx: nodes.Context) -> dict:
     """Records the last attempt and answers with the best suspect result, with warnings."""
     current = _current_suspect(state)
-    done = nodes.close_attempt(state, feedback_sent=False, ok=False if current else None)
+    done = record.close_attempt(state, feedback_sent=False, ok=False if current else None)
     best = _better(state.get("best_suspect"), current)
     assert best is not None  # routed here only with a suspect result
     log.info("[end] answered with the suspect result of attempt %d", best.attempt)

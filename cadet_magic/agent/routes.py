@@ -1,7 +1,7 @@
 """Where the agent goes next: pure functions of the state, one place for every retry rule.
 
 The SQL phase retries with feedback up to ``max_attempts``. When it ends at the maximum on a
-retryable error and the fallback is allowed, it hands over (``"fallback"``: the runner starts
+retryable error and the fallback is allowed, it hands over (``"hand_over"``: the runner starts
 the fallback phase, whose own routes live in :mod:`cadet_magic.fallback.phase`). Non-retryable
 errors (permission, connection), model errors and the unchanged-SQL guard stop without one.
 
@@ -12,7 +12,7 @@ Example:
     >>> str(decide(s))
     'max_attempts'
     >>> decide({**s, "fallback": True})
-    'fallback'
+    'hand_over'
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from cadet_magic.result import Attempt, Phase, StopReason
 from cadet_magic.sql.normalize import normalize_sql
 
 #: The decision that hands the run over to the fallback phase.
-HAND_OVER = "fallback"
+HAND_OVER = "hand_over"
 
 
 def checked(state: AskState) -> bool:
@@ -67,7 +67,7 @@ def fallback_due(state: AskState) -> bool:
 
 
 def decide(state: AskState) -> str:
-    """After a failed SQL attempt: ``retry``, ``fallback`` (hand over) or the reason to stop.
+    """After a failed SQL attempt: ``retry``, ``hand_over`` (to the fallback phase) or the reason to stop.
 
     The order matters: a non-retryable error stops, then the maximum is checked *before* any
     increment (handing over to the fallback when allowed), then the unchanged-SQL guard (which
@@ -88,5 +88,5 @@ def route_after_diagnose(state: AskState) -> str:
     if decision == "retry":
         return "next_attempt"
     if decision == HAND_OVER:
-        return "start_fallback"
+        return "hand_over"
     return "finish"

@@ -16,15 +16,15 @@ Example (a scripted model and stdlib sqlite3):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from cadet_magic.agent import nodes, result_step, routes
+from cadet_magic.agent import nodes, record, result_step, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import RESULT_BYTES, AskOptions
-from cadet_magic.result import AskResult, Attempt, Fallback, Phase
+from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
@@ -33,7 +33,7 @@ from cadet_magic.text import first_line
 def hand_over(state: AskState, ctx: nodes.Context) -> dict:
     """The SQL phase ends (its last attempt recorded, without feedback) and the fallback phase
     starts, seeded with the SQL attempts."""
-    done = nodes.close_attempt(state, feedback_sent=False)
+    done = record.close_attempt(state, feedback_sent=False)
     return fallback_phase.start(AskState(**{**state, "attempts": (*state["attempts"], done)}), ctx)
 
 
@@ -47,13 +47,13 @@ NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
     "diagnose": nodes.diagnose,
     "next_attempt": nodes.next_attempt,
     "retry_suspect": result_step.retry_suspect,
-    "start_fallback": hand_over,
+    "hand_over": hand_over,
     "finish": nodes.finish,
     "finish_suspect": result_step.finish_suspect,
 }
 
-#: node name -> where to go next (a fixed edge or a route_* function); ``start_fallback``
-#: leads into the fallback phase's graph.
+#: node name -> where to go next (a fixed edge or a route_* function); ``hand_over`` leads
+#: into the fallback phase's graph.
 EDGES: dict[str, str | Callable[[AskState], str]] = {
     "read_schema": "generate",
     "generate": result_step.route_after_generate,
@@ -63,16 +63,35 @@ EDGES: dict[str, str | Callable[[AskState], str]] = {
     "diagnose": result_step.route_after_diagnose,
     "next_attempt": "generate",
     "retry_suspect": "generate",
-    "start_fallback": fallback_phase.FIRST,
+    "hand_over": fallback_phase.FIRST,
     "finish": "end",
     "finish_suspect": "end",
 }
 
-#: Each phase's graph (nodes, edges).
-PHASES: dict[str, tuple[dict, dict]] = {
-    Phase.sql: (NODES, EDGES),
-    Phase.fallback: (fallback_phase.NODES, fallback_phase.EDGES),
+
+@dataclass(frozen=True)
+class PhaseGraph:
+    """One phase for the runner: its graph and the record of its attempt in progress."""
+
+    nodes: Mapping[str, Callable[[Any, nodes.Context], dict]]
+    edges: Mapping[str, str | Callable[[Any], str]]
+    provisional: Callable[[Any], Attempt]
+
+
+#: Each phase's graph, in the order they run.
+PHASES: dict[str, PhaseGraph] = {
+    Phase.sql: PhaseGraph(NODES, EDGES, result_step.provisional_attempt),
+    Phase.fallback: PhaseGraph(
+        fallback_phase.NODES, fallback_phase.EDGES, fallback_phase.provisional_attempt
+    ),
 }
+
+
+def _anticipate(step: str, state: AskState, ctx: nodes.Context) -> None:
+    """After a failed SQL attempt that the fallback phase may follow, its code runner starts
+    getting ready while the model writes the next SQL."""
+    if step == "diagnose" and state["phase"] == Phase.sql and routes.fallback_due(state):
+        fallback_phase.prepare(ctx)
 
 
 @dataclass(frozen=True)
@@ -113,10 +132,7 @@ class Event:
         phase, number = self.phase, self.number
         if any(a.phase == phase and a.number == number for a in self.attempts):
             return None
-        ok = fallback_phase.answered(self.state) if phase == Phase.fallback else None
-        if phase == Phase.sql and result_step.suspect_now(self.state):
-            ok = False  # it ran, but the result check found it suspect
-        return nodes.provisional_attempt(AskState(**{**self.state, "phase": phase}), ok)
+        return PHASES[phase].provisional(AskState(**{**self.state, "phase": phase}))
 
 
 def run_agent(
@@ -150,8 +166,7 @@ def run_agent(
     """
     opts = (options or AskOptions(model_timeout=None)).replace(**overrides)
     ctx = nodes.Context(model=model, runner=runner, schema=schema, options=opts)
-    if code_runner is not None:
-        ctx.code_runner = code_runner
+    ctx.code_runner = code_runner
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )
@@ -159,12 +174,13 @@ def run_agent(
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        phase_nodes, phase_edges = PHASES[state["phase"]]
-        update = phase_nodes[step](state, ctx)
+        graph = PHASES[state["phase"]]
+        update = graph.nodes[step](state, ctx)
         state = AskState(**{**state, **update})
         if on_event is not None:
             on_event(Event(step, update, state, time.perf_counter() - start))
-        edge = phase_edges[step]
+        _anticipate(step, state, ctx)
+        edge = graph.edges[step]
         step = edge(state) if callable(edge) else edge
         if step == "end":
             break
@@ -198,7 +214,7 @@ def to_result(
     fallback = None
     df = None
     if state["phase"] == Phase.fallback:
-        fallback, df = _fallback_record(state)
+        fallback, df = fallback_phase.fallback_result(cast(fallback_phase.FallbackState, state))
         ok = fallback.ok
         frame = df
         columns = [str(c) for c in frame.columns] if ok else []
@@ -242,24 +258,6 @@ def to_result(
     if not ok:
         result.message = failure_message(result)
     return result
-
-
-def _fallback_record(state: AskState) -> tuple[Fallback, Any]:
-    """The fallback's record and its answer (a DataFrame) when it answered."""
-    attempts = [a for a in state["attempts"] if a.phase == Phase.fallback]
-    last = attempts[-1] if attempts else None
-    run = state.get("code_run")
-    answer = run.result if run is not None and run.ok else None
-    ok = state.get("stop_reason") == "success" and run is not None and run.ok
-    record = Fallback(
-        sql=last.sql if last else None,
-        code=last.code if last else None,
-        result=answer if ok else None,
-        ok=ok,
-        attempts=attempts,
-        reason=state.get("sql_stop_reason") or "max_attempts",
-    )
-    return record, (answer if ok else None)
 
 
 _REASONS = {

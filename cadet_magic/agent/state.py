@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from cadet_magic.diagnose.classify import Diagnosis
-from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt, Phase
 from cadet_magic.runner import RunResult
@@ -14,7 +13,21 @@ from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.validate import Validation
 
 
-class AskState(TypedDict, total=False):
+class AttemptInProgress(TypedDict, total=False):
+    """The attempt in progress: what the model replied, its SQL, the check's verdict, the
+    engine's result or error, the diagnosis and the steps' timings. A new attempt starts with
+    all of it cleared (:func:`begin_attempt`)."""
+
+    reply: str
+    sql: str | None
+    check: Validation | None
+    execution: RunResult | None
+    error: Any
+    diagnosis: Diagnosis | None
+    timings: dict[str, float]
+
+
+class AskState(AttemptInProgress, total=False):
     """Everything one question's run knows.
 
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
@@ -23,12 +36,11 @@ class AskState(TypedDict, total=False):
     ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
     function allow-list, a ``FunctionCatalog``, or None).
-    ``phase``: ``"sql"``, then ``"fallback"`` once the SQL attempts are used up;
-    ``sql_stop_reason``: why the SQL phase ended when the fallback took over.
-    The attempt in progress: ``attempt`` (its number, restarting at 1 in the fallback),
-    ``reply``, ``sql``, ``check``, ``execution``, ``error``, ``diagnosis``, ``timings``;
-    in the fallback also ``code`` (the pandas code), ``code_check`` and ``code_run``.
-    Done: ``attempts`` (a tuple of finished :class:`Attempt`, both phases), ``stop_reason``,
+    ``phase``: the phase in progress (:class:`~cadet_magic.result.Phase`); a later phase
+    declares the fields of its own attempts itself.
+    The attempt in progress: ``attempt`` (its number within the phase) and the fields of
+    :class:`AttemptInProgress`.
+    Done: ``attempts`` (a tuple of finished :class:`Attempt`, every phase), ``stop_reason``,
     ``model_error``.
     """
 
@@ -43,7 +55,6 @@ class AskState(TypedDict, total=False):
     result_bytes: int
     fallback_memory: int
     phase: str
-    sql_stop_reason: str | None
 
     schema: Schema
     schema_text: str
@@ -51,16 +62,6 @@ class AskState(TypedDict, total=False):
     functions: FunctionCatalog | None
 
     attempt: int
-    reply: str
-    sql: str | None
-    check: Validation | None
-    execution: RunResult | None
-    error: Any
-    diagnosis: Diagnosis | None
-    timings: dict[str, float]
-    code: str | None
-    code_check: CodeCheck | None
-    code_run: Any
 
     attempts: tuple[Attempt, ...]
     stop_reason: str | None
@@ -74,19 +75,19 @@ class AskState(TypedDict, total=False):
     warnings: list[str]
 
 
-#: Fields that describe the attempt in progress; cleared when the next one starts.
-CURRENT_FIELDS = (
-    "reply",
-    "sql",
-    "check",
-    "execution",
-    "error",
-    "diagnosis",
-    "timings",
-    "code",
-    "code_check",
-    "code_run",
-)
+#: The fields of the attempt in progress.
+ATTEMPT_FIELDS = tuple(AttemptInProgress.__annotations__)
+
+
+def begin_attempt(number: int, fields: tuple[str, ...] = ATTEMPT_FIELDS) -> dict[str, Any]:
+    """The update that starts attempt ``number``: the previous attempt's ``fields`` cleared.
+
+    Example:
+        >>> u = begin_attempt(2)
+        >>> u["attempt"], u["sql"], u["diagnosis"]
+        (2, None, None)
+    """
+    return {"attempt": number, **dict.fromkeys(fields)}
 
 
 #: The options the state carries as inputs (the rest stay with the run's context).
@@ -127,10 +128,8 @@ def initial_state(
         connection=connection,
         **{name: getattr(opts, name) for name in STATE_OPTIONS},  # type: ignore[typeddict-item]
         phase=Phase.sql,
-        sql_stop_reason=None,
-        attempt=1,
         attempts=(),
         stop_reason=None,
         model_error=None,
-        **{f: None for f in CURRENT_FIELDS},
+        **begin_attempt(1),
     )

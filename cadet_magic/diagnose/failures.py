@@ -28,7 +28,6 @@ from cadet_magic.diagnose.feedback import no_sql_feedback
 from cadet_magic.diagnose.model import Category, Diagnosis
 from cadet_magic.diagnose.router import diagnose_error
 from cadet_magic.fallback import feedback as fallback_feedback
-from cadet_magic.fallback.feedback import FallbackCategory
 from cadet_magic.result import Outcome
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
@@ -79,14 +78,14 @@ class CodeFailed:
 
 
 #: Code-run error kinds -> (category, retryable, feedback template taking the error).
-_CODE_KINDS: dict[str, tuple[FallbackCategory, bool, Any]] = {
-    "timeout": (FallbackCategory.code_timeout, True, fallback_feedback.code_timeout),
-    "memory": (FallbackCategory.code_memory, True, fallback_feedback.code_memory),
-    "no_result": (FallbackCategory.no_result, True, lambda e: fallback_feedback.no_result()),
-    "bad_result": (FallbackCategory.bad_result, True, fallback_feedback.bad_result),
-    "unavailable": (FallbackCategory.unavailable, False, fallback_feedback.unavailable),
-    "worker": (FallbackCategory.unavailable, False, fallback_feedback.unavailable),
-    "refused": (FallbackCategory.code_refused, True, lambda e: fallback_feedback.code_refused([e])),
+_CODE_KINDS: dict[str, tuple[Category, bool, Any]] = {
+    "timeout": (Category.code_timeout, True, fallback_feedback.code_timeout),
+    "memory": (Category.code_memory, True, fallback_feedback.code_memory),
+    "no_result": (Category.no_result, True, lambda e: fallback_feedback.no_result()),
+    "bad_result": (Category.bad_result, True, fallback_feedback.bad_result),
+    "unavailable": (Category.unavailable, False, fallback_feedback.unavailable),
+    "worker": (Category.unavailable, False, fallback_feedback.unavailable),
+    "refused": (Category.code_refused, True, lambda e: fallback_feedback.code_refused([e])),
 }
 
 
@@ -121,7 +120,7 @@ def diagnose(
         missing = [] if failure.has_sql else ["The reply contained no SQL."]
         missing += [] if failure.has_code else ["The reply contained no Python code."]
         return Diagnosis(
-            FallbackCategory.no_blocks,
+            Category.no_blocks,
             True,
             {},
             [],
@@ -131,7 +130,7 @@ def diagnose(
         )
     if isinstance(failure, NotSimple):
         return Diagnosis(
-            FallbackCategory.not_simple,
+            Category.not_simple,
             True,
             {"issues": [i.message for i in failure.issues]},
             [],
@@ -141,7 +140,7 @@ def diagnose(
         )
     if isinstance(failure, CodeRefused):
         return Diagnosis(
-            FallbackCategory.code_refused,
+            Category.code_refused,
             True,
             {"issues": [str(i) for i in failure.issues]},
             [],
@@ -151,7 +150,7 @@ def diagnose(
         )
     if isinstance(failure, TooManyRows):
         return Diagnosis(
-            FallbackCategory.too_many_rows,
+            Category.too_many_rows,
             True,
             {},
             [],
@@ -173,7 +172,7 @@ def _code_failure(failure: CodeFailed) -> Diagnosis:
     category, retryable, template = _CODE_KINDS.get(
         kind,
         (
-            FallbackCategory.python_error,
+            Category.python_error,
             True,
             lambda e: fallback_feedback.python_error(e, list(failure.columns)),
         ),

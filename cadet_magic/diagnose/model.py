@@ -15,7 +15,17 @@ from typing import Any
 
 
 class Category(StrEnum):
-    """What kind of failure an attempt had (a ``str``: compares equal to its value)."""
+    """What kind of failure an attempt had (a ``str``: compares equal to its value).
+
+    One vocabulary for both phases: the SQL phase's failures (the engine's errors, the
+    safety check, a reply without SQL) and those particular to the fallback phase (its two
+    blocks, the simple-SELECT rule, the pandas code's check and run), which keep the SQL
+    categories for the engine errors of their SELECT.
+
+    Example:
+        >>> Category("code_timeout") is Category.code_timeout, Category.no_sql == "no_sql"
+        (True, True)
+    """
 
     column_not_found = "column_not_found"
     table_not_found = "table_not_found"
@@ -35,13 +45,26 @@ class Category(StrEnum):
     unknown = "unknown"
     #: The query ran, but a string it filters on does not occur while a close value does.
     value_not_found = "value_not_found"
+    # The fallback phase's own failures.
+    no_blocks = "no_blocks"
+    not_simple = "not_simple"
+    too_many_rows = "too_many_rows"
+    code_refused = "code_refused"
+    python_error = "python_error"
+    code_timeout = "code_timeout"
+    code_memory = "code_memory"
+    no_result = "no_result"
+    bad_result = "bad_result"
+    unavailable = "unavailable"
 
     def __str__(self) -> str:
         return self.value
 
 
 #: Regenerating the SQL cannot fix these.
-NOT_RETRYABLE = frozenset({Category.permission_denied, Category.connection_error})
+NOT_RETRYABLE = frozenset(
+    {Category.permission_denied, Category.connection_error, Category.unavailable}
+)
 
 
 @dataclass

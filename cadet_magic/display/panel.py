@@ -32,7 +32,6 @@ from cadet_magic.display.static import (
     STYLE,
     answer_html,
     attempt_body_html,
-    attempt_title,
     fallback_summary_html,
     header_html,
 )
@@ -42,24 +41,13 @@ from cadet_magic.display.text import (
     FALLBACK_RUNNING_BANNER,
     WAITING,
     answered_by_fallback,
+    attempt_title,
+    done_text,
+    progress_text,
 )
 from cadet_magic.result import AskResult, Attempt, Phase, sql_cell
 
 log = logging.getLogger("cadet_magic")
-
-#: What the status line says after each step of the agent.
-STEP_TEXT = {
-    "read_schema": "schema read; asking the model",
-    "generate": "the model replied; checking the SQL",
-    "check": "safety check done",
-    "execute": "query ran",
-    "diagnose": "error diagnosed; writing feedback",
-    "next_attempt": "feedback sent; asking the model again",
-    "check_code": "pandas code checked",
-    "run_code": "pandas code ran",
-    "start_fallback": "SQL attempts used up; falling back to a simple SELECT + pandas",
-    "finish": "finishing",
-}
 
 _FRONTEND: Any = None
 _FRONTEND_READY = False
@@ -275,12 +263,9 @@ class AskPanel:
             self.fallback_banner.value = (
                 f"<div class='cadet-fallback-banner'>{escape(FALLBACK_RUNNING_BANNER)}</div>"
             )
-        where = f"fallback attempt {number}" if phase == Phase.fallback else f"attempt {number}"
-        total = state.get("max_attempts")
-        if phase != Phase.fallback and total:
-            where += f" of {total}"
+        text = progress_text(event.step, phase, number, state.get("max_attempts"))
         self.status.show(
-            self._status_value(f"{where}: {STEP_TEXT.get(event.step, event.step)}", event.elapsed),
+            self._status_value(text, event.elapsed),
             event.elapsed,
             True,
         )
@@ -309,18 +294,8 @@ class AskPanel:
                 self.fallback_attempts.selected_index = len(fb.attempts) - 1
         elif result.attempts:
             self.attempts.selected_index = len(result.attempts) - 1
-        n = len(result.attempts)
-        how = (
-            "answered by the fallback"
-            if answered_by_fallback(result)
-            else "answered"
-            if result.ok
-            else "no answer"
-        )
         self.status.show(
-            self._status_value(
-                f"{how} after {n} SQL attempt(s)", result.elapsed, "ok" if result.ok else "failed"
-            ),
+            self._status_value(done_text(result), result.elapsed, "ok" if result.ok else "failed"),
             result.elapsed,
             False,
         )
@@ -380,5 +355,4 @@ def _running_section(a: Attempt) -> tuple[Any, str, str]:
         body = f"<div class='cadet-muted'>{escape(WAITING)}</div>"
     else:
         body = attempt_body_html(a)
-    title = f"\u25cf Attempt {a.number}" + (" (fallback)" if a.phase == Phase.fallback else "")
-    return ((a.phase, a.number), title + ": running", body)
+    return ((a.phase, a.number), attempt_title(a), body)

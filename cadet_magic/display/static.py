@@ -25,6 +25,8 @@ from cadet_magic.display.text import (
     SCRIPTED_NOTE,
     WARNING_LABEL,
     answered_by_fallback,
+    attempt_title,
+    done_text,
     first_line,
     render_text,
     timing_text,
@@ -107,14 +109,6 @@ def diff_html(diff: str) -> str:
         cls = "cq-add" if line.startswith("+") else "cq-del" if line.startswith("-") else ""
         lines.append(f"<span class='{cls}'>{escape(line)}</span>" if cls else escape(line))
     return "<pre class='cadet-diff'>" + "\n".join(lines) + "</pre>"
-
-
-def attempt_title(a: Attempt) -> str:
-    """A one-line plain title: number, outcome, category and time (for the panel's sections)."""
-    mark = "\u2713" if a.outcome == "ok" else "\u2717"
-    label = f"{mark} Attempt {a.number}" + (" (fallback)" if a.phase == "fallback" else "")
-    what = a.outcome + (f" \u00b7 {a.category}" if a.category else "")
-    return f"{label}: {what} \u00b7 {a.elapsed * 1000:.0f} ms"
 
 
 def attempt_body_html(a: Attempt) -> str:
@@ -311,12 +305,7 @@ def render_html(result: AskResult) -> str:
 
 def status_line(result: AskResult) -> str:
     """Done/failed, attempts used and the elapsed time."""
-    n = len(result.attempts)
-    if result.ok:
-        how = "answered by the fallback" if answered_by_fallback(result) else "answered"
-    else:
-        how = "no answer"
-    return f"Done: {how} after {n} SQL attempt(s) in {result.elapsed:.2f} s"
+    return f"Done: {done_text(result)} in {result.elapsed:.2f} s"
 
 
 def mimebundle(result: AskResult) -> dict[str, str]:

@@ -39,6 +39,73 @@ WAITING = "Waiting for the model\u2026"
 #: The label before each of an answer's warnings (``AskResult.warnings``).
 WARNING_LABEL = "Warning"
 
+#: What the live status line says after each step of the agent.
+STEP_TEXT = {
+    "read_schema": "schema read; asking the model",
+    "generate": "the model replied; checking the SQL",
+    "check": "safety check done",
+    "execute": "query ran",
+    "diagnose": "error diagnosed; writing feedback",
+    "next_attempt": "feedback sent; asking the model again",
+    "check_code": "pandas code checked",
+    "run_code": "pandas code ran",
+    "hand_over": "SQL attempts used up; falling back to a simple SELECT + pandas",
+    "finish": "finishing",
+}
+
+
+def attempt_label(a: Attempt) -> str:
+    """``Attempt N``, marked ``(fallback)`` in the fallback phase.
+
+    Example:
+        >>> attempt_label(Attempt(number=2, phase="fallback"))
+        'Attempt 2 (fallback)'
+    """
+    return f"Attempt {a.number}" + (" (fallback)" if a.phase == "fallback" else "")
+
+
+def attempt_title(a: Attempt) -> str:
+    """A one-line title: number, outcome, category and time; a running attempt says so.
+
+    Example:
+        >>> attempt_title(Attempt(number=1, running=True))
+        '\u25cf Attempt 1: running'
+    """
+    if a.running:
+        return f"\u25cf {attempt_label(a)}: running"
+    mark = "\u2713" if a.outcome == "ok" else "\u2717"
+    what = a.outcome + (f" \u00b7 {a.category}" if a.category else "")
+    return f"{mark} {attempt_label(a)}: {what} \u00b7 {a.elapsed * 1000:.0f} ms"
+
+
+def progress_text(step: str, phase: str, number: int, max_attempts: int | None = None) -> str:
+    """The live status line after an agent step.
+
+    Example:
+        >>> progress_text("execute", "sql", 2, 3)
+        'attempt 2 of 3: query ran'
+        >>> progress_text("run_code", "fallback", 1, 3)
+        'fallback attempt 1: pandas code ran'
+    """
+    where = f"fallback attempt {number}" if phase == "fallback" else f"attempt {number}"
+    if phase != "fallback" and max_attempts:
+        where += f" of {max_attempts}"
+    return f"{where}: {STEP_TEXT.get(step, step)}"
+
+
+def done_text(result: AskResult) -> str:
+    """How the run ended and how many SQL attempts it took (the status lines).
+
+    Example:
+        >>> done_text(AskResult(question="q", ok=False, attempts=[Attempt(number=1)]))
+        'no answer after 1 SQL attempt(s)'
+    """
+    if result.ok:
+        how = "answered by the fallback" if answered_by_fallback(result) else "answered"
+    else:
+        how = "no answer"
+    return f"{how} after {len(result.attempts)} SQL attempt(s)"
+
 
 def answered_by_fallback(result: AskResult) -> bool:
     """Whether the answer came from the fallback (simple SELECT + pandas), not from SQL alone."""
@@ -75,8 +142,7 @@ def timing_text(timings: Mapping[str, float]) -> str:
 
 def attempt_text(a: Attempt) -> list[str]:
     """An attempt as indented lines: SQL or code, verdict, error, feedback, diff, timings."""
-    head = f"Attempt {a.number}" + (" (fallback)" if a.phase == "fallback" else "")
-    head += f": {a.outcome}" + (f" [{a.category}]" if a.category else "")
+    head = f"{attempt_label(a)}: {a.outcome}" + (f" [{a.category}]" if a.category else "")
     lines = [head]
     if a.sql:
         lines += ["    " + line for line in a.sql.strip().splitlines()]
@@ -132,7 +198,7 @@ def render_text(result: AskResult) -> str:
         f"Connection: {result.connection} ({result.dialect})",
     ]
     if result.scripted:
-        lines.append("NOTE: SCRIPTED stand-in model: replies stored in advance, not a real LLM.")
+        lines.append(f"NOTE: SCRIPTED. {SCRIPTED_NOTE}")
     for a in result.attempts:
         lines += attempt_text(a)
     lines += fallback_text(result)

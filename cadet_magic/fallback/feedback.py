@@ -14,7 +14,6 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 from typing import Any
 
 from cadet_magic.sql.simple import RULE as SIMPLE_RULE
@@ -28,24 +27,6 @@ CODE_RULES = (
     "underscores, no eval/exec/open/getattr, no bare `except:` or `finally:`; df.query/df.eval "
     "only with a literal string over df's columns (no @)."
 )
-
-
-class FallbackCategory(StrEnum):
-    """Failure kinds particular to the fallback (SQL errors keep the diagnosis' categories)."""
-
-    no_blocks = "no_blocks"
-    not_simple = "not_simple"
-    too_many_rows = "too_many_rows"
-    code_refused = "code_refused"
-    python_error = "python_error"
-    code_timeout = "code_timeout"
-    code_memory = "code_memory"
-    no_result = "no_result"
-    bad_result = "bad_result"
-    unavailable = "unavailable"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def no_blocks(has_sql: bool, has_code: bool) -> str:

@@ -1,6 +1,6 @@
 """The fallback phase: a simple SELECT plus pandas code, after the SQL phase gave up.
 
-The SQL phase hands over (its ``start_fallback`` step) when every SQL attempt failed on an
+The SQL phase hands over (its ``hand_over`` step) when every SQL attempt failed on an
 error a rewrite could fix and the fallback is allowed; :func:`start` seeds this phase with the
 SQL attempts (the model sees them, briefly) and restarts the attempt counter. Each attempt asks
 for both blocks, checks the SELECT (the safety check, then the simple-SELECT rule) and the code
@@ -22,18 +22,18 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
-from cadet_magic.agent import nodes
+from cadet_magic.agent import nodes, record
 from cadet_magic.agent.nodes import Context
-from cadet_magic.agent.prompts import build_fallback_messages
 from cadet_magic.agent.reply import extract_code
 from cadet_magic.agent.routes import checked, same_sql
-from cadet_magic.agent.state import CURRENT_FIELDS, AskState
+from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
     CodeFailed,
     CodeRefused,
@@ -44,9 +44,11 @@ from cadet_magic.diagnose.failures import (
 )
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.diagnose.model import Diagnosis
+from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.check import check_code as check_python
+from cadet_magic.fallback.prompts import build_fallback_messages
 from cadet_magic.fallback.run import CodeError, CodeRun
-from cadet_magic.result import Attempt, Phase, StopReason
+from cadet_magic.result import Attempt, Fallback, Phase, StopReason
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.simple import check_simple_select
@@ -55,7 +57,58 @@ from cadet_magic.sql.validate import Validation
 log = logging.getLogger("cadet_magic")
 
 
+# -- the phase's state -------------------------------------------------------------------------
+
+
+class CodeInProgress(TypedDict, total=False):
+    """What a fallback attempt has besides the SQL attempt's fields: the pandas code, its
+    check's verdict and its run."""
+
+    code: str | None
+    code_check: CodeCheck | None
+    code_run: CodeRun | None
+
+
+class FallbackState(AskState, CodeInProgress, total=False):
+    """The run's state while the fallback phase is in progress."""
+
+
+#: The fields of a fallback attempt in progress (cleared when the next one starts).
+FIELDS = (*ATTEMPT_FIELDS, *CodeInProgress.__annotations__)
+
+#: Why the SQL phase handed over: it hands over only once its attempts are used up.
+HANDED_OVER_AFTER = StopReason.max_attempts
+
+
 # -- entering the phase ------------------------------------------------------------------------
+
+
+def prepare(ctx: Context) -> None:
+    """Lets the code runner get ready (start its worker process) while the model still writes
+    SQL: called by the runner after a failed SQL attempt when this phase may follow."""
+    prepare = getattr(code_runner(ctx), "prepare", None)
+    if callable(prepare):
+        prepare()
+
+
+def code_runner(ctx: Context) -> Callable[..., CodeRun]:
+    """The run's code runner (default :func:`cadet_magic.fallback.default.run_fallback_code`: a
+    confined worker process, in-process on Pyodide; ``memory=`` is passed when it takes it)."""
+    if ctx.code_runner is not None:
+        return ctx.code_runner
+    from cadet_magic.fallback.default import run_fallback_code
+
+    return run_fallback_code
+
+
+def frame_maker(ctx: Context) -> Callable[[list[str], list[tuple]], Any]:
+    """The run's ``df`` builder (default :func:`cadet_magic.fallback.run.make_frame`, which
+    imports pandas only then)."""
+    if ctx.frame_maker is not None:
+        return ctx.frame_maker
+    from cadet_magic.fallback.run import make_frame
+
+    return make_frame
 
 
 def start(state: AskState, ctx: Context) -> dict:
@@ -63,20 +116,14 @@ def start(state: AskState, ctx: Context) -> dict:
     attempt counter restarts and its code runner gets ready while the model writes."""
     sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
     log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", len(sql_attempts))
-    nodes.prepare_code_runner(ctx)
-    return {
-        "attempts": state["attempts"],
-        "phase": Phase.fallback,
-        "sql_stop_reason": StopReason.max_attempts,
-        "attempt": 1,
-        **{f: None for f in CURRENT_FIELDS},
-    }
+    prepare(ctx)
+    return {"attempts": state["attempts"], "phase": Phase.fallback, **begin_attempt(1, FIELDS)}
 
 
 # -- nodes -------------------------------------------------------------------------------------
 
 
-def generate(state: AskState, ctx: Context) -> dict:
+def generate(state: FallbackState, ctx: Context) -> dict:
     """Asks the model for a simple SELECT plus pandas code, with the failed SQL attempts, the
     earlier fallback attempts and the feedback on a retry."""
     sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
@@ -85,7 +132,7 @@ def generate(state: AskState, ctx: Context) -> dict:
         state["dialect"],
         state["schema_text"],
         sql_attempts,
-        nodes.same_phase(state),
+        record.same_phase(state),
     )
     update = nodes.ask_model(state, ctx, messages)
     if "model_error" not in update:
@@ -93,7 +140,7 @@ def generate(state: AskState, ctx: Context) -> dict:
     return update
 
 
-def check(state: AskState, ctx: Context) -> dict:
+def check(state: FallbackState, ctx: Context) -> dict:
     """The safety check on the SELECT, then the simple-SELECT rule."""
     update = nodes.check(state, ctx)
     verdict = update["check"]
@@ -104,7 +151,7 @@ def check(state: AskState, ctx: Context) -> dict:
     return update
 
 
-def check_code(state: AskState, ctx: Context) -> dict:
+def check_code(state: FallbackState, ctx: Context) -> dict:
     """Runs the code check on the pandas code (its Python syntax tree)."""
     t0 = time.perf_counter()
     verdict = check_python(state["code"] or "")
@@ -114,18 +161,18 @@ def check_code(state: AskState, ctx: Context) -> dict:
     }
 
 
-def execute(state: AskState, ctx: Context) -> dict:
+def execute(state: FallbackState, ctx: Context) -> dict:
     """Runs the checked SELECT, fetching at most ``fallback_row_limit`` rows."""
     return nodes.run_sql(state, ctx, state.get("fallback_row_limit", state["row_limit"]))
 
 
-def run_code(state: AskState, ctx: Context) -> dict:
+def run_code(state: FallbackState, ctx: Context) -> dict:
     """Runs the checked pandas code on the SELECT's rows (fresh namespace, timed)."""
     t0 = time.perf_counter()
     execution = state["execution"]
     assert execution is not None  # the route runs the code only after the SELECT ran
     try:
-        df = ctx.frame_maker(list(execution.columns), list(execution.rows))
+        df = frame_maker(ctx)(list(execution.columns), list(execution.rows))
     except ImportError as e:
         result = CodeRun(
             ok=False,
@@ -136,17 +183,18 @@ def run_code(state: AskState, ctx: Context) -> dict:
             ),
         )
     else:
+        run = code_runner(ctx)
         limits: dict[str, Any] = {"timeout": state["timeout"]}
-        if nodes._takes(ctx.code_runner, "memory"):
+        if nodes._takes(run, "memory"):
             limits["memory"] = state.get("fallback_memory", ctx.options.fallback_memory)
-        result = ctx.code_runner(state["code"], df, **limits)
+        result = run(state["code"], df, **limits)
     return {
         "code_run": result,
         "timings": nodes._timed(state, "run_code", time.perf_counter() - t0),
     }
 
 
-def diagnose(state: AskState, ctx: Context) -> dict:
+def diagnose(state: FallbackState, ctx: Context) -> dict:
     """The attempt's failure as one :class:`Diagnosis` (see :func:`diagnosis`)."""
     t0 = time.perf_counter()
     return {
@@ -155,7 +203,7 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     }
 
 
-def diagnosis(state: AskState) -> Diagnosis:
+def diagnosis(state: FallbackState) -> Diagnosis:
     """The fallback attempt's failure: the first problem's category, feedback on all of them.
 
     SQL problems come first (missing blocks, the safety check, the simple-SELECT rule), then
@@ -187,15 +235,15 @@ def diagnosis(state: AskState) -> Diagnosis:
     return combine([diagnose_failure(f, **where) for f, _ in found], [lb for _, lb in found])
 
 
-def answered(state: AskState) -> bool:
+def answered(state: FallbackState) -> bool:
     """Whether the attempt's code gave the answer."""
     run = state.get("code_run")
     return run is not None and run.ok
 
 
-def change(state: AskState) -> str | None:
+def change(state: FallbackState) -> str | None:
     """The SQL diff plus how many lines of the pandas code changed (None on the first)."""
-    previous = nodes.same_phase(state)
+    previous = record.same_phase(state)
     if not previous:
         return None
     sql_change = sql_diff(previous[-1].sql, state.get("sql")) if state.get("sql") else None
@@ -222,22 +270,51 @@ def _with_code_diff(sql_change: str | None, before: str | None, after: str | Non
     return f"{sql_change}; {code_change}" if sql_change else code_change
 
 
-def close_attempt(state: AskState, feedback_sent: bool) -> Attempt:
+def close_attempt(state: FallbackState, feedback_sent: bool) -> Attempt:
     """The record of the fallback attempt in progress."""
-    return nodes.close_attempt(state, feedback_sent, ok=answered(state), change=change)
+    return record.close_attempt(
+        state, feedback_sent, ok=answered(state), change=change, code=state.get("code")
+    )
 
 
-def next_attempt(state: AskState, ctx: Context) -> dict:
+def provisional_attempt(state: FallbackState) -> Attempt:
+    """The record of the fallback attempt in progress as far as it went (``running=True``)."""
+    code_check, run = state.get("code_check"), state.get("code_run")
+    refusals = []
+    if code_check is not None and not code_check.ok:
+        refusals.append("; ".join(str(getattr(i, "message", i)) for i in code_check.issues))
+    failure = None
+    if run is not None and not run.ok:
+        failure = getattr(run.error, "message", None) or str(run.error)
+    attempt = record.provisional_attempt(state, answered(state), refusals, failure)
+    return dataclasses.replace(attempt, code=state.get("code"))
+
+
+def fallback_result(state: FallbackState) -> tuple[Fallback, Any]:
+    """The phase's record for the result, and its answer (a DataFrame) when it answered."""
+    attempts = [a for a in state["attempts"] if a.phase == Phase.fallback]
+    last = attempts[-1] if attempts else None
+    run = state.get("code_run")
+    ok = state.get("stop_reason") == StopReason.success and run is not None and run.ok
+    answer = run.result if ok and run is not None else None
+    fallback = Fallback(
+        sql=last.sql if last else None,
+        code=last.code if last else None,
+        result=answer,
+        ok=ok,
+        attempts=attempts,
+        reason=HANDED_OVER_AFTER,
+    )
+    return fallback, answer
+
+
+def next_attempt(state: FallbackState, ctx: Context) -> dict:
     """Records the failed attempt with the feedback that goes to the model and starts the next."""
     done = close_attempt(state, feedback_sent=True)
-    return {
-        "attempts": (*state["attempts"], done),
-        "attempt": state["attempt"] + 1,
-        **{f: None for f in CURRENT_FIELDS},
-    }
+    return {"attempts": (*state["attempts"], done), **begin_attempt(state["attempt"] + 1, FIELDS)}
 
 
-def finish(state: AskState, ctx: Context) -> dict:
+def finish(state: FallbackState, ctx: Context) -> dict:
     """Records the last attempt and why the run stopped."""
     done = close_attempt(state, feedback_sent=False)
     if state.get("model_error"):
@@ -253,7 +330,7 @@ def finish(state: AskState, ctx: Context) -> dict:
 # -- routes ------------------------------------------------------------------------------------
 
 
-def route_after_generate(state: AskState) -> str:
+def route_after_generate(state: FallbackState) -> str:
     if state.get("model_error"):
         return "finish"
     if state.get("sql"):
@@ -261,24 +338,24 @@ def route_after_generate(state: AskState) -> str:
     return "check_code" if state.get("code") else "diagnose"
 
 
-def route_after_check(state: AskState) -> str:
+def route_after_check(state: FallbackState) -> str:
     return "check_code" if state.get("code") else "diagnose"
 
 
-def route_after_check_code(state: AskState) -> str:
+def route_after_check_code(state: FallbackState) -> str:
     code_check = state.get("code_check")
     code_ok = code_check is not None and code_check.ok
     return "execute" if checked(state) and code_ok else "diagnose"
 
 
-def route_after_execute(state: AskState) -> str:
+def route_after_execute(state: FallbackState) -> str:
     execution = state.get("execution")
     if execution is None or execution.truncated:
         return "diagnose"
     return "run_code"
 
 
-def route_after_run_code(state: AskState) -> str:
+def route_after_run_code(state: FallbackState) -> str:
     run = state.get("code_run")
     return "finish" if run is not None and run.ok else "diagnose"
 
@@ -287,7 +364,7 @@ def _code_key(code: str | None) -> str:
     return "\n".join(line.rstrip() for line in (code or "").strip().splitlines() if line.strip())
 
 
-def _unchanged(state: AskState) -> bool:
+def _unchanged(state: FallbackState) -> bool:
     """The attempt repeats the previous fallback attempt (its SELECT and its code)."""
     previous = [a for a in state.get("attempts", ()) if a.phase == Phase.fallback]
     if not same_sql(state, previous):
@@ -295,7 +372,7 @@ def _unchanged(state: AskState) -> bool:
     return _code_key(state.get("code")) == _code_key(previous[-1].code)
 
 
-def decide(state: AskState) -> str:
+def decide(state: FallbackState) -> str:
     """After a failed fallback attempt: ``retry`` or the reason to stop (never a second
     fallback): a non-retryable error, then the maximum, then the unchanged-attempt guard."""
     diagnosis = state["diagnosis"]
@@ -308,12 +385,12 @@ def decide(state: AskState) -> str:
     return "retry"
 
 
-def route_after_diagnose(state: AskState) -> str:
+def route_after_diagnose(state: FallbackState) -> str:
     return "next_attempt" if decide(state) == "retry" else "finish"
 
 
 #: The phase's graph: node name -> the function that runs it.
-NODES: dict[str, Callable[[AskState, Context], dict]] = {
+NODES: dict[str, Callable[[FallbackState, Context], dict]] = {
     "generate": generate,
     "check": check,
     "check_code": check_code,
@@ -325,7 +402,7 @@ NODES: dict[str, Callable[[AskState, Context], dict]] = {
 }
 
 #: node name -> where to go next (a fixed edge or a route_* function).
-EDGES: dict[str, str | Callable[[AskState], str]] = {
+EDGES: dict[str, str | Callable[[FallbackState], str]] = {
     "generate": route_after_generate,
     "check": route_after_check,
     "check_code": route_after_check_code,

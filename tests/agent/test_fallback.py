@@ -79,8 +79,8 @@ def test_three_failed_sql_attempts_then_the_fallback_answers(runner):
     assert set(fb.attempts[0].timings) == {"generate", "check", "check_code", "execute", "run_code"}
     assert r.model_calls == 4 == len(model.prompts)
     steps = [e.step for e in events]
-    assert steps[steps.index("start_fallback") :] == [
-        "start_fallback",
+    assert steps[steps.index("hand_over") :] == [
+        "hand_over",
         "generate",
         "check",
         "check_code",
@@ -207,7 +207,7 @@ def test_the_fallback_failing_every_attempt_stops_for_good(runner):
     assert [a.number for a in r.attempts] == [1, 2, 3]
     assert [a.number for a in r.fallback.attempts] == [1, 2, 3]  # the counter restarted
     assert r.model_calls == 6 == len(model.prompts)  # never a second fallback
-    assert [e.step for e in events].count("start_fallback") == 1
+    assert [e.step for e in events].count("hand_over") == 1
     assert "3 SQL attempt(s) failed" in r.message and "fallback" in r.message
     assert "Attempt 3" in r.message and "Fallback attempt 3" in r.message
     assert r.fallback.attempts[-1].feedback is None
@@ -217,7 +217,7 @@ def test_the_fallback_failing_every_attempt_stops_for_good(runner):
 def test_no_fallback_when_disabled(runner):
     r, model, events = ask(runner, *FAILED_SQL, fallback_reply(), fallback=False)
     assert not r.ok and r.fallback is None and r.stop_reason == "max_attempts"
-    assert r.model_calls == 3 and "start_fallback" not in [e.step for e in events]
+    assert r.model_calls == 3 and "hand_over" not in [e.step for e in events]
 
 
 def test_no_fallback_on_a_non_retryable_error():

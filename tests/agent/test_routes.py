@@ -20,7 +20,7 @@ from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.sql.validate import Validation
 
 CASES = json.loads((Path(__file__).parent / "route_cases.json").read_text())
-NEXT = {"retry": "next_attempt", "fallback": "start_fallback"}
+NEXT = {"retry": "next_attempt", "hand_over": "hand_over"}
 
 
 def in_phase(route, state):

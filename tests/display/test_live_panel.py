@@ -137,10 +137,10 @@ def test_real_fallback_run_from_recorded_events():
     for event in events:
         p.update(event)
         steps.append((event.step, p.fallback.layout.display, titles(p.fallback_attempts)))
-        if event.step == "start_fallback":
+        if event.step == "hand_over":
             assert "falling back" in p.status.value
             assert len(p.attempts.children) == 3
-    before = [d for step, d, _ in steps[: [s for s, _, _ in steps].index("start_fallback")]]
+    before = [d for step, d, _ in steps[: [s for s, _, _ in steps].index("hand_over")]]
     assert set(before) == {"none"}  # hidden until the fallback starts
     assert steps[-2][2] == ["\u25cf Attempt 1 (fallback): running"]
     p.finish(result)

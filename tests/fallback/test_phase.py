@@ -17,8 +17,10 @@ def test_doctests():
 
 
 def test_the_runner_knows_both_graphs():
-    assert run.PHASES[Phase.fallback] == (phase.NODES, phase.EDGES)
-    assert run.EDGES["start_fallback"] == phase.FIRST
+    graph = run.PHASES[Phase.fallback]
+    assert (graph.nodes, graph.edges) == (phase.NODES, phase.EDGES)
+    assert graph.provisional is phase.provisional_attempt
+    assert run.EDGES["hand_over"] == phase.FIRST
     for edges in (run.EDGES, phase.EDGES):
         for target in edges.values():
             assert (
@@ -34,5 +36,12 @@ def test_the_sql_phase_knows_nothing_of_the_fallback_but_the_hand_over():
             if isinstance(node, ast.Compare):
                 text = ast.unparse(node)
                 assert "Phase.fallback" not in text and "'fallback'" not in text, (name, text)
-    assert "start_fallback" not in dir(run.nodes)
+    assert "hand_over" not in dir(run.nodes)
+    for name in ("nodes.py", "routes.py", "state.py", "prompts.py"):
+        tree = ast.parse((AGENT / name).read_text())
+        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
+        assert not {"code_check", "code_run"} & names, name
+        imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [m for m in imported if m.startswith("cadet_magic.fallback")], name
     assert not hasattr(run.routes, "route_after_run_code")

@@ -16,7 +16,7 @@ current list price; ``order_items.unit_price`` is the price actually paid
 Importing this module is cheap: DuckDB is imported only by :func:`create_shop`.
 
 Example:
-    >>> from cadet_magic.sample import create_shop
+    >>> from cadet_magic.examples.shop import create_shop
     >>> con = create_shop()
     >>> con.execute("SELECT count(*) FROM customers").fetchall()
     [(60,)]

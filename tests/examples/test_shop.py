@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic import sample
-from cadet_magic.sample import SHOP_TABLES, create_shop, generate_shop, shop_sql, shop_statements
+from cadet_magic.examples import shop as sample
+from cadet_magic.examples.shop import (
+    SHOP_TABLES,
+    create_shop,
+    generate_shop,
+    shop_sql,
+    shop_statements,
+)
 
 duckdb = pytest.importorskip("duckdb")
 
