@@ -45,6 +45,39 @@ def _duckdb():
 CONNECT = {"sqlite": _sqlite, "duckdb": _duckdb}
 
 
+@pytest.fixture(scope="module")
+def pg_engine(request):
+    """A SQLAlchemy engine on a PostgreSQL schema holding the test tables."""
+    url = request.getfixturevalue("pg_url")
+    admin = sa.create_engine(url)
+    with admin.begin() as c:
+        c.exec_driver_sql("DROP SCHEMA IF EXISTS suspect_runs CASCADE; CREATE SCHEMA suspect_runs")
+    admin.dispose()
+    engine = sa.create_engine(url, connect_args={"options": "-csearch_path=suspect_runs"})
+    with engine.begin() as c:
+        for s in SETUP:
+            c.exec_driver_sql(s)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def connect(request):
+    """engine name -> a fresh connection holding the test tables."""
+    opened = []
+
+    def open_(engine):
+        if engine != "postgres":
+            return CONNECT[engine]()
+        conn = request.getfixturevalue("pg_engine").connect()
+        opened.append(conn)
+        return conn.execution_options(isolation_level="AUTOCOMMIT")
+
+    yield open_
+    for conn in opened:
+        conn.close()
+
+
 def ask(con, replies, **kw):
     model = CountingModel(fake_model(*[sql_reply(r) for r in replies]))
     events = []
@@ -55,10 +88,10 @@ def ask(con, replies, **kw):
     return result, model, events
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb", "postgres"])
 @pytest.mark.parametrize("case", RUNS, ids=[c["id"] for c in RUNS])
-def test_suspect_runs(case, engine):
-    con = CONNECT[engine]()
+def test_suspect_runs(case, engine, connect):
+    con = connect(engine)
     r, model, events = ask(con, case["replies"], max_attempts=case.get("max_attempts", 3))
     assert [a.outcome for a in r.attempts] == case["outcomes"]
     assert [a.category for a in r.attempts] == case["categories"]
