@@ -160,3 +160,24 @@ def test_failed_check_query_claims_nothing():
         [Filter("t", None, "c", "x", "=")], Schema(), fetch, dialect="sqlite", timeout=5
     )
     assert found.occurs is None and not found.suspect
+
+
+def test_suspect_feedback_shows_the_sql_and_stays_short():
+    from cadet_magic.agent.result_check import Finding, ValueCheck
+
+    sql = "SELECT id FROM country WHERE name = 'France' AND continent = 'europe'"
+    vc = ValueCheck(
+        attempt=1,
+        findings=(
+            Finding(Filter("country", None, "name", "France", "="), False, ("france",)),
+            Finding(Filter("country", None, "continent", "europe", "="), False, ("Europe",)),
+        ),
+    )
+    text = vc.feedback(sql)
+    assert sql in text and "'France' does not occur in country.name; it holds 'france'." in text
+    guidance = text.split("```\n", 2)[-1]
+    assert len(guidance.split()) <= 60, guidance
+    assert vc.suspect and vc.warnings() == [
+        "The answer may be wrong: 'France' does not occur in country.name; it holds 'france'. "
+        "'europe' does not occur in country.continent; it holds 'Europe'."
+    ]
