@@ -24,8 +24,8 @@ Each benchmark is a module of its own (``benchmarks.agent_overhead``, ``fetching
 order and renders the table.
 
 Run: ``python -m benchmarks`` (add ``--quick`` for small sizes, ``--no-write`` to
-leave BENCHMARKS.md alone, ``--all`` to re-run the validate and corruption
-benchmarks too).
+leave BENCHMARKS.md alone, ``--all`` to re-run the validate, corruption and result-check
+(``benchmarks.literal_check``) benchmarks too).
 """
 
 from __future__ import annotations
@@ -156,7 +156,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     parser.add_argument("--no-pg", action="store_true", help="skip PostgreSQL")
     parser.add_argument(
-        "--all", action="store_true", help="also re-run the validate and corruption benchmarks"
+        "--all",
+        action="store_true",
+        help="also re-run the validate, corruption and result-check benchmarks",
     )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
@@ -176,10 +178,11 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         linking.main([])
         if args.all:
-            from benchmarks import corruption, validate
+            from benchmarks import corruption, literal_check, validate
 
             validate.main()
             corruption.main([])
+            literal_check.main([])
 
 
 if __name__ == "__main__":

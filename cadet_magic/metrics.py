@@ -32,25 +32,41 @@ class SessionMetrics:
     final_failures: int = 0
     attempts: int = 0
     by_error: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The result check: questions with a suspect attempt (a filter value that does not
+    #: occur while a close one does), those a later attempt answered cleanly, those answered
+    #: with the suspect result, and answers that came with warnings.
+    suspect_questions: int = 0
+    suspect_corrected: int = 0
+    suspect_answers: int = 0
+    warned_answers: int = 0
 
     def record(self, result: AskResult) -> None:
         sql_attempts = [a for a in result.attempts if a.phase == "sql"]
         self.total += 1
         self.attempts += len(sql_attempts)
         answered_by_sql = result.ok and bool(sql_attempts) and sql_attempts[-1].outcome == "ok"
+        suspect_answer = (
+            result.ok and not answered_by_sql and getattr(result, "answered_by", None) == "sql"
+        )
         if answered_by_sql and len(sql_attempts) == 1:
             self.first_attempt_success += 1
         elif answered_by_sql:
             self.corrected_success += 1
+        elif suspect_answer:
+            self.suspect_answers += 1
         elif result.ok:
             self.fallback_success += 1
         else:
             self.final_failures += 1
+        if any(a.outcome == "suspect" for a in sql_attempts):
+            self.suspect_questions += 1
+            self.suspect_corrected += int(answered_by_sql)
+        self.warned_answers += int(result.ok and bool(getattr(result, "warnings", None)))
         # every error category met on the way, counted once per question
         for category in dict.fromkeys(a.category for a in sql_attempts if a.category):
             entry = self.by_error.setdefault(category, {"count": 0, "corrected": 0})
             entry["count"] += 1
-            entry["corrected"] += int(result.ok)
+            entry["corrected"] += int(result.ok and not suspect_answer)
 
     def reset(self) -> None:
         """Clears every count (the object stays the one the magic holds)."""
@@ -65,6 +81,10 @@ class SessionMetrics:
             "corrected_success": self.corrected_success,
             "fallback_success": self.fallback_success,
             "final_failures": self.final_failures,
+            "suspect_questions": self.suspect_questions,
+            "suspect_corrected": self.suspect_corrected,
+            "suspect_answers": self.suspect_answers,
+            "warned_answers": self.warned_answers,
             "avg_attempts": round(self.attempts / n, 2) if n else 0.0,
             "first_attempt_rate": round(self.first_attempt_success / n, 3) if n else 0.0,
             "correction_effectiveness": (
@@ -89,6 +109,9 @@ class SessionMetrics:
             f"Corrected success:        {d['corrected_success']}",
             f"Answered by fallback:     {d['fallback_success']}",
             f"Final failures:           {d['final_failures']}",
+            f"Suspect results (a filter value not in the data): {d['suspect_questions']}, "
+            f"corrected {d['suspect_corrected']}, answered with warnings {d['suspect_answers']}",
+            f"Answers with warnings:    {d['warned_answers']}",
             f"Average SQL attempts:     {d['avg_attempts']}",
             f"Overall success rate:     {d['overall_success_rate']:.0%}",
         ]

@@ -78,6 +78,8 @@ class Outcome(StrEnum):
     timeout = "timeout"
     no_sql = "no_sql"
     model_error = "model_error"
+    #: The SQL ran, but the result check found a filter value that does not occur.
+    suspect = "suspect"
 
     def __str__(self) -> str:
         return self.value
@@ -211,6 +213,8 @@ class AskResult:
         dialect: the connection's SQL dialect.
         elapsed: seconds for the whole question.
         model_calls: how many times the model was called.
+        warnings: what looks wrong with the answer (a filter value that does not occur, an
+            empty result), in words every display shows; empty when nothing does.
     """
 
     question: str
@@ -231,6 +235,7 @@ class AskResult:
     connection: str = ""
     elapsed: float = 0.0
     model_calls: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def row_count(self) -> int:

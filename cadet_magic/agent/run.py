@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from cadet_magic.agent import nodes, record, routes
+from cadet_magic.agent import nodes, record, result_step, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import RESULT_BYTES, AskOptions
@@ -43,23 +43,29 @@ NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
     "generate": nodes.generate,
     "check": nodes.check,
     "execute": nodes.execute,
+    "check_result": result_step.check_result,
     "diagnose": nodes.diagnose,
     "next_attempt": nodes.next_attempt,
+    "retry_suspect": result_step.retry_suspect,
     "hand_over": hand_over,
     "finish": nodes.finish,
+    "finish_suspect": result_step.finish_suspect,
 }
 
 #: node name -> where to go next (a fixed edge or a route_* function); ``hand_over`` leads
 #: into the fallback phase's graph.
 EDGES: dict[str, str | Callable[[AskState], str]] = {
     "read_schema": "generate",
-    "generate": routes.route_after_generate,
+    "generate": result_step.route_after_generate,
     "check": routes.route_after_check,
-    "execute": routes.route_after_execute,
-    "diagnose": routes.route_after_diagnose,
+    "execute": result_step.route_after_execute,
+    "check_result": result_step.route_after_check_result,
+    "diagnose": result_step.route_after_diagnose,
     "next_attempt": "generate",
+    "retry_suspect": "generate",
     "hand_over": fallback_phase.FIRST,
     "finish": "end",
+    "finish_suspect": "end",
 }
 
 
@@ -74,7 +80,7 @@ class PhaseGraph:
 
 #: Each phase's graph, in the order they run.
 PHASES: dict[str, PhaseGraph] = {
-    Phase.sql: PhaseGraph(NODES, EDGES, record.provisional_attempt),
+    Phase.sql: PhaseGraph(NODES, EDGES, result_step.provisional_attempt),
     Phase.fallback: PhaseGraph(
         fallback_phase.NODES, fallback_phase.EDGES, fallback_phase.provisional_attempt
     ),
@@ -228,7 +234,11 @@ def to_result(
     result = AskResult(
         question=state["question"],
         ok=ok,
-        sql=(fallback.sql if fallback is not None else attempts[-1].sql) if ok else None,
+        sql=(
+            (fallback.sql if fallback is not None else state.get("answer_sql") or attempts[-1].sql)
+            if ok
+            else None
+        ),
         df=df,
         columns=columns,
         rows=rows,
@@ -243,6 +253,7 @@ def to_result(
         connection=state.get("connection", ""),
         elapsed=elapsed,
         model_calls=ctx.model_calls,
+        warnings=result_step.warnings_of(state, ok),
     )
     if not ok:
         result.message = failure_message(result)

@@ -67,6 +67,13 @@ class AskState(AttemptInProgress, total=False):
     stop_reason: str | None
     model_error: str | None
 
+    # The result check (cadet_magic.agent.result_step): the check of the attempt that ran
+    # last, the best suspect result so far, and the answer's SQL and warnings once chosen.
+    value_check: Any
+    best_suspect: Any
+    answer_sql: str | None
+    warnings: list[str]
+
 
 #: The fields of the attempt in progress.
 ATTEMPT_FIELDS = tuple(AttemptInProgress.__annotations__)

@@ -43,6 +43,8 @@ class Category(StrEnum):
     multiple_statements = "multiple_statements"
     no_sql = "no_sql"
     unknown = "unknown"
+    #: The query ran, but a string it filters on does not occur while a close value does.
+    value_not_found = "value_not_found"
     # The fallback phase's own failures.
     no_blocks = "no_blocks"
     not_simple = "not_simple"

@@ -23,6 +23,7 @@ from cadet_magic.display.text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
     SCRIPTED_NOTE,
+    WARNING_LABEL,
     answered_by_fallback,
     attempt_title,
     done_text,
@@ -49,6 +50,7 @@ STYLE = """<style>
  white-space:pre-wrap;word-break:break-word}
 .cadet-ask .cadet-ok{color:var(--jp-success-color1,#2e7d32)}
 .cadet-ask .cadet-bad{color:var(--jp-error-color1,#c62828)}
+.cadet-ask .cadet-warning{background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#6d4c00);padding:2px 6px}
 .cadet-ask .cadet-scripted{background:var(--jp-warn-color3,#fff3cd);color:var(--jp-warn-color0,#6d4c00);
  border:1px solid var(--jp-warn-color2,#e0c060);padding:1px 6px;border-radius:3px;display:inline-block;margin:2px 0}
 .cadet-ask .cadet-fallback-banner{border-left:4px solid var(--jp-warn-color1,#f0a000);
@@ -216,7 +218,17 @@ def answer_html(result: AskResult) -> str:
     )
     return (
         f"<div class='cadet-ok cadet-answer'><span class='cadet-label'>Answer{source}:</span> "
-        f"{result.row_count} row(s){more}</div>{table_html(result.columns, result.rows)}"
+        f"{result.row_count} row(s){more}</div>{warnings_html(result)}"
+        f"{table_html(result.columns, result.rows)}"
+    )
+
+
+def warnings_html(result: AskResult) -> str:
+    """The answer's warnings (what looks wrong with it), one line each."""
+    return "".join(
+        f"<div class='cadet-row cadet-warning'><span class='cadet-label'>{WARNING_LABEL}:</span> "
+        f"{escape(w)}</div>"
+        for w in getattr(result, "warnings", None) or ()
     )
 
 

@@ -36,6 +36,8 @@ BOTH_PASSED = (
 )
 #: A running attempt before the model replied.
 WAITING = "Waiting for the model\u2026"
+#: The label before each of an answer's warnings (``AskResult.warnings``).
+WARNING_LABEL = "Warning"
 
 #: What the live status line says after each step of the agent.
 STEP_TEXT = {
@@ -207,6 +209,7 @@ def render_text(result: AskResult) -> str:
         note = result.truncation_note or "truncated at the row limit: more rows exist"
         more = f" ({note})" if result.truncated else ""
         lines.append(f"Answer{source}: {result.row_count} row(s){more}")
+        lines += [f"{WARNING_LABEL}: {w}" for w in getattr(result, "warnings", None) or ()]
         lines += table_text(result.columns, result.rows)
     else:
         lines.append(result.message or "No answer.")

@@ -24,6 +24,8 @@ class Column:
     primary_key: bool = False
     comment: str | None = None
     samples: tuple[str, ...] = ()
+    #: ``samples`` holds every distinct non-null value the column had when sampled.
+    samples_complete: bool = False
 
 
 @dataclass(frozen=True)

@@ -159,19 +159,30 @@ def samples_from_rows(
     return tuple(out)
 
 
-def with_samples(schema: Schema, values: Mapping[tuple[str, str], Sequence[str]]) -> Schema:
-    """A copy of ``schema`` whose columns carry ``values[(table, column)]`` as samples.
+def with_samples(
+    schema: Schema,
+    values: Mapping[tuple[str, str], Sequence[str]],
+    complete: Collection[tuple[str, str]] = (),
+) -> Schema:
+    """A copy of ``schema`` whose columns carry ``values[(table, column)]`` as samples
+    (marked complete for the ``(table, column)`` pairs in ``complete``).
 
     Example:
         >>> s = Schema.from_mapping({"orders": ["id", "status"]})
         >>> t = with_samples(s, {("orders", "status"): ("paid", "open")}).table("orders")
-        >>> t.columns[1].samples
-        ('paid', 'open')
+        >>> t.columns[1].samples, t.columns[1].samples_complete
+        (('paid', 'open'), False)
     """
     tables = []
     for t in schema.tables:
         cols = tuple(
-            replace(c, samples=tuple(values[(t.name, c.name)])) if (t.name, c.name) in values else c
+            replace(
+                c,
+                samples=tuple(values[(t.name, c.name)]),
+                samples_complete=(t.name, c.name) in complete,
+            )
+            if (t.name, c.name) in values
+            else c
             for c in t.columns
         )
         tables.append(replace(t, columns=cols) if cols != t.columns else t)
@@ -255,6 +266,7 @@ def read_samples(
     """
     deadline = time.monotonic() + time_budget
     values: dict[tuple[str, str], tuple[str, ...]] = {}
+    complete: set[tuple[str, str]] = set()
     by_table: dict[str, list[str]] = {}
     for table, candidate in sample_candidates(schema, skip, max_columns):
         by_table.setdefault(table, []).append(candidate.name)
@@ -275,16 +287,46 @@ def read_samples(
                 kept = samples_from_rows(ranked)
                 if kept:
                     values[(table, column)] = kept
+                    if samples_complete(ranked, kept, scan_rows):
+                        complete.add((table, column))
             continue
         for column in columns:
             try:
                 sql = sample_sql(table, column, schema.dialect, scan_rows=scan_rows)
-                kept = samples_from_rows(fetch(sql))
+                got = list(fetch(sql))
+                kept = samples_from_rows(got)
             except Exception:  # noqa: BLE001 - an unreadable column simply gets no samples
                 continue
             if kept:
                 values[(table, column)] = kept
-    return with_samples(schema, values) if values else schema
+                if samples_complete(got, kept, scan_rows):
+                    complete.add((table, column))
+    return with_samples(schema, values, complete) if values else schema
+
+
+def samples_complete(
+    rows: Sequence[Sequence[object]], kept: Sequence[str], scan_rows: int = SCAN_ROWS
+) -> bool:
+    """Whether the samples ``kept`` from the ``(value, count)`` rows of :func:`sample_sql`
+    hold every distinct non-null value of the column: every row was kept and the scan saw
+    fewer than ``scan_rows`` rows (so it read the whole column).
+
+    Example:
+        >>> samples_complete([("a", 3), ("b", 1)], ("a", "b"))
+        True
+        >>> samples_complete([("a", 3), ("b", 1)], ("a", "b"), scan_rows=4)
+        False
+        >>> samples_complete([("a", 3), ("", 1)], ("a",))
+        False
+    """
+    rows = list(rows)
+    if len(kept) != len(rows):
+        return False
+    try:
+        seen = sum(int(r[1] or 0) for r in rows)  # type: ignore[call-overload]
+    except (TypeError, ValueError, IndexError):
+        return False
+    return seen < scan_rows
 
 
 def sample_table_sql(

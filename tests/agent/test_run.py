@@ -33,7 +33,14 @@ def test_first_attempt_success_calls_the_model_once(con):
     assert r.ok and r.rows == [(50.0,)] and r.columns == ["total"]
     assert len(r.attempts) == 1 and r.attempts[0].outcome == "ok" and r.stop_reason == "success"
     assert len(model.prompts) == 1 and r.model_calls == 1
-    assert [e.step for e in events] == ["read_schema", "generate", "check", "execute", "finish"]
+    assert [e.step for e in events] == [
+        "read_schema",
+        "generate",
+        "check",
+        "execute",
+        "check_result",
+        "finish",
+    ]
 
 
 def test_misspelled_column_is_corrected_with_feedback(con):

@@ -26,7 +26,7 @@ SQL_CATEGORIES = [
     "column_not_found", "table_not_found", "syntax_error", "type_mismatch", "join_error",
     "aggregation_error", "function_not_found", "division_by_zero", "datetime_format",
     "timeout", "permission_denied", "connection_error", "forbidden",
-    "multiple_statements", "no_sql", "unknown",
+    "multiple_statements", "no_sql", "unknown", "value_not_found",
 ]  # fmt: skip
 #: The fallback phase's own categories (the same enum: one vocabulary for both phases).
 FALLBACK_CATEGORIES = [
