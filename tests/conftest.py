@@ -100,7 +100,15 @@ def mysql_url(mysql_server):
         admin.cursor().execute(f"CREATE DATABASE `{db}`")
         yield mysql_server.replace("mysql://", "mysql+pymysql://", 1) + db
     finally:
-        admin.cursor().execute(f"DROP DATABASE IF EXISTS `{db}`")
+        cur = admin.cursor()
+        cur.execute("SET SESSION lock_wait_timeout = 30")  # a test's open transaction ...
+        cur.execute(f"SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{db}'")
+        for (thread,) in cur.fetchall():  # ... must not hang the clean-up
+            try:
+                cur.execute(f"KILL {int(thread)}")
+            except pymysql.err.MySQLError:
+                pass
+        cur.execute(f"DROP DATABASE IF EXISTS `{db}`")
         admin.close()
 
 

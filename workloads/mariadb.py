@@ -36,6 +36,16 @@ def mariadb_bin() -> Path | None:
     return None
 
 
+def _die_with_parent() -> None:
+    """Linux: the server gets SIGTERM when the process that started it dies (no orphans)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: stopped by the context manager only
+        pass
+
+
 def _install_db() -> str | None:
     return shutil.which("mariadb-install-db") or shutil.which("mysql_install_db")
 
@@ -85,7 +95,8 @@ def mariadb_server(timeout: float = 60.0) -> Iterator[str]:
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        start_new_session=True,  # a Ctrl-C sent to the tests is not the server's
+        preexec_fn=_die_with_parent,
     )
     try:
         _wait_ready(port, proc, log, timeout)

@@ -159,6 +159,7 @@ class MySQLRunner:
         self._con: Any = None
         self._thread_id: int | None = None
         self.mariadb: bool | None = None
+        self._cut = False
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_quietly, [None])
 
@@ -186,8 +187,11 @@ class MySQLRunner:
         self._finalizer = weakref.finalize(self, _close_quietly, [con])
         return con
 
-    def _discard(self) -> None:
+    def _discard(self, cur: Any = None) -> None:
         """Closes the agent's connection (after an interrupt or a cut-short stream)."""
+        result = getattr(cur, "_result", None)
+        if result is not None and hasattr(result, "unbuffered_active"):
+            result.unbuffered_active = False  # PyMySQL: do not drain it on garbage collection
         con, self._con, self._thread_id = self._con, None, None
         if con is not None:
             _close_quietly([con])
@@ -219,22 +223,26 @@ class MySQLRunner:
         """A cursor in a READ ONLY transaction on the agent's connection, rolled back after."""
         con = self._connection()
         cur = con.cursor(_ss_cursor(con)) if unbuffered else con.cursor()
+        self._cut = False
         clean = False
         try:
             if not self.mariadb:  # MySQL: the session's limit, in milliseconds
                 cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout * 1000))}")
             cur.execute("START TRANSACTION READ ONLY")
             yield cur
-            clean = True
+            clean = not self._cut
+        except Exception:
+            clean = not self._cut  # the server's error ends the statement: the stream is clean
+            raise
         finally:
             if clean:
                 try:
                     cur.close()
                     con.rollback()
                 except Exception:  # noqa: BLE001 - a broken connection: open a new one next time
-                    self._discard()
-            else:
-                self._discard()  # an error or interrupt mid-stream: never reuse the stream
+                    self._discard(cur)
+            else:  # interrupted, or rows left unread: never read the rest of that stream
+                self._discard(cur)
 
     def _statement(self, sql: str, timeout: float) -> str:
         if self.mariadb:
@@ -271,8 +279,9 @@ class MySQLRunner:
                     )
                     columns = [d[0] for d in description]
                     if why == "bytes":
-                        self._discard()  # the rest of the stream is not read
+                        self._cut = True  # the rest of the stream is not read
                 except KeyboardInterrupt:
+                    self._cut = True
                     self.kill_query()
                     raise
                 except Exception as e:
