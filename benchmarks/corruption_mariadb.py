@@ -111,14 +111,14 @@ def open_spider_mariadb(url: str, db: str) -> Database:
     """The Spider database ``db`` copied (schema and rows) from its SQLite file into MariaDB."""
     con = _connect(url, f"spider_{db}")
     with con.cursor() as cur:
-        for table, cols, types, rows in _load(DATA / "spider-dev" / "database" / db / f"{db}.sqlite"):
+        for table, cols, types, rows in _load(
+            DATA / "spider-dev" / "database" / db / f"{db}.sqlite"
+        ):
             decl = ", ".join(f"{_q(c)} {mysql_type(t)}" for c, t in zip(cols, types, strict=True))
             cur.execute(f"CREATE TABLE {_q(table)} ({decl})")
             if rows:
                 marks = ", ".join(["%s"] * len(cols))
-                clean = [
-                    tuple(_value(v, t) for v, t in zip(r, types, strict=True)) for r in rows
-                ]
+                clean = [tuple(_value(v, t) for v, t in zip(r, types, strict=True)) for r in rows]
                 cur.executemany(f"INSERT INTO {_q(table)} VALUES ({marks})", clean)
         schema = _schema(cur)
     database = Database(db)
@@ -149,7 +149,9 @@ def bird_tables() -> dict[str, list[tuple[str, list[tuple[str, str]]]]]:
     return out
 
 
-def open_bird_mariadb(url: str, db: str, tables: list[tuple[str, list[tuple[str, str]]]]) -> Database:
+def open_bird_mariadb(
+    url: str, db: str, tables: list[tuple[str, list[tuple[str, str]]]]
+) -> Database:
     """Empty tables of the BIRD database ``db`` on MariaDB."""
     con = _connect(url, f"bird_{db}")
     with con.cursor() as cur:
@@ -190,9 +192,7 @@ def run_benchmark(url: str, limit: int | None = None, bird: bool = True) -> corr
         for name, sources in sorted(by_bird.items()):
             db = open_bird_mariadb(url, name, tables[name])
             try:
-                corruption.run_database(
-                    db, sources[:limit] if limit else sources, result, [ENGINE]
-                )
+                corruption.run_database(db, sources[:limit] if limit else sources, result, [ENGINE])
             finally:
                 db.connections[ENGINE].close()
     result.seconds = time.perf_counter() - t0
