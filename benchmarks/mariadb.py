@@ -126,6 +126,12 @@ def _running(args: dict) -> bool:
         con.close()
 
 
+def _interrupt_main(sent: list[float]) -> None:
+    """A Ctrl-C as the kernel gets it: SIGINT delivered to the main thread."""
+    sent.append(time.perf_counter())
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+
 def cancellation(args: dict, reps: int, timeout: float = 1.0) -> list[list[str]]:
     """The server's time limit and Ctrl-C: latency past the deadline / after the signal."""
     import pymysql
@@ -143,12 +149,7 @@ def cancellation(args: dict, reps: int, timeout: float = 1.0) -> list[list[str]]
         except QueryTimeout:
             late.append(time.perf_counter() - t0 - timeout)
         sent: list[float] = []
-
-        def interrupt() -> None:
-            sent.append(time.perf_counter())
-            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
-
-        timer = threading.Timer(0.5, interrupt)
+        timer = threading.Timer(0.5, _interrupt_main, (sent,))
         timer.start()
         try:
             runner.run(RUNAWAY, limit=5, timeout=60)

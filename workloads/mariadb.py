@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -152,3 +153,24 @@ def connect_args(url: str) -> dict:
     if parts.path.strip("/"):
         args["database"] = parts.path.strip("/")
     return args
+
+
+def load_shop(url: str, database: str = "shop") -> str:
+    """Creates the sample shop (``cadet_magic.sample``) in ``database`` on the server at ``url``
+    (dropped first if it exists); returns its SQLAlchemy URL ``mysql+pymysql://...``."""
+    import pymysql
+
+    from cadet_magic.sample import shop_statements
+
+    con = pymysql.connect(**connect_args(url), autocommit=True)
+    try:
+        with con.cursor() as cur:
+            cur.execute(f"DROP DATABASE IF EXISTS `{database}`")
+            cur.execute(f"CREATE DATABASE `{database}`")
+            cur.execute(f"USE `{database}`")
+            for statement in shop_statements(comments=False):
+                # the shop's DDL is portable SQL but for length-less VARCHAR
+                cur.execute(re.sub(r"\bVARCHAR\b(?!\s*\()", "VARCHAR(255)", statement))
+    finally:
+        con.close()
+    return url.rstrip("/").replace("mysql://", "mysql+pymysql://", 1) + f"/{database}"

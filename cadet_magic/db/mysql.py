@@ -421,7 +421,7 @@ def _ss_cursor(con: Any) -> Any:
 
         return SSCursor
     if module.startswith("MySQLdb"):
-        from MySQLdb.cursors import SSCursor  # type: ignore[import-not-found]
+        from MySQLdb.cursors import SSCursor
 
         return SSCursor
     return None
