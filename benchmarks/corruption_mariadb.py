@@ -135,29 +135,14 @@ def _value(v: Any, kind: str) -> Any:
     return v
 
 
-def bird_tables() -> dict[str, list[tuple[str, list[tuple[str, str]]]]]:
-    """BIRD mini-dev's tables per database: ``{db: [(table, [(column, type), ...]), ...]}``."""
-    out: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {}
-    for spec in json.loads((BIRD / "dev_tables.json").read_text()):
-        tables: list[tuple[str, list[tuple[str, str]]]] = [
-            (t, []) for t in spec["table_names_original"]
-        ]
-        for (i, col), typ in zip(spec["column_names_original"], spec["column_types"], strict=True):
-            if i >= 0:
-                tables[i][1].append((col, typ))
-        out[spec["db_id"]] = tables
-    return out
-
-
-def open_bird_mariadb(
-    url: str, db: str, tables: list[tuple[str, list[tuple[str, str]]]]
-) -> Database:
+def open_bird_mariadb(url: str, db: str) -> Database:
     """Empty tables of the BIRD database ``db`` on MariaDB."""
+    from workloads.mariadb import bird_ddl
+
     con = _connect(url, f"bird_{db}")
     with con.cursor() as cur:
-        for table, cols in tables:
-            decl = ", ".join(f"{_q(c)} {mysql_type(t)}" for c, t in cols)
-            cur.execute(f"CREATE TABLE {_q(table)} ({decl})")
+        for statement in bird_ddl(BIRD)[db]:
+            cur.execute(statement)
         schema = _schema(cur)
     database = Database(db)
     database.connections[ENGINE] = _Connection(con)
@@ -185,12 +170,11 @@ def run_benchmark(url: str, limit: int | None = None, bird: bool = True) -> corr
         finally:
             db.connections[ENGINE].close()
     if bird:
-        tables = bird_tables()
         by_bird: dict[str, list[Source]] = defaultdict(list)
         for s in bird_sources():
             by_bird[s.db].append(s)
         for name, sources in sorted(by_bird.items()):
-            db = open_bird_mariadb(url, name, tables[name])
+            db = open_bird_mariadb(url, name)
             try:
                 corruption.run_database(db, sources[:limit] if limit else sources, result, [ENGINE])
             finally:

@@ -81,9 +81,12 @@ def test_notebook_runs(notebook, tmp_path, monkeypatch, request):
 def _mysql_shop(request, monkeypatch) -> bool:
     """CADET_MYSQL_URL for the MySQL cells: the sample shop on the session's throwaway MariaDB
     server when its binaries are installed (else the cells say they are skipped)."""
-    from workloads.mariadb import load_shop, mariadb_bin
+    from cadet_magic.sample import shop_statements
+    from workloads.mariadb import create_database, mariadb_bin
 
     if mariadb_bin() is None:
         return False
-    monkeypatch.setenv("CADET_MYSQL_URL", load_shop(request.getfixturevalue("mysql_server")))
+    server = request.getfixturevalue("mysql_server")
+    url = create_database(server, "shop", shop_statements(comments=False))
+    monkeypatch.setenv("CADET_MYSQL_URL", url)
     return True

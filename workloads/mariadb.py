@@ -20,7 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from workloads.postgres import _free_port
@@ -155,22 +155,52 @@ def connect_args(url: str) -> dict:
     return args
 
 
-def load_shop(url: str, database: str = "shop") -> str:
-    """Creates the sample shop (``cadet_magic.sample``) in ``database`` on the server at ``url``
-    (dropped first if it exists); returns its SQLAlchemy URL ``mysql+pymysql://...``."""
+def create_database(url: str, database: str, statements: Iterable[str]) -> str:
+    """Creates ``database`` on the server at ``url`` (dropped first if it exists) by running
+    ``statements`` (a length-less ``VARCHAR`` becomes ``VARCHAR(255)``, which MariaDB needs);
+    returns its SQLAlchemy URL ``mysql+pymysql://...``."""
     import pymysql
-
-    from cadet_magic.sample import shop_statements
 
     con = pymysql.connect(**connect_args(url), autocommit=True)
     try:
         with con.cursor() as cur:
             cur.execute(f"DROP DATABASE IF EXISTS `{database}`")
-            cur.execute(f"CREATE DATABASE `{database}`")
+            cur.execute(f"CREATE DATABASE `{database}` CHARACTER SET utf8mb4")
             cur.execute(f"USE `{database}`")
-            for statement in shop_statements(comments=False):
-                # the shop's DDL is portable SQL but for length-less VARCHAR
+            for statement in statements:
                 cur.execute(re.sub(r"\bVARCHAR\b(?!\s*\()", "VARCHAR(255)", statement))
     finally:
         con.close()
     return url.rstrip("/").replace("mysql://", "mysql+pymysql://", 1) + f"/{database}"
+
+
+#: BIRD mini-dev's column types as MariaDB types.
+BIRD_TYPES = {"integer": "BIGINT", "real": "DOUBLE", "text": "TEXT", "date": "DATE",
+              "datetime": "DATETIME"}  # fmt: skip
+
+
+def bird_ddl(bird_dir: Path) -> dict[str, list[str]]:
+    """``CREATE TABLE`` statements (empty tables) per BIRD mini-dev database, from its
+    ``dev_tables.json`` (BIRD ships no rows).
+
+    Example:
+        >>> from workloads.gold import SHARED
+        >>> bird = SHARED / "data" / "bird-minidev"
+        >>> ddl = bird_ddl(bird) if bird.exists() else {}
+        >>> not ddl or ddl["financial"][0].startswith("CREATE TABLE `account`")
+        True
+    """
+    import json
+
+    out: dict[str, list[str]] = {}
+    for spec in json.loads((bird_dir / "dev_tables.json").read_text()):
+        columns: list[list[str]] = [[] for _ in spec["table_names_original"]]
+        for (i, col), typ in zip(spec["column_names_original"], spec["column_types"], strict=True):
+            if i >= 0:
+                name = col.replace("`", "``")
+                columns[i].append(f"`{name}` {BIRD_TYPES.get(typ.lower(), 'TEXT')}")
+        out[spec["db_id"]] = [
+            f"CREATE TABLE `{t.replace('`', '``')}` ({', '.join(cols)})"
+            for t, cols in zip(spec["table_names_original"], columns, strict=True)
+        ]
+    return out

@@ -33,11 +33,13 @@ GOLD = _gold()
 @pytest.mark.parametrize("db", sorted(GOLD) or ["bird-missing"])
 def test_bird_mysql_gold_checks_and_runs(mysql_server, db):
     need(bool(GOLD), f"BIRD mini-dev not found at {BIRD}")
-    from benchmarks.corruption_mariadb import bird_tables, open_bird_mariadb
-    from cadet_magic.db.connect import resolve_runner
+    import pymysql
 
-    database = open_bird_mariadb(mysql_server, db, bird_tables()[db])
-    raw = database.connections["mariadb"].con
+    from cadet_magic.db.connect import resolve_runner
+    from workloads.mariadb import bird_ddl, connect_args, create_database
+
+    create_database(mysql_server, f"bird_{db}", bird_ddl(BIRD)[db])
+    raw = pymysql.connect(**connect_args(mysql_server), database=f"bird_{db}")
     runner = resolve_runner(raw)
     try:
         schema = runner.schema()
