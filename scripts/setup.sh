@@ -51,3 +51,5 @@ for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh scripts/setup_lit
   scripts/setup_binder.sh; do
   if [ -f "$extra" ]; then bash "$extra"; fi
 done
+# MySQL/MariaDB: the server binaries the `mysql` tests start as a throwaway process.
+bash scripts/setup_mariadb.sh

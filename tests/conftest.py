@@ -64,6 +64,54 @@ def pg_url():
         yield url.replace("postgresql://", "postgresql+psycopg://", 1)
 
 
+@pytest.fixture(scope="session")
+def mysql_server():
+    """A throwaway MariaDB server on 127.0.0.1 for the session; yields its base URL
+    ``mysql://root@127.0.0.1:PORT/`` (see workloads/mariadb.py)."""
+    from workloads.mariadb import mariadb_bin
+
+    need(
+        mariadb_bin() is not None,
+        "MariaDB server binaries not installed (Debian package mariadb-server)",
+    )
+    try:
+        import pymysql  # noqa: F401
+    except ImportError:
+        need(False, "PyMySQL not installed")
+    from workloads.mariadb import mariadb_server
+
+    with mariadb_server() as url:
+        yield url
+
+
+@pytest.fixture
+def mysql_url(mysql_server):
+    """A fresh database on the session's MariaDB server; yields a SQLAlchemy URL
+    ``mysql+pymysql://root@127.0.0.1:PORT/DB`` (the database is dropped after the test)."""
+    import uuid
+
+    import pymysql
+
+    from workloads.mariadb import connect_args
+
+    db = f"t_{uuid.uuid4().hex[:12]}"
+    admin = pymysql.connect(**connect_args(mysql_server), autocommit=True)
+    try:
+        admin.cursor().execute(f"CREATE DATABASE `{db}`")
+        yield mysql_server.replace("mysql://", "mysql+pymysql://", 1) + db
+    finally:
+        cur = admin.cursor()
+        cur.execute("SET SESSION lock_wait_timeout = 30")  # a test's open transaction ...
+        cur.execute(f"SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '{db}'")
+        for (thread,) in cur.fetchall():  # ... must not hang the clean-up
+            try:
+                cur.execute(f"KILL {int(thread)}")
+            except pymysql.err.MySQLError:
+                pass
+        cur.execute(f"DROP DATABASE IF EXISTS `{db}`")
+        admin.close()
+
+
 @pytest.fixture
 def fake_openai():
     """The OpenAI-compatible fake server on 127.0.0.1 (tests/fake_openai.py), stopped after."""

@@ -60,9 +60,10 @@ def test_series_is_complete():
 
 
 @pytest.mark.parametrize("notebook", TUTORIALS, ids=lambda p: p.stem)
-def test_notebook_runs(notebook, tmp_path, monkeypatch):
+def test_notebook_runs(notebook, tmp_path, monkeypatch, request):
     monkeypatch.delenv("CADET_MODEL", raising=False)
     monkeypatch.setenv("PLOOMBER_STATS_ENABLED", "false")
+    mysql = notebook.stem == "your_own_database" and _mysql_shop(request, monkeypatch)
     for f in notebook.parent.glob("*_replies.json"):
         shutil.copy(f, tmp_path / f.name)
     shutil.copy(notebook, tmp_path / notebook.name)
@@ -70,3 +71,22 @@ def test_notebook_runs(notebook, tmp_path, monkeypatch):
     assert ok
     check_executed(tmp_path / notebook.name.replace(".ipynb", ".executed.ipynb"))
     assert os.listdir(tmp_path)
+    if mysql:  # the MySQL cells ran against the throwaway MariaDB server and answered
+        nb = nbformat.read(tmp_path / notebook.name.replace(".ipynb", ".executed.ipynb"), 4)
+        cells = [c for c in nb.cells if "CADET_MYSQL_URL" in c.source and c.cell_type == "code"]
+        texts = ["".join(o.get("data", {}).get("text/plain", "") for o in c.outputs) for c in cells]
+        assert len(texts) == 2 and all("\nAnswer" in t and "SCRIPTED" in t for t in texts), texts
+
+
+def _mysql_shop(request, monkeypatch) -> bool:
+    """CADET_MYSQL_URL for the MySQL cells: the sample shop on the session's throwaway MariaDB
+    server when its binaries are installed (else the cells say they are skipped)."""
+    from cadet_magic.sample import shop_statements
+    from workloads.mariadb import create_database, mariadb_bin
+
+    if mariadb_bin() is None:
+        return False
+    server = request.getfixturevalue("mysql_server")
+    url = create_database(server, "shop", shop_statements(comments=False))
+    monkeypatch.setenv("CADET_MYSQL_URL", url)
+    return True

@@ -3,6 +3,9 @@
 Accepted: a SQLAlchemy Engine or Connection, a native ``duckdb`` connection, a
 ``sqlite3`` connection, a jupysql connection object, an existing runner, or None
 for jupysql's current connection (``%sql ...``).
+
+MySQL/MariaDB: a raw PyMySQL connection is accepted too (its runner opens connections of its
+own with the same parameters).
 """
 
 from __future__ import annotations
@@ -81,6 +84,11 @@ def _resolve(con: Any = None) -> Runner:
         from cadet_magic.db.sqlalchemy import runner_for_sqlalchemy
 
         return runner_for_sqlalchemy(con)
+    if type(con).__module__.startswith("pymysql"):
+        from cadet_magic.db.mysql import is_pymysql, runner_for_pymysql
+
+        if is_pymysql(con):
+            return runner_for_pymysql(con)
     if hasattr(con, "connection_sqlalchemy") or getattr(con, "is_dbapi_connection", False):
         return _from_jupysql(con)
     if hasattr(con, "run") and hasattr(con, "schema") and hasattr(con, "dialect"):

@@ -125,6 +125,10 @@ def runner_for_sqlalchemy(obj: Any) -> Any:
         from cadet_magic.db.sqlite import SQLiteRunner
 
         return SQLiteRunner(native_dbapi(connection), label=label)
+    if name in ("mysql", "mariadb"):
+        from cadet_magic.db.mysql import runner_for_engine
+
+        return runner_for_engine(connection, label)
     return SQLAlchemyRunner(connection, label=label)
 
 

@@ -143,6 +143,7 @@ def read_error(error: BaseException | str, message: str | None = None) -> ErrorI
     if message is not None:
         text = message
     text, wrapped_classes, wrapped_modules = _clean(text)
+    text = _mysql(info, error, text, modules + wrapped_modules)
     for c, m in zip(wrapped_classes, wrapped_modules, strict=True):
         if c not in classes:
             classes.append(c)
@@ -174,3 +175,29 @@ def read_error(error: BaseException | str, message: str | None = None) -> ErrorI
         first = first[pm.end() :]
     info.primary = first.strip()
     return info
+
+
+def _mysql(info: ErrorInfo, error: BaseException | str, text: str, modules: list[str]) -> str:
+    """MySQL/MariaDB: the server's error number read from the exception or its text
+    (``(1054, "Unknown column ...")``) sets a standard SQLSTATE (:mod:`.mysql_errors`); the
+    message alone becomes the text. The server's number and SQLSTATE are kept in ``extra``."""
+    from cadet_magic.diagnose.mysql_errors import ERRNO_SQLSTATE, is_mysql_driver, mysql_message
+
+    errno = None
+    if isinstance(error, BaseException):
+        for e in _chain(error):
+            args = getattr(e, "args", ())
+            if is_mysql_driver(type(e).__module__) and args and type(args[0]) is int:
+                errno = args[0]
+                break
+    errno, message = mysql_message(text, errno)
+    if errno is None or not (message is not text or any(map(is_mysql_driver, modules))):
+        return text
+    info.extra["mysql_errno"] = errno
+    if info.sqlstate:
+        info.extra["mysql_sqlstate"] = info.sqlstate
+    state = ERRNO_SQLSTATE.get(errno)
+    if errno == 1292 and re.search(r"date|time", message, re.I):
+        state = "22007"
+    info.sqlstate = state
+    return message

@@ -32,6 +32,8 @@ _DATE_FUNCTIONS = {
     "date(x, '+1 day'), julianday(a) - julianday(b)",
     "postgres": "PostgreSQL: x::date, to_date(x, 'YYYY-MM-DD'), to_char(x, 'YYYY'), "
     "EXTRACT(YEAR FROM x), date_trunc('month', x), x + INTERVAL '1 day'",
+    "mysql": "MySQL/MariaDB: CAST(x AS DATE), str_to_date(x, '%Y-%m-%d'), "
+    "date_format(x, '%Y'), YEAR(x), x + INTERVAL 1 DAY, datediff(a, b)",
 }
 
 

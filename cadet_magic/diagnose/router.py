@@ -45,6 +45,7 @@ _IDENTIFIER = {
         r"no such column: ?(\S+)",
         r'^column "?([^"\s]+?)"? does not exist',
         r"has no column named (\S+)",
+        r"^Unknown column '([^']+)' in",  # MySQL / MariaDB
     ],
     Category.table_not_found: [
         r"Table with name \"?([^\"\s!]+)\"? does not exist",
@@ -52,6 +53,8 @@ _IDENTIFIER = {
         r'relation "?([^"\s]+)"? does not exist',
         r'missing FROM-clause entry for table "?([^"\s]+)"?',
         r'Referenced table "?([^"\s]+)"? not found',
+        r"^Table '(?:[^'.]+\.)?([^']+)' doesn't exist",  # MySQL / MariaDB
+        r"^Unknown table '(?:[^'.]+\.)?([^']+)'",
     ],
     Category.join_error: [
         r'column reference "?([^"\s]+)"? is ambiguous',
@@ -59,17 +62,25 @@ _IDENTIFIER = {
         r"ambiguous column name: ?(\S+)",
         r'table name "?([^"\s]+)"? specified more than once',
         r'Duplicate alias "?([^"\s]+)"?',
+        r"^Column '([^']+)' in .* is ambiguous",  # MySQL / MariaDB
+        r"^Not unique table/alias: '([^']+)'",
     ],
     Category.aggregation_error: [
         r'column "?([^"\s]+?)"? must appear in the GROUP BY',
         r"misuse of aggregate(?: function)?:? (\w+)\(",
+        r"^'([^']+)' isn't in GROUP BY",  # MySQL / MariaDB
     ],
     Category.function_not_found: [
         r"Function with name \"?(\w+)\"? does not exist",
         r"no such function: ?(\w+)",
         r"^function (\w+)\(",
+        r"^FUNCTION (?:\w+\.)?(\w+) does not exist",  # MySQL / MariaDB
     ],
-    Category.syntax_error: [r'at or near "([^"]*)"', r'near "([^"]*)": syntax error'],
+    Category.syntax_error: [
+        r'at or near "([^"]*)"',
+        r'near "([^"]*)": syntax error',
+        r"near '([^\s']+)",  # MySQL / MariaDB: the first word it names
+    ],
 }
 
 

@@ -97,3 +97,55 @@ def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
     return [
         cast(exp.Expression, t) for t in trees if t is not None and not isinstance(t, exp.Semicolon)
     ]
+
+
+_MYSQL_GENERATOR: type | None = None
+
+
+def _mysql_generator() -> type:
+    """sqlglot's MySQL generator, writing only what both MySQL and MariaDB run: ``a REGEXP b``
+    (MariaDB has no ``REGEXP_LIKE``) and a bare ``FROM DUAL`` (not the table `` `DUAL` ``)."""
+    global _MYSQL_GENERATOR
+    if _MYSQL_GENERATOR is None:
+        generator = sqlglot.Dialect.get_or_raise("mysql").generator_class
+
+        def regexp(self: sqlglot.Generator, node: exp.RegexpLike) -> str:
+            if node.args.get("flag") is not None:  # no operator form: MySQL's function
+                return self.function_fallback_sql(node)
+            return self.binary(node, "REGEXP")
+
+        class Generator(generator):  # type: ignore[misc, valid-type]
+            TRANSFORMS = {**generator.TRANSFORMS, exp.RegexpLike: regexp}
+
+            def from_sql(self, node: exp.From) -> str:
+                table = node.this
+                if (
+                    isinstance(table, exp.Table)
+                    and not table.args.get("db")
+                    and not table.alias
+                    and isinstance(table.this, exp.Identifier)
+                    and not table.this.quoted
+                    and table.name.lower() == "dual"
+                ):
+                    return f"{self.seg('FROM')} DUAL"
+                return super().from_sql(node)
+
+        _MYSQL_GENERATOR = Generator
+    return _MYSQL_GENERATOR
+
+
+def generate(tree: exp.Expression, dialect: str | None) -> str:
+    """The SQL text of ``tree`` in ``dialect``, comments dropped: what runs on the engine.
+
+    For MySQL/MariaDB the text keeps the spellings both servers accept (sqlglot alone writes
+    ``REGEXP`` as ``REGEXP_LIKE(...)``, which MariaDB lacks, and quotes ``DUAL`` as a table).
+
+    Example:
+        >>> generate(parse_statements("SELECT 1 FROM DUAL WHERE 'a' RLIKE 'b'", "mysql")[0], "mysql")
+        "SELECT 1 FROM DUAL WHERE 'a' REGEXP 'b'"
+    """
+    with quiet_sqlglot():
+        if dialect == "mysql":
+            mysql = sqlglot.Dialect.get_or_raise("mysql")
+            return _mysql_generator()(dialect=mysql, comments=False).generate(tree, copy=True)
+        return tree.sql(dialect=dialect, comments=False)

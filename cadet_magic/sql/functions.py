@@ -238,6 +238,32 @@ NEVER: dict[str, tuple[str, str]] = {
     **dict.fromkeys(("write_log", "sqlite_log"), _LOG),
     **{n: _SLEEP for n, why in rules.OTHER_FUNCTIONS.items() if "sleep" in why or "burns" in why},
     **dict.fromkeys(("sleep_ms",), _SLEEP),
+    # MySQL / MariaDB
+    **dict.fromkeys(("release_lock", "release_all_locks", "is_free_lock", "is_used_lock"), _LOCKS),
+    **dict.fromkeys(
+        (
+            "master_pos_wait",
+            "master_gtid_wait",
+            "source_pos_wait",
+            "wait_for_executed_gtid_set",
+            "wait_until_sql_thread_after_gtids",
+            "wsrep_sync_wait_upto_gtid",
+        ),
+        _SLEEP,
+    ),
+    **dict.fromkeys(
+        (
+            "connection_id",
+            "last_insert_id",
+            "row_count",
+            "found_rows",
+            "binlog_gtid_pos",
+            "wsrep_last_seen_gtid",
+            "wsrep_last_written_gtid",
+        ),
+        _SESSIONS,
+    ),
+    **dict.fromkeys(("des_encrypt", "des_decrypt"), _FILES),
 }
 
 #: Name prefixes never allowed (families of the functions above).
@@ -371,6 +397,30 @@ class FunctionCatalog:
             ok = bool(builtin) and (kind in ("a", "w") or bool(flags & deterministic))
             (safe if ok else unsafe).add(name)
         return cls.build("sqlite", safe - unsafe, known)
+
+    @classmethod
+    def from_mysql(cls, builtin: Iterable[str], stored: Iterable[str] = ()) -> FunctionCatalog:
+        """From the topic names of MySQL/MariaDB's help tables (``mysql.help_topic``: the
+        server's built-in functions, operators and statements) and the names of stored and
+        loadable functions (``information_schema.ROUTINES``, ``mysql.func``): built-ins are
+        allowed unless never-listed; stored and loadable functions are known but not allowed
+        (they may write, sleep, lock or set variables).
+
+        Example:
+            >>> cat = FunctionCatalog.from_mysql(["SUBSTRING\\\\_INDEX", "IF Function", "SLEEP"],
+            ...                                  ["add_order"])
+            >>> sorted(cat.allowed), sorted(cat.known)
+            (['if', 'substring_index'], ['add_order', 'if', 'sleep', 'substring_index'])
+        """
+        names: set[str] = set()
+        for topic in builtin:
+            name = str(topic).replace("\\_", "_").strip()
+            if name.lower().endswith(" function"):
+                name = name[: -len(" function")].strip()
+            if name.replace("_", "").isalnum():
+                names.add(name.lower())
+        own = {str(n).lower() for n in stored}
+        return cls.build("mysql", names - own, names | own)
 
 
 def _instead(name: str, catalog: FunctionCatalog) -> str:

@@ -28,7 +28,7 @@ from typing import cast
 
 from sqlglot import exp
 
-from cadet_magic.sql.dialect import parse_statements, quiet_sqlglot, resolve_dialect
+from cadet_magic.sql.dialect import generate, parse_statements, resolve_dialect
 
 #: Alias of the derived table when the query has to be wrapped.
 WRAP_ALIAS = "_cadet_limited"
@@ -152,5 +152,4 @@ def add_limit(sql: str, dialect: str | None, n: int) -> str:
         tree = _wrap(cast(exp.Expression, tree), n)
     else:
         return sql
-    with quiet_sqlglot():
-        return tree.sql(dialect=read, comments=False)
+    return generate(tree, read)

@@ -38,6 +38,7 @@ from cadet_magic.sql.checks import Context, check_tree
 from cadet_magic.sql.checks.context import QUERY_HINT as _QUERY_HINT
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.context import classes as _classes
+from cadet_magic.sql.checks.executable_comments import executable_comment
 from cadet_magic.sql.checks.function_calls import forbidden_function, function_names
 from cadet_magic.sql.checks.side_effects import SIDE_EFFECT_NODES as _SIDE_EFFECT_NODES
 from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WORDS
@@ -46,6 +47,7 @@ from cadet_magic.sql.dialect import (  # re-exported: importable from here as be
     DIALECT_ALIASES as DIALECT_ALIASES,
 )
 from cadet_magic.sql.dialect import (
+    generate,
     parse_statements,
     quiet_sqlglot,
     resolve_dialect,
@@ -163,6 +165,9 @@ def validate_sql(
         False
     """
     read = resolve_dialect(dialect)
+    hidden = executable_comment(sql, read)
+    if hidden is not None:
+        return Validation(False, [hidden], sql)
     try:
         statements = parse_statements(sql, read)
     except Exception as e:  # noqa: BLE001 - a parser crash is still a refusal, never an escape
@@ -210,8 +215,7 @@ def validate_sql(
     if issues:
         return Validation(False, issues, sql)
     try:
-        with _quiet_sqlglot():
-            text = tree.sql(dialect=read, comments=False)
+        text = generate(tree, read)
     except Exception as e:  # noqa: BLE001 - cannot be generated safely: refuse
         return Validation(
             False,

@@ -15,6 +15,9 @@ CASES = [
     ("SELECT pg_sleep(1) FROM t", "postgres", ["forbidden_function"]),
     ("SELECT * FROM nope", "duckdb", ["unknown_table"]),
     ("SELECT pg_sleep(1) FROM nope FOR UPDATE", "postgres", None),
+    ("SELECT @x := 1, @@datadir FROM t", "mysql", ["variable", "variable"]),
+    ("SELECT 1 FROM DUAL", "mysql", []),
+    ("SELECT 1 FROM `DUAL`", "mysql", ["unknown_table"]),
 ]
 
 
@@ -34,6 +37,7 @@ def test_every_rule_is_a_module_with_the_same_shape() -> None:
         "side_effects",
         "select_into",
         "row_lock",
+        "variables",
         "function_calls",
         "tables",
     ]

@@ -48,6 +48,17 @@ def _ctes_in_scope(node: exp.Expression) -> set[str]:
     return names
 
 
+def _is_dual(node: Any, context: Context) -> bool:
+    """MySQL's ``FROM DUAL`` (unquoted, unqualified, no alias), which names no table."""
+    return (
+        context.dialect == "mysql"
+        and node.name.lower() == "dual"
+        and not node.args.get("db")
+        and not node.this.quoted
+        and not node.alias
+    )
+
+
 def _looks_like_path(name: str) -> bool:
     return any(ch in name for ch in "/\\:*?~") or "." in name
 
@@ -77,6 +88,8 @@ def check(node: Any, context: Context) -> None:
     qualified = ".".join(p.name.lower() for p in node.parts)
     if not node.args.get("db") and lowered in _ctes_in_scope(node):
         return
+    if _is_dual(node, context):
+        return  # MySQL's FROM DUAL: no table at all
     if _looks_like_path(name):
         context.add(
             "file_access",

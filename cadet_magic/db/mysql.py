@@ -1,0 +1,455 @@
+"""Runner for MySQL and MariaDB (edge: the driver is PyMySQL, imported lazily).
+
+The user's connection is never used for the agent's statements: on MySQL/MariaDB, starting a
+transaction inside the user's open one commits their pending work, and ``READ ONLY`` stops
+DML but not DDL, files, locks or variables. So every statement runs on a connection of the
+agent's own, opened with the same settings (SQLAlchemy's pool recipe, or the raw PyMySQL
+connection's parameters), where:
+
+- it runs in ``START TRANSACTION READ ONLY`` and is always rolled back;
+- the server's own per-statement time limit stops it (``SET STATEMENT max_statement_time=N
+  FOR ...`` on MariaDB, the session's ``max_execution_time`` on MySQL), and ``KILL QUERY``
+  from a second connection stops it on Ctrl-C or when the watchdog fires;
+- rows stream through an unbuffered cursor, at most ``limit`` rows and about ``max_bytes``
+  bytes reach the kernel (:func:`~cadet_magic.db.base.fetch_bounded`);
+- the ``sql_mode`` flags that change how SQL text is read (``ANSI_QUOTES``,
+  ``NO_BACKSLASH_ESCAPES``, ``PIPES_AS_CONCAT``, ``ORACLE`` ...) are cleared, so the server
+  reads the text as the safety check did.
+
+The agent therefore does not see rows the user has not committed yet, and a ``USE`` on the
+user's connection is not followed: the agent reads the database the connection was opened
+with.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from cadet_magic.db.base import RunResult, fetch_bounded, rows_bytes
+from cadet_magic.db.functions import with_functions
+from cadet_magic.db.session import DbSession, current
+from cadet_magic.errors import QueryTimeout, ResultTooLarge
+from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.sql.functions import FunctionCatalog
+
+#: sql_mode flags that change how the server reads SQL text; cleared on the agent's connection.
+TEXT_MODES = frozenset(
+    {
+        "ANSI_QUOTES",
+        "NO_BACKSLASH_ESCAPES",
+        "PIPES_AS_CONCAT",
+        "IGNORE_SPACE",
+        "ANSI",
+        "ORACLE",
+        "MSSQL",
+        "DB2",
+        "POSTGRESQL",
+        "MAXDB",
+        "EMPTY_STRING_IS_NULL",
+        "SIMULTANEOUS_ASSIGNMENT",
+    }
+)
+#: Server errors of a statement stopped by its time limit (MariaDB, MySQL) or by KILL QUERY.
+TIME_LIMIT_ERRORS = frozenset({1969, 3024})
+KILLED_ERRORS = frozenset({1317})
+
+_TABLES_SQL = """
+SELECT TABLE_NAME, TABLE_TYPE, TABLE_COMMENT FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME
+"""
+_COLUMNS_SQL = """
+SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY, COLUMN_COMMENT
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+ORDER BY TABLE_NAME, ORDINAL_POSITION
+"""
+_KEYS_SQL = """
+SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME,
+       REFERENCED_COLUMN_NAME
+FROM information_schema.KEY_COLUMN_USAGE
+WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL
+ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION
+"""
+#: One row that changes with every table, column or comment of the current database.
+FINGERPRINT_SQL = """
+SELECT DATABASE(), COUNT(*),
+  COALESCE(SUM(CRC32(CONCAT_WS('|', TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY,
+                               COLUMN_COMMENT))), 0),
+  (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', TABLE_NAME, TABLE_COMMENT))), 0)
+     FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()),
+  (SELECT COUNT(*) FROM information_schema.ROUTINES)
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+"""
+#: The server's built-in functions (its help tables) and the functions that are not built in:
+#: stored functions of every database visible and loadable (UDF) functions.
+HELP_SQL = "SELECT name FROM mysql.help_topic"
+ROUTINES_SQL = "SELECT ROUTINE_NAME FROM information_schema.ROUTINES"
+UDF_SQL = "SELECT name FROM mysql.func"
+
+
+def is_pymysql(obj: Any) -> bool:
+    """Whether ``obj`` is a PyMySQL connection (without importing PyMySQL)."""
+    return type(obj).__module__.startswith("pymysql") and hasattr(obj, "thread_id")
+
+
+def pymysql_opener(con: Any) -> Callable[[], Any]:
+    """Opens new PyMySQL connections with the parameters of ``con`` (host, port, socket, user,
+    password, database, character set, TLS); not its session state."""
+    import pymysql
+
+    params: dict[str, Any] = {
+        "host": con.host,
+        "port": con.port,
+        "user": con.user,
+        "password": con.password,
+        "database": con.db,
+        "unix_socket": con.unix_socket,
+        "charset": con.charset,
+        "connect_timeout": getattr(con, "connect_timeout", 10),
+        "autocommit": False,
+    }
+    import ssl
+
+    if isinstance(getattr(con, "_sock", None), ssl.SSLSocket) and getattr(con, "ctx", None):
+        params["ssl"] = con.ctx  # encrypted like the user's connection, with the same context
+    else:
+        # Unencrypted like the user's connection; PyMySQL would otherwise build a new TLS
+        # context for every connection it tries TLS on (~150 ms).
+        params["ssl_disabled"] = True
+    for key in ("bind_address", "server_public_key", "init_command", "sql_mode"):
+        if getattr(con, key, None):
+            params[key] = getattr(con, key)
+
+    def open_() -> Any:
+        return pymysql.connect(**params)
+
+    return open_
+
+
+def sqlalchemy_opener(engine: Any) -> Callable[[], Any]:
+    """Opens new driver connections through a private copy of ``engine``'s pool (same URL,
+    connect arguments and pool events), never one of the user's pooled connections."""
+    pool = engine.pool.recreate()
+
+    def open_() -> Any:
+        fairy = pool.connect()
+        raw = fairy.dbapi_connection
+        fairy.detach()  # the agent's from now on: it closes the driver connection itself
+        return raw
+
+    return open_
+
+
+class MySQLRunner:
+    """Runs checked SQL on MySQL or MariaDB, on connections of its own (see the module)."""
+
+    dialect = "mysql"
+
+    def __init__(
+        self,
+        opener: Callable[[], Any],
+        *,
+        key: Any,
+        label: str = "mysql",
+        session: DbSession | None = None,
+    ) -> None:
+        self.session = session or current()
+        self.label = label
+        self._open = opener
+        self._key = key  # the user's connection: the schema cache's key
+        self._con: Any = None
+        self._thread_id: int | None = None
+        self.mariadb: bool | None = None
+        self._cut = False
+        self._lock = threading.Lock()
+        self._finalizer = weakref.finalize(self, _close_quietly, [None])
+
+    # -- the agent's connection ---------------------------------------------------------
+    def _connection(self) -> Any:
+        if self._con is not None:
+            return self._con
+        con = self._open()
+        try:
+            cur = con.cursor()
+            try:
+                cur.execute("SELECT CONNECTION_ID(), VERSION(), @@SESSION.sql_mode")
+                thread_id, version, mode = cur.fetchone()
+                kept = [m for m in str(mode or "").split(",") if m and m.upper() not in TEXT_MODES]
+                cur.execute("SET SESSION sql_mode = %s", (",".join(kept),))
+                cur.execute("SET SESSION autocommit = 0")
+            finally:
+                cur.close()
+        except BaseException:
+            _close_quietly([con])
+            raise
+        self._con, self._thread_id = con, int(thread_id)
+        self.mariadb = "mariadb" in str(version).lower()
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _close_quietly, [con])
+        return con
+
+    def _discard(self, cur: Any = None) -> None:
+        """Closes the agent's connection (after an interrupt or a cut-short stream)."""
+        result = getattr(cur, "_result", None)
+        if result is not None and hasattr(result, "unbuffered_active"):
+            result.unbuffered_active = False  # PyMySQL: do not drain it on garbage collection
+        con, self._con, self._thread_id = self._con, None, None
+        if con is not None:
+            _close_quietly([con])
+
+    def close(self) -> None:
+        """Closes the agent's connection; the user's connection is never touched."""
+        self._discard()
+
+    def kill_query(self) -> None:
+        """``KILL QUERY`` for the agent's running statement, from a second connection."""
+        thread_id = self._thread_id
+        if thread_id is None:
+            return
+        try:
+            other = self._open()
+        except Exception:  # noqa: BLE001 - the server's own time limit still holds
+            return
+        try:
+            cur = other.cursor()
+            cur.execute(f"KILL QUERY {int(thread_id)}")
+            cur.close()
+        except Exception:  # noqa: BLE001 - already finished
+            pass
+        finally:
+            _close_quietly([other])
+
+    @contextlib.contextmanager
+    def _transaction(self, timeout: float, unbuffered: bool = False) -> Iterator[Any]:
+        """A cursor in a READ ONLY transaction on the agent's connection, rolled back after."""
+        con = self._connection()
+        cur = con.cursor(_ss_cursor(con)) if unbuffered else con.cursor()
+        self._cut = False
+        clean = False
+        try:
+            if not self.mariadb:  # MySQL: the session's limit, in milliseconds
+                cur.execute(f"SET SESSION max_execution_time = {max(1, int(timeout * 1000))}")
+            cur.execute("START TRANSACTION READ ONLY")
+            yield cur
+            clean = not self._cut
+        except Exception:
+            clean = not self._cut  # the server's error ends the statement: the stream is clean
+            raise
+        finally:
+            if clean:
+                try:
+                    cur.close()
+                    con.rollback()
+                except Exception:  # noqa: BLE001 - a broken connection: open a new one next time
+                    self._discard(cur)
+            else:  # interrupted, or rows left unread: never read the rest of that stream
+                self._discard(cur)
+
+    def _statement(self, sql: str, timeout: float) -> str:
+        if self.mariadb:
+            return f"SET STATEMENT max_statement_time={max(timeout, 0.001):.3f} FOR {sql}"
+        return sql
+
+    # -- the protocol -------------------------------------------------------------------
+    def run(
+        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+    ) -> RunResult:
+        """Runs ``sql`` read-only on the agent's connection; rows fetched against the budget."""
+        from cadet_magic.sql.limit import add_limit
+
+        t0 = time.perf_counter()
+        fired = threading.Event()
+        guard = threading.Lock()
+        done = False
+        with self._lock:
+            with self._transaction(timeout, unbuffered=True) as cur:
+
+                def stop() -> None:
+                    with guard:  # never cancel what runs after this query
+                        if not done:
+                            fired.set()
+                            self.kill_query()
+
+                # The server's limit comes first; the watchdog is the backstop.
+                timer = self.session.watchdog.schedule(timeout + 0.5, stop)
+                try:
+                    cur.execute(self._statement(add_limit(sql, "mysql", limit + 1), timeout))
+                    description = cur.description or ()
+                    rows, truncated, why = fetch_bounded(
+                        cur.fetchmany, limit, max_bytes, rows_bytes
+                    )
+                    columns = [d[0] for d in description]
+                    if why == "bytes":
+                        self._cut = True  # the rest of the stream is not read
+                except KeyboardInterrupt:
+                    self._cut = True
+                    self.kill_query()
+                    raise
+                except Exception as e:
+                    code = mysql_errno(e)
+                    if code in TIME_LIMIT_ERRORS or (code in KILLED_ERRORS and fired.is_set()):
+                        raise QueryTimeout(timeout) from e
+                    if fired.is_set() and code in (2013, 2006, 0):
+                        raise QueryTimeout(timeout) from e
+                    if isinstance(e, MemoryError) or code in (1038, 5):
+                        raise ResultTooLarge() from e
+                    raise
+                finally:
+                    with guard:
+                        done = True
+                    timer.cancel()
+        return RunResult(
+            columns,
+            [tuple(r) for r in rows],
+            truncated,
+            time.perf_counter() - t0,
+            sql,
+            truncation=why,
+        )
+
+    def schema(self) -> Schema:
+        """Tables, views, columns, keys and comments of the connection's database (with sample
+        values and the function catalog), cached while the catalog's fingerprint is unchanged."""
+        return self.session.schema_cache.get(self._key, self._fingerprint, self._read_schema)
+
+    def _fingerprint(self) -> tuple | None:
+        try:
+            with self._lock, self._transaction(5.0) as cur:
+                cur.execute(self._statement(FINGERPRINT_SQL, 5.0))
+                return tuple(cur.fetchone())
+        except Exception:  # noqa: BLE001 - cannot tell: read the schema again
+            return None
+
+    def _read_schema(self, time_budget: float = TIME_BUDGET) -> Schema:
+        with self._lock, self._transaction(time_budget + 30.0) as cur:
+            cur.execute(_TABLES_SQL)
+            table_rows = cur.fetchall()
+            cur.execute(_COLUMNS_SQL)
+            col_rows = cur.fetchall()
+            cur.execute(_KEYS_SQL)
+            key_rows = cur.fetchall()
+            schema, views = mysql_schema_from_rows(table_rows, col_rows, key_rows)
+            functions = mysql_functions(cur)
+
+            def fetch(sql: str) -> list:
+                cur.execute(self._statement(sql, 5.0))
+                return list(cur.fetchall())
+
+            schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
+            return with_functions(schema, functions)
+
+
+def mysql_functions(cur: Any) -> FunctionCatalog | None:
+    """The server's function catalog: built-ins from its help tables, stored and loadable
+    functions as known but never allowed (they may write, sleep or lock)."""
+    try:
+        cur.execute(HELP_SQL)
+        builtin = [r[0] for r in cur.fetchall()]
+        cur.execute(ROUTINES_SQL)
+        stored = [r[0] for r in cur.fetchall()]
+        try:
+            cur.execute(UDF_SQL)
+            stored += [r[0] for r in cur.fetchall()]
+        except Exception:  # noqa: BLE001 - no access to mysql.func: stored functions only
+            pass
+    except Exception:  # noqa: BLE001 - the fixed rules still apply
+        return None
+    if not builtin:  # help tables not loaded: the fixed rules still apply
+        return None
+    return FunctionCatalog.from_mysql(builtin, stored)
+
+
+def mysql_schema_from_rows(
+    table_rows: list, col_rows: list, key_rows: list
+) -> tuple[Schema, set[str]]:
+    """The schema (and the names of its views) from ``information_schema`` rows."""
+    info = {name: (kind, comment) for name, kind, comment in table_rows}
+    columns: dict[str, list[Column]] = {}
+    for table, column, typ, key, comment in col_rows:
+        columns.setdefault(table, []).append(
+            Column(column, str(typ), key == "PRI", comment or None)
+        )
+    fks: dict[tuple[str, str], tuple[list[str], str, list[str]]] = {}
+    for table, constraint, column, ref_schema, ref_table, ref_column in key_rows:
+        entry = fks.setdefault((table, constraint), ([], ref_table, []))
+        entry[0].append(column)
+        entry[2].append(ref_column)
+        del ref_schema
+    tables = []
+    for name, cols in columns.items():
+        comment = info.get(name, ("", ""))[1] or None
+        tables.append(
+            Table(
+                name=name,
+                columns=tuple(cols),
+                foreign_keys=tuple(
+                    ForeignKey(tuple(own), ref, tuple(ref_cols))
+                    for (t, _), (own, ref, ref_cols) in fks.items()
+                    if t == name
+                ),
+                comment=comment,
+            )
+        )
+    views = {name for name, (kind, _) in info.items() if "VIEW" in str(kind).upper()}
+    return Schema(tables=tuple(tables), dialect="mysql"), views
+
+
+def mysql_errno(error: BaseException) -> int | None:
+    """The server's error number of a driver error (PyMySQL, mysqlclient: ``args[0]``)."""
+    seen = 0
+    e: BaseException | None = error
+    while e is not None and seen < 6:
+        args = getattr(e, "args", ())
+        if args and isinstance(args[0], int) and not isinstance(args[0], bool):
+            return args[0]
+        orig = getattr(e, "orig", None)
+        e = orig if isinstance(orig, BaseException) else e.__cause__
+        seen += 1
+    return None
+
+
+def _ss_cursor(con: Any) -> Any:
+    """The driver's unbuffered (streaming) cursor class, or None for its default cursor."""
+    module = type(con).__module__
+    if module.startswith("pymysql"):
+        from pymysql.cursors import SSCursor
+
+        return SSCursor
+    if module.startswith("MySQLdb"):
+        from MySQLdb.cursors import SSCursor
+
+        return SSCursor
+    return None
+
+
+def _close_quietly(cons: list) -> None:
+    for con in cons:
+        if con is None:
+            continue
+        try:
+            con.close()
+        except Exception:  # noqa: BLE001 - already closed or broken
+            pass
+
+
+def runner_for_pymysql(con: Any, label: str | None = None) -> MySQLRunner:
+    """A runner for a raw PyMySQL connection (the connection itself is never used)."""
+    host = con.unix_socket or f"{con.host}:{con.port}"
+    db = con.db.decode() if isinstance(con.db, bytes) else (con.db or "")
+    user = con.user.decode() if isinstance(con.user, bytes) else con.user
+    return MySQLRunner(
+        pymysql_opener(con), key=con, label=label or f"mysql (PyMySQL) {user}@{host}/{db}"
+    )
+
+
+def runner_for_engine(connection: Any, label: str) -> MySQLRunner:
+    """A runner for a SQLAlchemy connection to MySQL/MariaDB (the connection is never used:
+    with PyMySQL its parameters are read, else the engine's pool recipe is copied)."""
+    raw = connection.connection.dbapi_connection
+    opener = pymysql_opener(raw) if is_pymysql(raw) else sqlalchemy_opener(connection.engine)
+    return MySQLRunner(opener, key=connection, label=label)
