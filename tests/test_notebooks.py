@@ -81,7 +81,7 @@ def test_notebook_runs(notebook, tmp_path, monkeypatch, request):
 def _mysql_shop(request, monkeypatch) -> bool:
     """CADET_MYSQL_URL for the MySQL cells: the sample shop on the session's throwaway MariaDB
     server when its binaries are installed (else the cells say they are skipped)."""
-    from cadet_magic.sample import shop_statements
+    from cadet_magic.examples.shop import shop_statements
     from workloads.mariadb import create_database, mariadb_bin
 
     if mariadb_bin() is None:

@@ -44,7 +44,6 @@ def state_for(case):
         "max_attempts": case["max"],
         "phase": phase,
         "fallback": case.get("fallback", False),
-        "sql_stop_reason": "max_attempts" if phase == "fallback" else None,
         "model_error": case.get("model_error"),
         "dialect": "duckdb",
         "sql": case["sql"],
