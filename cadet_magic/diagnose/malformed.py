@@ -1,0 +1,190 @@
+"""Replies that are not a finished query: cut off, degenerate, with bind placeholders, with
+syntax the engine lacks (standard library and sqlglot only).
+
+Each reader looks at the SQL as the model wrote it; the router calls them when the engine
+(or the parser) rejected the query, so that the feedback says what really went wrong
+instead of echoing "syntax error near ...".
+
+Example:
+    >>> placeholders("SELECT * FROM t WHERE a = @name AND b = '@x' AND c = ?")
+    ['@name', '?']
+    >>> truncated("SELECT name FROM singer WHERE countr", ["country", "name"])
+    {'tail': 'countr', 'completions': ['country']}
+    >>> degenerate("SELECT a FROM t WHERE a = 1 AND AND AND AND AND")
+    'AND'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from sqlglot import exp
+
+from cadet_magic.diagnose.sqlcontext import parse_tree
+from cadet_magic.sql.dialect import dialect_key
+
+_STRINGS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|--[^\n]*|/\*.*?\*/", re.S)
+_PLACEHOLDER = re.compile(r"(?<![\w@:$%])(@\w+|:[A-Za-z_]\w*|\?\d*|%s|%\(\w+\)s|\$\d+)(?![\w(])")
+_TOKENS = re.compile(r"\w+|'(?:[^']|'')*'?|\"[^\"]*\"?|<>|!=|<=|>=|\|\||\S")
+#: Words after which a query cannot end.
+_DANGLING = frozenset(
+    "select from where and or not on join by group order having limit offset as in like "
+    "between is case when then else inner left right outer full cross union intersect except "
+    "with distinct set values into".split()
+)
+_DANGLING_SIGNS = frozenset(
+    {",", ".", "=", "<", ">", "<=", ">=", "<>", "!=", "+", "-", "*", "/", "(", "||"}
+)
+
+
+def _code(sql: str) -> str:
+    """``sql`` with string literals, quoted names and comments blanked out."""
+    return _STRINGS.sub(lambda m: " " * len(m.group(0)), sql)
+
+
+def placeholders(sql: str | None) -> list[str]:
+    """Bind placeholders the model wrote instead of values (``@x``, ``:x``, ``?``, ``%s``,
+    ``$1``), outside strings and comments; casts (``::``) and ``@@`` variables are not.
+
+    Example:
+        >>> placeholders("SELECT x::int, $1, :v FROM t WHERE y = %s")
+        ['$1', ':v', '%s']
+    """
+    if not sql:
+        return []
+    found: list[str] = []
+    for m in _PLACEHOLDER.finditer(_code(sql)):
+        if m.group(1) not in found:
+            found.append(m.group(1))
+    return found
+
+
+def _tokens(sql: str) -> list[str]:
+    return _TOKENS.findall(re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.S))
+
+
+def truncated(sql: str | None, names: Iterable[str] = ()) -> dict[str, Any] | None:
+    """Signs that the query was cut short: an unterminated string or quoted name, a last
+    word after which no query ends (``WHERE``, ``AND``, a comma ...), or a last identifier
+    that is the beginning of a real name (``countr`` for ``country``).
+
+    Args:
+        sql: the query as the model wrote it.
+        names: the real table and column names.
+
+    Returns:
+        ``{"tail": the last words, "completions": real names the last word begins}`` or None.
+
+    Example:
+        >>> truncated("SELECT a FROM t GROUP BY")
+        {'tail': 'GROUP BY', 'completions': []}
+        >>> truncated("SELECT a FROM t WHERE a = 'abc", ["a"])
+        {'tail': "'abc", 'completions': []}
+        >>> truncated("SELECT a FROM t", ["a", "t"]) is None
+        True
+    """
+    if not sql:
+        return None
+    text = sql.rstrip()
+    if text.endswith(";"):
+        return None
+    tokens = _tokens(text)
+    if not tokens:
+        return None
+    last = tokens[-1]
+    tail = " ".join(tokens[-2:]) if last.lower() == "by" else last
+    if (last.startswith("'") and (len(last) == 1 or not last.endswith("'"))) or (
+        last.startswith('"') and (len(last) == 1 or not last.endswith('"'))
+    ):
+        return {"tail": last, "completions": []}
+    if last.lower() in _DANGLING or last in _DANGLING_SIGNS:
+        return {"tail": tail, "completions": []}
+    if re.fullmatch(r"[A-Za-z_]\w*", last) and len(last) >= 2:
+        real = {n.lower() for n in names}
+        if last.lower() in real:
+            return None
+        completions = sorted(
+            {n for n in names if n.lower().startswith(last.lower()) and len(n) > len(last)},
+            key=lambda n: (len(n), n),
+        )
+        if completions:
+            return {"tail": last, "completions": completions[:5]}
+    return None
+
+
+def degenerate(sql: str | None, repeats: int = 4) -> str | None:
+    """A run of the same words repeated ``repeats`` times or more in a row (a model stuck in
+    a loop): the repeated words, or None.
+
+    Example:
+        >>> degenerate("SELECT a, b, a, b, a, b, a, b, a, b FROM t")
+        'a , b ,'
+        >>> degenerate("SELECT ((((1))))") is None
+        True
+    """
+    if not sql:
+        return None
+    tokens = [t.lower() for t in _tokens(sql)]
+    n_tokens = len(tokens)
+    for size in range(1, 9):
+        for start in range(n_tokens - size * repeats + 1):
+            unit = tokens[start : start + size]
+            if all(t in "()" for t in unit):
+                continue  # nesting, not repetition
+            count = 1
+            while tokens[start + count * size : start + (count + 1) * size] == unit:
+                count += 1
+            if count >= repeats:
+                return " ".join(_tokens(sql)[start : start + size])
+    return None
+
+
+#: Constructs some engines lack: dialect -> [(sqlglot node test, name, alternative)].
+UNSUPPORTED: dict[str, list[tuple[Any, str, str]]] = {
+    "sqlite": [
+        (lambda n: isinstance(n, exp.Any), "ANY (subquery)",
+         "compare with the subquery's MAX or MIN: x < ANY (SELECT y ...) is x < (SELECT MAX(y) ...); = ANY is IN"),
+        (lambda n: isinstance(n, exp.All), "ALL (subquery)",
+         "compare with the subquery's MAX or MIN: x > ALL (SELECT y ...) is x > (SELECT MAX(y) ...)"),
+        (lambda n: isinstance(n, exp.Distinct) and n.args.get("on") is not None,
+         "DISTINCT ON", "number the rows with ROW_NUMBER() OVER (PARTITION BY ...) in a CTE and keep row 1"),
+        (lambda n: isinstance(n, exp.Qualify), "QUALIFY",
+         "compute the window function in a CTE, then filter it with WHERE"),
+        (lambda n: isinstance(n, exp.Lateral), "LATERAL", "write a correlated subquery or a CTE"),
+    ],
+    "postgres": [
+        (lambda n: isinstance(n, exp.Qualify), "QUALIFY",
+         "compute the window function in a CTE, then filter it with WHERE"),
+    ],
+}  # fmt: skip
+
+
+def unsupported(sql: str | None, dialect: str | None) -> tuple[str, str] | None:
+    """The first construct of ``sql`` that the engine of ``dialect`` lacks: (name, what to
+    write instead), or None.
+
+    Example:
+        >>> unsupported("SELECT a FROM t WHERE a < ANY (SELECT b FROM u)", "sqlite")[0]
+        'ANY (subquery)'
+        >>> unsupported("SELECT a FROM t WHERE a < ANY (SELECT b FROM u)", "duckdb") is None
+        True
+    """
+    rules = UNSUPPORTED.get(dialect_key(dialect))
+    tree = parse_tree(sql, dialect) if rules else None
+    if tree is None or not rules:
+        return None
+    for node in tree.walk():
+        for test, name, instead in rules:
+            if test(node):
+                return name, instead
+    return None
+
+
+#: Engine messages of a query nested deeper than its parser allows.
+TOO_DEEP = re.compile(
+    r"parser stack overflow|expression depth|stack depth limit|expression tree is too large|"
+    r"too deeply nested|maximum recursion depth",
+    re.I,
+)
