@@ -161,10 +161,14 @@ def join_error(details: dict[str, Any], suggestions: list[str], dialect: str) ->
             text += ": " + " ".join(missing["joins"]) + "."
         else:
             text += f": add {table} to FROM with a JOIN on its key."
+        in_query = missing.get("in_query") or []
         others = [o for o in missing.get("owners", []) if o != table][:2]
-        if others:
+        text += f" Then qualify it: {table}.{column}."
+        if in_query:
+            text += f" Or, if you meant a table the query has: {_names(in_query, 2)}."
+        elif others:
             text += f" ({column} is also in {', '.join(others)}.)"
-        return text + f" Then qualify it: {table}.{column}."
+        return text
     ident = details.get("identifier", "?")
     text = f'Column "{ident}" is ambiguous: several joined tables have it.'
     if suggestions:

@@ -8,8 +8,8 @@ instead of echoing "syntax error near ...".
 Example:
     >>> placeholders("SELECT * FROM t WHERE a = @name AND b = '@x' AND c = ?")
     ['@name', '?']
-    >>> truncated("SELECT name FROM singer WHERE countr", ["country", "name"])
-    {'tail': 'countr', 'completions': ['country']}
+    >>> truncated("SELECT name FROM singer WHERE coun", ["country", "name"])
+    {'tail': 'coun', 'completions': ['country']}
     >>> degenerate("SELECT a FROM t WHERE a = 1 AND AND AND AND AND")
     'AND'
 """
@@ -65,14 +65,21 @@ def _tokens(sql: str) -> list[str]:
     return _TOKENS.findall(re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.S))
 
 
-def truncated(sql: str | None, names: Iterable[str] = ()) -> dict[str, Any] | None:
+def truncated(
+    sql: str | None, names: Iterable[str] = (), tables: Iterable[str] = ()
+) -> dict[str, Any] | None:
     """Signs that the query was cut short: an unterminated string or quoted name, a last
-    word after which no query ends (``WHERE``, ``AND``, a comma ...), or a last identifier
-    that is the beginning of a real name (``countr`` for ``country``).
+    word after which no query ends (``WHERE``, ``AND``, a comma ...), the beginning of a
+    clause keyword (``WHE``), or a last identifier that is the beginning of a real name
+    (``coun`` for ``country``; of a table name after FROM or JOIN).
+
+    A last identifier whose only completions are one letter longer is a typo or a plural
+    slip (``Document`` for ``Documents``), not a cut.
 
     Args:
         sql: the query as the model wrote it.
-        names: the real table and column names.
+        names: the real table and column names, likeliest first.
+        tables: the real table names (for a last word after FROM or JOIN).
 
     Returns:
         ``{"tail": the last words, "completions": real names the last word begins}`` or None.
@@ -82,8 +89,11 @@ def truncated(sql: str | None, names: Iterable[str] = ()) -> dict[str, Any] | No
         {'tail': 'GROUP BY', 'completions': []}
         >>> truncated("SELECT a FROM t WHERE a = 'abc", ["a"])
         {'tail': "'abc", 'completions': []}
+        >>> truncated("SELECT a FROM t WHE", ["a", "t"])
+        {'tail': 'WHE', 'completions': []}
         >>> truncated("SELECT a FROM t", ["a", "t"]) is None
         True
+        >>> truncated("SELECT id FROM Document", ["Document_ID", "Documents"], ["Documents"])
     """
     if not sql:
         return None
@@ -101,17 +111,27 @@ def truncated(sql: str | None, names: Iterable[str] = ()) -> dict[str, Any] | No
         return {"tail": last, "completions": []}
     if last.lower() in _DANGLING or last in _DANGLING_SIGNS:
         return {"tail": tail, "completions": []}
-    if re.fullmatch(r"[A-Za-z_]\w*", last) and len(last) >= 2:
-        real = {n.lower() for n in names}
-        if last.lower() in real:
-            return None
-        completions = sorted(
-            {n for n in names if n.lower().startswith(last.lower()) and len(n) > len(last)},
-            key=lambda n: (len(n), n),
-        )
-        if completions:
-            return {"tail": last, "completions": completions[:5]}
+    if not re.fullmatch(r"[A-Za-z_]\w*", last) or len(last) < 2:
+        return None
+    names = list(names)
+    if last.lower() in {n.lower() for n in names}:
+        return None
+    after = tokens[-2].lower() if len(tokens) > 1 else ""
+    pool = list(tables) if after in ("from", "join") and tables else names
+    completions = list(
+        dict.fromkeys(n for n in pool if n.lower().startswith(last.lower()) and len(n) > len(last))
+    )
+    if completions and any(len(n) > len(last) + 1 for n in completions):
+        return {"tail": last, "completions": completions[:12]}
+    if not completions and any(k.startswith(last.lower()) and k != last.lower() for k in _CLAUSES):
+        return {"tail": last, "completions": []}
     return None
+
+
+#: Clause keywords a cut can end inside of (``WHE``, ``ORD``).
+_CLAUSES = frozenset(
+    "where group order having limit join inner left from select union intersect except".split()
+)
 
 
 def degenerate(sql: str | None, repeats: int = 4) -> str | None:

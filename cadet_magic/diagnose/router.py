@@ -46,6 +46,7 @@ _DATE_FUNCTION_WORDS = ("date", "time", "year", "month", "day", "char", "strf", 
 _IDENTIFIER = {
     Category.column_not_found: [
         r'Referenced column "([^"]+)" not found',
+        r'Referenced column "([^"]+)" was not found',
         r'^column "([^"]+)" does not exist',
         r'Referenced column "?([^"\s]+)"? not found',
         r'does not have a column named "?([^"\s]+)"?',
@@ -404,12 +405,15 @@ def _missing_join(
     )
     if found is None:
         return None
+    # a qualifier may simply name the wrong table: the query's own tables that have it
+    in_query = suggest.qualify(column, schema, tables=ctx.tables, aliases={}) if qualifier else []
     return {
         "column": found.column,
         "table": found.table,
         "joins": found.joins,
         "owners": found.owners,
         "qualifier": found.qualifier,
+        "in_query": in_query,
     }
 
 
@@ -434,7 +438,7 @@ def _malformed(
         bare = (details.get("identifier") or details.get("near") or "").strip('"').lower()
         bound = {p.lstrip("@:$%?").lower() for p in found}
         if (
-            category in (Category.syntax_error, Category.unknown)
+            category in (Category.syntax_error, Category.unknown, Category.type_mismatch)
             or bare in bound
             or re.search(r"binding|parameter", message, re.I)
         ):
@@ -449,14 +453,24 @@ def _malformed(
     if repeated is not None:
         details["repeated"] = repeated
         return Category.syntax_error
-    names = [t.name for t in schema.tables] + [c for t in schema.tables for c in t.column_names()]
-    cut = malformed.truncated(sql, names)
-    if cut is not None:
-        bare = (details.get("identifier") or "").strip('"').split(".")[-1].lower()
-        if category in (Category.syntax_error, Category.unknown) or bare == cut["tail"].lower():
-            details["truncated"] = cut
-            return Category.syntax_error
+    cut = malformed.truncated(
+        sql, _names_by_likelihood(schema, sql_context(sql, dialect)), schema.table_names()
+    )
+    if cut is not None:  # whatever the engine tripped on first, the query is unfinished
+        details["truncated"] = cut
+        details.pop("missing_join", None)  # nothing is missing but the rest of the query
+        return Category.syntax_error
     return category
+
+
+def _names_by_likelihood(schema: Schema, ctx: SqlContext) -> list[str]:
+    """Real names, likeliest first for a query over ``ctx.tables``: the columns of its
+    tables, then the other tables, then every other column (shorter names first in each)."""
+    used = [t for name in ctx.tables if (t := schema.table(name)) is not None]
+    first = sorted({c for t in used for c in t.column_names()}, key=len)
+    tables = sorted(schema.table_names(), key=len)
+    rest = sorted({c for t in schema.tables for c in t.column_names()}, key=len)
+    return list(dict.fromkeys([*first, *tables, *rest]))
 
 
 #: Categories a malformed reply can show up as.
@@ -468,6 +482,7 @@ _MALFORMED_FROM = frozenset(
         Category.table_not_found,
         Category.function_not_found,
         Category.type_mismatch,
+        Category.join_error,
     }
 )
 
@@ -506,27 +521,39 @@ def _case_only(
 def _table_columns(
     ident: str, ctx: SqlContext, sql: str | None, dialect: str | None, schema: Schema
 ) -> list[str]:
-    """The columns the query reads from the unknown table ``ident``: those qualified by its
-    name or alias, and the bare ones no other table of the query has."""
+    """The columns the query reads from the unknown table ``ident``: in each SELECT that
+    reads it, those qualified by its name or alias, and the bare ones none of that SELECT's
+    other tables has."""
     from sqlglot import exp
 
     tree = parse_tree(sql, dialect)
     if tree is None:
         return []
-    names = {ident.lower()} | {a for a, t in ctx.aliases.items() if t.lower() == ident.lower()}
-    others = [schema.table(t) for t in ctx.tables if t.lower() != ident.lower()]
-    known = {c.lower() for t in others if t is not None for c in t.column_names()}
     out: list[str] = []
-    for col in tree.find_all(exp.Column):
-        if not col.name or isinstance(col.this, exp.Star):
+    for table in tree.find_all(exp.Table):
+        if table.name.lower() != ident.lower():
             continue
-        if col.table:
-            if col.table.lower() not in names:
+        select = table.find_ancestor(exp.Select)
+        if select is None:
+            continue
+        refs = {table.name.lower(), (table.alias or table.name).lower()}
+        others = [
+            schema.table(t.name)
+            for t in select.find_all(exp.Table)
+            if t.find_ancestor(exp.Select) is select and t.name.lower() != ident.lower()
+        ]
+        known = {c.lower() for t in others if t is not None for c in t.column_names()}
+        for col in select.find_all(exp.Column):
+            if not col.name or isinstance(col.this, exp.Star):
                 continue
-        elif col.name.lower() in known:
-            continue
-        if col.name not in out:
-            out.append(col.name)
+            if col.find_ancestor(exp.Select) is not select:
+                continue
+            if col.table and col.table.lower() not in refs:
+                continue
+            if not col.table and col.name.lower() in known:
+                continue
+            if col.name not in out:
+                out.append(col.name)
     return out
 
 
@@ -541,11 +568,12 @@ def _suggestions(
 ) -> list[str]:
     ident = details.get("identifier")
     engine = suggest.engine_candidates(info) if info is not None else []
+    if details.get("truncated"):
+        return _completions(details["truncated"]["completions"], ctx, sch, sql)
     if details.get("missing_join"):
         mj = details["missing_join"]
-        return [f"{t}.{mj['column']}" for t in mj["owners"][:5]]
-    if details.get("truncated"):
-        return _completions(details["truncated"]["completions"], ctx, sch)
+        owners = [f"{t}.{mj['column']}" for t in mj["owners"]]
+        return list(dict.fromkeys([*owners[:1], *mj.get("in_query", []), *owners]))[:5]
     if category is Category.column_not_found and ident:
         return suggest.rank_columns(
             ident, sch, tables=ctx.tables, aliases=ctx.aliases, engine=engine
@@ -581,21 +609,30 @@ def _suggestions(
     return []
 
 
-def _completions(names: list[str], ctx: SqlContext, sch: Schema) -> list[str]:
-    """The real names a cut-off identifier begins: tables as they are, columns qualified
-    by the query's tables that have them (else by any table)."""
+def _completions(names: list[str], ctx: SqlContext, sch: Schema, sql: str | None) -> list[str]:
+    """The real names a cut-off identifier begins: tables as they are, columns qualified by
+    the table its qualifier names (``T2.Templ``), else by the first of the query's tables
+    that has them (else by any table)."""
+    tail = (sql or "").rstrip()
+    m = re.search(r"([\w\"`]+)\.[\w\"`]*$", tail)
+    owner = sch.table(ctx.resolve(m.group(1)) or "") if m else None
     out: list[str] = []
     for name in names:
-        if sch.table(name) is not None:
-            out.append(sch.table(name).name)  # type: ignore[union-attr]
-            continue
-        found = suggest.qualify(name, sch, tables=ctx.tables, aliases=ctx.aliases)
-        if not found:
-            found = [
-                f"{t.name}.{c}"
-                for t in sch.tables
-                for c in t.column_names()
-                if c.lower() == name.lower()
-            ][:2]
+        table = sch.table(name)
+        if table is not None:
+            found = [table.name]
+        elif owner is not None:
+            col = next((c for c in owner.column_names() if c.lower() == name.lower()), None)
+            found = [f"{owner.name}.{col}"] if col else []
+        else:
+            found = (
+                suggest.qualify(name, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]
+                or [
+                    f"{t.name}.{c}"
+                    for t in sch.tables
+                    for c in t.column_names()
+                    if c.lower() == name.lower()
+                ][:1]
+            )
         out.extend(f for f in found if f not in out)
     return out[:5]
