@@ -246,8 +246,10 @@ def run_benchmark(
     dbs: Iterable[str] | None = None,
     limit: int | None = None,
     tpch: bool = True,
+    bird: bool | None = None,
 ) -> Result:
-    """Runs the benchmark; ``limit`` caps the gold queries per database (a quick sample)."""
+    """Runs the benchmark; ``limit`` caps the gold queries per database (a quick sample);
+    BIRD's databases are included unless ``bird`` is False (default: when ``dbs`` is None)."""
     engines = [e for e in engines if e != "postgresql" or pg_url]
     t0 = time.perf_counter()
     result = Result()
@@ -261,6 +263,18 @@ def run_benchmark(
             run_database(db, sources[:limit] if limit else sources, result, engines)
         finally:
             close(db)
+    if bird if bird is not None else dbs is None:
+        from benchmarks.corruption_bird import bird_sources, open_bird
+
+        by_bird: dict[str, list[Source]] = defaultdict(list)
+        for s in bird_sources():
+            by_bird[s.db].append(s)
+        for name, sources in sorted(by_bird.items()):
+            db = open_bird(name, pg_url, engines)
+            try:
+                run_database(db, sources[:limit] if limit else sources, result, engines)
+            finally:
+                close(db)
     if tpch:
         db = open_tpch(pg_url, engines)
         add_foreign_keys(db, None)

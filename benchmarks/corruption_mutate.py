@@ -306,8 +306,11 @@ def syntax_slip(tree, schema, rng, engine):
     if not options:
         return None
     a, b = rng.choice(options)
-    if a == ")":
-        i = sql.rfind(")")
+    if a == ")":  # the last parenthesis outside quoted names and strings
+        code = re.sub(r"'(?:[^']|'')*'|\"[^\"]*\"", lambda m: " " * len(m.group(0)), sql)
+        i = code.rfind(")")
+        if i < 0:
+            return None
         broken = sql[:i] + sql[i + 1 :]
     else:
         broken = sql.replace(a, b, 1)
@@ -462,7 +465,9 @@ def unjoined_qualifier(tree, schema, rng, engine):
     if not options:
         return None
     col, owner, others = rng.choice(options)
-    col.set("table", exp.to_identifier(rng.choice(others)))
+    other = rng.choice(others)
+    quoted = other.upper() in _KEYWORDS or not other.isidentifier()  # ``"order".id``
+    col.set("table", exp.to_identifier(other, quoted=quoted))
     return Mutant(
         "unjoined_qualifier",
         "join_error",

@@ -105,28 +105,55 @@ def truncated(
         return None
     last = tokens[-1]
     tail = " ".join(tokens[-2:]) if last.lower() == "by" else last
-    if (last.startswith("'") and (len(last) == 1 or not last.endswith("'"))) or (
-        last.startswith('"') and (len(last) == 1 or not last.endswith('"'))
-    ):
+    if last.startswith("'") and (len(last) == 1 or not last.endswith("'")):
         return {"tail": last, "completions": []}
+    if last.startswith('"') and (len(last) == 1 or not last.endswith('"')):
+        inner = last[1:].lower()
+        found = [n for n in names if n.lower().startswith(inner) and len(n) > len(inner)]
+        return {"tail": last, "completions": list(dict.fromkeys(found))[:12]}
     if last.lower() in _DANGLING or last in _DANGLING_SIGNS:
         return {"tail": tail, "completions": []}
     if not re.fullmatch(r"[A-Za-z_]\w*", last) or len(last) < 2:
         return None
     names = list(names)
-    if last.lower() in {n.lower() for n in names}:
+    if last.lower() in {n.lower() for n in names} or last.lower() in _COMPLETE:
         return None
     after = tokens[-2].lower() if len(tokens) > 1 else ""
     pool = list(tables) if after in ("from", "join") and tables else names
+    low = last.lower()
     completions = list(
-        dict.fromkeys(n for n in pool if n.lower().startswith(last.lower()) and len(n) > len(last))
+        dict.fromkeys(n for n in pool if n.lower().startswith(low) and len(n) > len(last))
     )
+    if any(n.lower() in (low + "s", low + "es") for n in completions) or any(
+        _one_edit(low, n.lower()) for n in pool if not n.lower().startswith(low)
+    ):
+        return None  # a plural slip or a typo (``Treatment``, ``course_d`` for ``course_id``)
     if completions and any(len(n) > len(last) + 1 for n in completions):
         return {"tail": last, "completions": completions[:12]}
     if not completions and any(k.startswith(last.lower()) and k != last.lower() for k in _CLAUSES):
         return {"tail": last, "completions": []}
     return None
 
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one inserted, deleted or replaced letter.
+
+    Example:
+        >>> _one_edit("course_d", "course_id"), _one_edit("amout", "amount"), _one_edit("ab", "ab")
+        (True, True, False)
+    """
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i:] == b[i + 1 :] if len(a) < len(b) else a[i + 1 :] == b[i + 1 :]
+
+
+#: Words a finished query can end with that may also begin a name (``NULLS FIRST``).
+_COMPLETE = frozenset("asc desc first last nulls end only ties rows row current".split())
 
 #: Clause keywords a cut can end inside of (``WHE``, ``ORD``).
 _CLAUSES = frozenset(

@@ -50,7 +50,7 @@ _IDENTIFIER = {
         r'^column "([^"]+)" does not exist',
         r'Referenced column "?([^"\s]+)"? not found',
         r'does not have a column named "?([^"\s]+)"?',
-        r"no such column: ?(\S+)",
+        r"no such column: ?(.+?)\s*$",  # SQLite names it whole, spaces included
         r'^column "?([^"\s]+?)"? does not exist',
         r"has no column named (\S+)",
     ],
@@ -301,6 +301,13 @@ def _refine(
     if malformed.TOO_DEEP.search(info.message):
         details["too_deep"] = True
         return Category.syntax_error
+    field = re.search(
+        r"Cannot extract field '([^']+)' from expression \"?([^\"\s]+)\"?", info.primary
+    )
+    if category is Category.unknown and field and sql:
+        # DuckDB reads x.y, x not in FROM, as field y of a column x
+        details["identifier"] = f"{field.group(2)}.{field.group(1)}"
+        category = Category.column_not_found
     if category is Category.column_not_found and ident.lower() in _DATE_PARTS and sql:
         # DATEADD(day, ...) / DATEDIFF(day, ...): another dialect's function whose first
         # argument the engine read as a column.
@@ -384,10 +391,10 @@ def _missing_join(
             return None
         if ident.lower() in ctx.aliases:
             return None
-        m = re.search(rf"(?<![\w.])\"?{re.escape(ident)}\"?\.\"?(\w+)", sql, re.I)
+        m = re.search(rf"(?<![\w.])\"?{re.escape(ident)}\"?\.(?:\"([^\"]+)\"|(\w+))", sql, re.I)
         if m is None:
             return None
-        qualifier, column = ident, m.group(1)
+        qualifier, column = ident, m.group(1) or m.group(2)
     else:
         qualifier, _, column = ident.rpartition(".")
         qualifier = qualifier.strip('"`[]') or ""
@@ -573,7 +580,13 @@ def _suggestions(
     if details.get("missing_join"):
         mj = details["missing_join"]
         owners = [f"{t}.{mj['column']}" for t in mj["owners"]]
-        return list(dict.fromkeys([*owners[:1], *mj.get("in_query", []), *owners]))[:5]
+        in_query = mj.get("in_query", [])
+        if mj.get("qualifier") and sch.table(mj["qualifier"]) is not None:
+            # a real table outside the query: the model may have meant one it has
+            ranked = [*owners[:1], *in_query[:2], *owners]
+        else:  # an undefined alias: which table it meant is the question
+            ranked = [*owners[:2], *in_query[:1], *owners]
+        return list(dict.fromkeys(ranked))[:5]
     if category is Category.column_not_found and ident:
         return suggest.rank_columns(
             ident, sch, tables=ctx.tables, aliases=ctx.aliases, engine=engine
