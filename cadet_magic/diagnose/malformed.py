@@ -124,32 +124,13 @@ def truncated(
     completions = list(
         dict.fromkeys(n for n in pool if n.lower().startswith(low) and len(n) > len(last))
     )
-    if any(n.lower() in (low + "s", low + "es") for n in completions) or any(
-        _one_edit(low, n.lower()) for n in pool if not n.lower().startswith(low)
-    ):
-        return None  # a plural slip or a typo (``Treatment``, ``course_d`` for ``course_id``)
+    if any(n.lower() in (low + "s", low + "es") for n in completions):
+        return None  # a plural slip (``Treatment`` for ``Treatments``)
     if completions and any(len(n) > len(last) + 1 for n in completions):
         return {"tail": last, "completions": completions[:12]}
     if not completions and any(k.startswith(last.lower()) and k != last.lower() for k in _CLAUSES):
         return {"tail": last, "completions": []}
     return None
-
-
-def _one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by one inserted, deleted or replaced letter.
-
-    Example:
-        >>> _one_edit("course_d", "course_id"), _one_edit("amout", "amount"), _one_edit("ab", "ab")
-        (True, True, False)
-    """
-    if a == b or abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) > len(b):
-        a, b = b, a
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    return a[i:] == b[i + 1 :] if len(a) < len(b) else a[i + 1 :] == b[i + 1 :]
 
 
 #: Words a finished query can end with that may also begin a name (``NULLS FIRST``).
