@@ -108,3 +108,56 @@ def test_sqlite(lite, case):
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_postgres(pg, case):
     _check(case, "postgresql", _run(lambda q: pg.execute(q).fetchall(), case["sql"]))
+
+
+#: Replies the safety check refuses before any engine sees them: the same advice.
+REFUSED = [
+    ("SELECT name FROM products WHERE category = %s", "placeholders", "placeholders (%s)"),
+    ("SELECT name FROM products WHERE name = 'ab", "truncated", "cut off"),
+    ("SELECT name, price FROM products WHERE", "truncated", "cut off"),
+]
+
+
+@pytest.mark.parametrize(
+    "sql,detail,text", REFUSED, ids=[r[1] + str(i) for i, r in enumerate(REFUSED)]
+)
+@pytest.mark.parametrize("dialect", ["duckdb", "sqlite", "postgresql"])
+def test_refused_by_the_check(sql, detail, text, dialect):
+    from cadet_magic.sql.refusal import SafetyRefusal
+    from cadet_magic.sql.validate import validate_sql
+
+    verdict = validate_sql(sql, dialect, SCHEMA.table_names())
+    if verdict.ok:  # PostgreSQL's reading of %s: the engine rejects it (the cases above)
+        assert (dialect, detail) == ("postgresql", "placeholders") and "%s" in verdict.sql
+        return
+    d = diagnose_error(SafetyRefusal(verdict.issues), sql=sql, dialect=dialect, schema=SCHEMA)
+    assert d.category.value == "syntax_error" and d.details.get(detail), d.details
+    assert text in d.feedback
+
+
+def test_case_advice_never_on_case_insensitive_engines():
+    """A name differing from a real one only in case is never the cause on SQLite/DuckDB."""
+    for dialect in ("sqlite", "duckdb", "mysql"):
+        d = diagnose_error("no such column: nme", sql='SELECT nme FROM "Artists"', dialect=dialect,
+                           schema=SCHEMA)  # fmt: skip
+        assert "case_sensitive" not in d.details and "double quotes" not in d.feedback
+    d = diagnose_error('column "name" does not exist', sql='SELECT "name" FROM "Artists"',
+                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    assert d.details["case_sensitive"] == "Artists.Name" and d.suggestions[0] == "Artists.Name"
+    # only among the query's own tables: customers.name does not make "Name" a case slip
+    d = diagnose_error('column "Name" does not exist', sql='SELECT "Name" FROM orders',
+                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    assert "case_sensitive" not in d.details
+
+
+def test_errors_name_what_the_model_wrote():
+    import sqlite3
+
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (x REAL)")
+    try:
+        con.execute("SELECT PERCENTILE_CONT(x, 0.5) FROM t")  # what the check regenerated
+    except sqlite3.OperationalError as e:
+        d = diagnose_error(e, sql="SELECT median(x) FROM t", dialect="sqlite", schema={"t": ["x"]})
+    assert d.error == "no such function: MEDIAN" and "MEDIAN" in d.feedback
+    assert "PERCENTILE" not in d.error + d.feedback
