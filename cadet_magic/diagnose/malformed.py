@@ -94,6 +94,8 @@ def truncated(
         >>> truncated("SELECT a FROM t", ["a", "t"]) is None
         True
         >>> truncated("SELECT id FROM Document", ["Document_ID", "Documents"], ["Documents"])
+        >>> truncated("SELECT a FROM pets AS T3 WHERE T3.pet", ["petid", "pets"], ["pets"])["completions"]
+        ['petid']
     """
     if not sql:
         return None
@@ -119,7 +121,13 @@ def truncated(
     if last.lower() in {n.lower() for n in names} or last.lower() in _COMPLETE:
         return None
     after = tokens[-2].lower() if len(tokens) > 1 else ""
-    pool = list(tables) if after in ("from", "join") and tables else names
+    if after in ("from", "join") and tables:
+        pool = list(tables)
+    elif after == ".":  # qualified: a column, never a table
+        table_names = {t.lower() for t in tables}
+        pool = [n for n in names if n.lower() not in table_names]
+    else:
+        pool = names
     low = last.lower()
     completions = list(
         dict.fromkeys(n for n in pool if n.lower().startswith(low) and len(n) > len(last))
