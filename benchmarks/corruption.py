@@ -1,10 +1,11 @@
 """Corruption benchmark: inject model mistakes into gold queries, run them, score the diagnosis.
 
-Takes the Spider dev gold queries (19 databases) and the 22 TPC-H queries, applies every
-mutation of :mod:`benchmarks.corruption_mutate` to each, runs the result on DuckDB, SQLite
-and PostgreSQL and scores :func:`cadet_magic.diagnose.diagnose_error` per engine and
-category: classification accuracy over the mutants the engine rejects, and the suggestion
-hit rate (the original identifier among the top 3 suggestions). Mutants an engine accepts
+Takes the Spider dev gold queries (19 databases), BIRD mini-dev's 500 and the 22 TPC-H
+queries, applies every mutation of :mod:`benchmarks.corruption_mutate` to each, runs the
+result on DuckDB, SQLite and PostgreSQL and scores :func:`cadet_magic.diagnose.diagnose_error`
+per engine and mistake kind: the diagnosis accuracy over the mutants the engine rejects (for
+the realistic mistakes, category and advice), the suggestion hit rate (the original
+identifier among the top 3 suggestions) and the words of guidance. Mutants an engine accepts
 silently are counted apart. Queries whose gold version fails on an engine are skipped there.
 
 Run ``python -m benchmarks.corruption`` (add ``--no-postgres`` or ``--limit N``); it prints
@@ -330,7 +331,9 @@ def report(result: Result, engines: Iterable[str]) -> str:
     ]  # fmt: skip
     body = [
         "Gold queries: Spider dev (19 SQLite databases copied into DuckDB and PostgreSQL, with "
-        "the foreign keys the SQLite files declare) and TPC-H (22 queries, empty tables). Each "
+        "the foreign keys the SQLite files declare), BIRD mini-dev (500 SQLite gold queries on "
+        "its 11 databases as empty tables with the foreign keys of dev_tables.json) and TPC-H "
+        "(22 queries, empty tables). Each "
         "mutation is applied once per gold query that runs on the engine; accuracy counts only "
         "mutants the engine rejects (silently accepted ones are listed apart). The mistakes in "
         "*italics* are the ones real models make (measured on predictions of text-to-SQL "
@@ -340,7 +343,11 @@ def report(result: Result, engines: Iterable[str]) -> str:
         "ambiguity, joins: the table-qualified column; a cut-off name: its completion) among "
         f"the top 3 suggestions. Targets: per mistake and engine ≥ {TARGET_KIND:.0%} "
         f"diagnosed, hits ≥ {TARGET_KIND_HITS:.0%}; guidance (the feedback after the failed "
-        f"query) ≤ {MAX_WORDS} words. DuckDB 1.5 is covered by recorded messages in tests "
+        f"query) ≤ {MAX_WORDS} words. A cut-off reply is cut inside a name, at least two "
+        "letters before its end (a name one letter short reads as a typo or a plural slip and "
+        "is diagnosed as such), or after a keyword, comma or operator. A table of another "
+        "database is one of the other Spider databases' table names. "
+        f"DuckDB 1.5 is covered by recorded messages in tests "
         "only. Each mutant carries exactly one clean mistake, so these numbers are an upper "
         "bound for real model errors (which can stack several mistakes).",
         "",
