@@ -107,6 +107,8 @@ class Result:
     cells: dict[tuple[str, str], Score] = field(default_factory=lambda: defaultdict(Score))
     skipped_gold: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    #: the engines' own versions (SQLite library, PostgreSQL server)
+    versions: dict = field(default_factory=dict)
 
     def total(self, engine: str | None = None) -> Score:
         out = Score()
@@ -257,6 +259,12 @@ def run_benchmark(
     by_db: dict[str, list[Source]] = defaultdict(list)
     for s in spider_sources(dbs):
         by_db[s.db].append(s)
+    result.versions["SQLite"] = sqlite3.sqlite_version
+    if pg_url and "postgresql" in engines:
+        import psycopg
+
+        with psycopg.connect(pg_url) as con:
+            result.versions["PostgreSQL"] = con.execute("SHOW server_version").fetchone()[0]
     for name, sources in sorted(by_db.items()):
         db = open_spider(name, pg_url, engines)
         add_foreign_keys(db, SPIDER / "database" / name / f"{name}.sqlite")
@@ -355,7 +363,9 @@ def report(result: Result, engines: Iterable[str]) -> str:
         "",
         "Gold queries skipped (fail on the engine before mutation): "
         + ", ".join(f"{e} {n}" for e, n in sorted(result.skipped_gold.items()))
-        + f". Run time {result.seconds:.0f} s.",
+        + f". Run time {result.seconds:.0f} s. Engines: "
+        + ", ".join(f"{k} {v}" for k, v in result.versions.items())
+        + ".",
     ]
     confusions = []
     for (engine, kind), s in sorted(result.cells.items()):
