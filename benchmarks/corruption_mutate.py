@@ -573,7 +573,7 @@ def placeholder_literal(tree, schema, rng, engine):
     cmp = rng.choice(options)
     shape = rng.choice(_PLACEHOLDERS)
     cmp.expression.replace(exp.var("PLACEHOLDER_MARK"))
-    text = shape.format(c=cmp.this.name.lower())
+    text = shape.format(c=re.sub(r"\W+", "_", cmp.this.name.lower()))
     sql = _out(tree, engine).replace("PLACEHOLDER_MARK", text, 1)
     return Mutant("placeholder", "syntax_error", sql, (), "placeholders")
 
@@ -591,7 +591,8 @@ def _foreign_tables() -> list[str]:
         if path.is_file():
             for db in json.loads(path.read_text()):
                 names.extend(db["table_names_original"])
-        _FOREIGN = sorted(dict.fromkeys(n for n in names if n.isidentifier())) or [
+        names = [n for n in names if n.isidentifier() and not n.lower().startswith("sqlite_")]
+        _FOREIGN = sorted(dict.fromkeys(names)) or [
             "employees", "departments", "students", "courses", "customers", "products",
         ]  # fmt: skip
     return _FOREIGN

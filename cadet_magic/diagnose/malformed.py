@@ -123,16 +123,14 @@ def truncated(
     after = tokens[-2].lower() if len(tokens) > 1 else ""
     if after in ("from", "join") and tables:
         pool = list(tables)
-    elif after == ".":  # qualified: a column, never a table
+    else:  # anywhere else a name is a column (tables follow FROM and JOIN)
         table_names = {t.lower() for t in tables}
         pool = [n for n in names if n.lower() not in table_names]
-    else:
-        pool = names
     low = last.lower()
     completions = list(
         dict.fromkeys(n for n in pool if n.lower().startswith(low) and len(n) > len(last))
     )
-    if any(n.lower() in (low + "s", low + "es") for n in completions):
+    if any(n.lower() == low + "s" for n in completions):
         return None  # a plural slip (``Treatment`` for ``Treatments``)
     if completions and any(len(n) > len(last) + 1 for n in completions):
         return {"tail": last, "completions": completions[:12]}
