@@ -94,6 +94,8 @@ def truncated(
         >>> truncated("SELECT a FROM t", ["a", "t"]) is None
         True
         >>> truncated("SELECT id FROM Document", ["Document_ID", "Documents"], ["Documents"])
+        >>> truncated("SELECT a FROM part, linei", ["a", "lineitem"], ["part", "lineitem"])
+        {'tail': 'linei', 'completions': ['lineitem']}
         >>> truncated("SELECT a FROM pets AS T3 WHERE T3.pet", ["petid", "pets"], ["pets"])["completions"]
         ['petid']
     """
@@ -120,8 +122,10 @@ def truncated(
     names = list(names)
     if last.lower() in {n.lower() for n in names} or last.lower() in _COMPLETE:
         return None
-    after = tokens[-2].lower() if len(tokens) > 1 else ""
-    if after in ("from", "join") and tables:
+    clause = next(
+        (t.lower() for t in reversed(tokens[:-1]) if t.lower() in _CLAUSE_WORDS or t == "("), ""
+    )
+    if clause in ("from", "join") and tables:  # FROM a, b, c: every name there is a table
         pool = list(tables)
     else:  # anywhere else a name is a column (tables follow FROM and JOIN)
         table_names = {t.lower() for t in tables}
@@ -141,6 +145,12 @@ def truncated(
 
 #: Words a finished query can end with that may also begin a name (``NULLS FIRST``).
 _COMPLETE = frozenset("asc desc first last nulls end only ties rows row current".split())
+
+#: Words that open the part of a query a name belongs to.
+_CLAUSE_WORDS = frozenset(
+    "select from join where on group order by having limit and or not set union intersect "
+    "except when then else case in like between is".split()
+)
 
 #: Clause keywords a cut can end inside of (``WHE``, ``ORD``).
 _CLAUSES = frozenset(
