@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -42,6 +43,8 @@ class Mutant:
     category: str
     sql: str
     targets: tuple[str, ...] = ()  # lower-cased real names a top-3 suggestion should hit
+    #: the details key (or aggregation mistake kind) the diagnosis must also find, if any
+    detail: str | None = None
 
 
 Mutation = Callable[[exp.Expression, Schema, random.Random, str], "Mutant | None"]
@@ -303,8 +306,11 @@ def syntax_slip(tree, schema, rng, engine):
     if not options:
         return None
     a, b = rng.choice(options)
-    if a == ")":
-        i = sql.rfind(")")
+    if a == ")":  # the last parenthesis outside quoted names and strings
+        code = re.sub(r"'(?:[^']|'')*'|\"[^\"]*\"", lambda m: " " * len(m.group(0)), sql)
+        i = code.rfind(")")
+        if i < 0:
+            return None
         broken = sql[:i] + sql[i + 1 :]
     else:
         broken = sql.replace(a, b, 1)
@@ -393,3 +399,249 @@ MUTATIONS: dict[str, Mutation] = {
     "aggregate_in_where": aggregate_in_where,
     "division_by_zero": division_by_zero,
 }
+
+
+# Mistakes real models make (measured on predictions of text-to-SQL systems on Spider dev):
+# a join dropped while its columns stay, a qualifier naming a table the query does not join,
+# nested aggregates, an aggregate in ORDER BY without GROUP BY, a reply cut short, a bind
+# placeholder instead of a literal, a table taken from another database.
+
+
+def _own_select(tree: exp.Expression) -> exp.Select | None:
+    return tree if isinstance(tree, exp.Select) else None
+
+
+def dropped_join(tree, schema, rng, engine):
+    """A JOIN removed while the query still uses its table's columns."""
+    select = _own_select(tree)
+    if select is None or not select.args.get("joins"):
+        return None
+    counts: dict[str, int] = {}
+    for t in tree.find_all(exp.Table):
+        counts[t.name.lower()] = counts.get(t.name.lower(), 0) + 1
+    options = []
+    for join in select.args["joins"]:
+        table = join.this
+        if not isinstance(table, exp.Table) or schema.table(table.name) is None:
+            continue
+        if counts.get(table.name.lower(), 0) != 1:
+            continue  # a self-join: the table stays in the query
+        real = schema.table(table.name).name
+        ref = (table.alias or table.name).lower()
+        used = [
+            c
+            for c in tree.find_all(exp.Column)
+            if c.find_ancestor(exp.Join) is not join
+            and c.name
+            and (
+                (c.table and c.table.lower() == ref)
+                or (not c.table and _owner(c, tree, schema) == real)
+            )
+        ]
+        if used:
+            options.append((join, real, used))
+    if not options:
+        return None
+    join, real, used = rng.choice(options)
+    join.pop()
+    targets = tuple(dict.fromkeys(f"{real}.{c.name}".lower() for c in used))
+    return Mutant("dropped_join", "join_error", _out(tree, engine), targets, "missing_join")
+
+
+def unjoined_qualifier(tree, schema, rng, engine):
+    """A column qualified with a table of the schema that the query does not join."""
+    tables = {t.lower() for t in _tables(tree, schema)}
+    options = []
+    for col, owner in _real_columns(tree, schema):
+        if not col.table:
+            continue
+        others = [
+            t.name
+            for t in schema.tables
+            if t.name.lower() not in tables and _has_column(schema, t.name, col.name)
+        ]
+        if others:
+            options.append((col, owner, others))
+    if not options:
+        return None
+    col, owner, others = rng.choice(options)
+    other = rng.choice(others)
+    quoted = other.upper() in _KEYWORDS or not other.isidentifier()  # ``"order".id``
+    col.set("table", exp.to_identifier(other, quoted=quoted))
+    return Mutant(
+        "unjoined_qualifier",
+        "join_error",
+        _out(tree, engine),
+        (f"{owner}.{col.name}".lower(),),
+        "missing_join",
+    )
+
+
+def nested_aggregate(tree, schema, rng, engine):
+    """An aggregate wrapped in another (``MAX(COUNT(*))``), as for "the most ..." questions."""
+    select = _own_select(tree)
+    if select is None:
+        return None
+    aggs = [
+        a
+        for e in select.expressions
+        for a in e.find_all(exp.AggFunc)
+        if a.find_ancestor(exp.Select) is select and not a.find_ancestor(exp.Window)
+    ]
+    if not aggs:
+        return None
+    agg = rng.choice(aggs)
+    agg.replace(exp.Max(this=agg.copy()))
+    return Mutant(
+        "nested_aggregate", "aggregation_error", _out(tree, engine), (), "nested_aggregate"
+    )
+
+
+def aggregate_in_order_by(tree, schema, rng, engine):
+    """GROUP BY dropped from a query that orders by an aggregate (``ORDER BY COUNT(*)``)."""
+    select = _own_select(tree)
+    if select is None or not select.args.get("group") or select.args.get("having"):
+        return None
+    order = select.args.get("order")
+    if order is None or not any(
+        a.find_ancestor(exp.Select) is select for a in order.find_all(exp.AggFunc)
+    ):
+        return None
+    group = select.args["group"]
+    # grouping by the GROUP BY columns, or by the columns selected without an aggregate,
+    # are both fixes
+    selected = [
+        c
+        for e in select.expressions
+        for c in e.find_all(exp.Column)
+        if not c.find_ancestor(exp.AggFunc) and c.find_ancestor(exp.Select) is select
+    ]
+    targets = []
+    for g in [*group.expressions, *selected]:
+        if isinstance(g, exp.Column):
+            owner = _owner(g, tree, schema)
+            targets.append(f"{owner}.{g.name}".lower() if owner else g.name.lower())
+    targets = list(dict.fromkeys(targets))
+    group.pop()
+    return Mutant(
+        "aggregate_in_order_by",
+        "aggregation_error",
+        _out(tree, engine),
+        tuple(targets),
+        "missing_group_by",
+    )
+
+
+_CUT_AFTER = re.compile(r"\b(WHERE|AND|OR|ON|JOIN|BY|FROM|SELECT)\b|,|=", re.I)
+
+
+def cut_short(tree, schema, rng, engine):
+    """The reply cut off mid-identifier (``WHERE countr``) or after a keyword (``GROUP BY``)."""
+    sql = _out(tree, engine)
+    code = re.sub(r"'(?:[^']|'')*'", lambda m: " " * len(m.group(0)), sql)
+    real = {n.lower() for n in schema.table_names()} | _all_columns(schema)
+    aliases = set(_aliases(tree))
+    spots = []
+    for m in re.finditer(r"[A-Za-z_][A-Za-z0-9_]{3,}", code):
+        word = m.group(0)
+        if word.lower() not in real or m.start() < 7:
+            continue
+        for k in range(max(2, (len(word) + 1) // 2), len(word) - 1):
+            prefix = word[:k].lower()
+            if prefix not in real and prefix not in aliases and prefix.upper() not in _KEYWORDS:
+                spots.append((m.start() + k, word))
+    if spots and rng.random() < 0.7:
+        end, word = rng.choice(spots)
+        return Mutant("cut_short", "syntax_error", sql[:end], (word.lower(),), "truncated")
+    ends = [m.end() for m in _CUT_AFTER.finditer(code) if m.start() > 7]
+    if not ends:
+        return None
+    return Mutant("cut_short", "syntax_error", sql[: rng.choice(ends)], (), "truncated")
+
+
+_PLACEHOLDERS = ("@{c}", ":{c}", "?", "%s", "$1")
+
+
+def placeholder_literal(tree, schema, rng, engine):
+    """A literal of a comparison replaced by a bind placeholder (``= @country``)."""
+    options = []
+    for cmp in tree.find_all(exp.EQ, exp.GT, exp.LT, exp.GTE, exp.LTE, exp.NEQ, exp.Like):
+        if isinstance(cmp.this, exp.Column) and isinstance(cmp.expression, exp.Literal):
+            options.append(cmp)
+    if not options:
+        return None
+    cmp = rng.choice(options)
+    shape = rng.choice(_PLACEHOLDERS)
+    cmp.expression.replace(exp.var("PLACEHOLDER_MARK"))
+    text = shape.format(c=re.sub(r"\W+", "_", cmp.this.name.lower()))
+    sql = _out(tree, engine).replace("PLACEHOLDER_MARK", text, 1)
+    return Mutant("placeholder", "syntax_error", sql, (), "placeholders")
+
+
+def _foreign_tables() -> list[str]:
+    """Table names of the other databases of the benchmark data (models borrow them from the
+    examples they saw); a few common example names when the data is absent."""
+    global _FOREIGN
+    if _FOREIGN is None:
+        import json
+        from pathlib import Path
+
+        names: list[str] = []
+        path = Path(__file__).resolve().parents[2] / "shared/data/spider-dev/tables.json"
+        if path.is_file():
+            for db in json.loads(path.read_text()):
+                names.extend(db["table_names_original"])
+        names = [n for n in names if n.isidentifier() and not n.lower().startswith("sqlite_")]
+        _FOREIGN = sorted(dict.fromkeys(names)) or [
+            "employees", "departments", "students", "courses", "customers", "products",
+        ]  # fmt: skip
+    return _FOREIGN
+
+
+_FOREIGN: list[str] | None = None
+
+
+def foreign_table(tree, schema, rng, engine):
+    """A table of the query replaced by a table of another database (its columns kept)."""
+    ctes = _ctes(tree)
+    options = []
+    for t in tree.find_all(exp.Table):
+        real = schema.table(t.name) if t.name and t.name.lower() not in ctes else None
+        if real is None:
+            continue
+        ref = (t.alias or t.name).lower()
+        used = [
+            c
+            for c, owner in _real_columns(tree, schema)
+            if owner == real.name and (not c.table or c.table.lower() == ref)
+        ]
+        if used:
+            options.append((t, real.name))
+    if not options:
+        return None
+    t, real = rng.choice(options)
+    taken = {n.lower() for n in schema.table_names()} | ctes | set(_aliases(tree))
+    pool = [n for n in _foreign_tables() if n.lower() not in taken and n.upper() not in _KEYWORDS]
+    if not pool:
+        return None
+    new = rng.choice(pool)
+    old = t.name
+    t.set("this", exp.to_identifier(new))
+    if not t.alias:
+        for col in tree.find_all(exp.Column):
+            if col.table and col.table.lower() == old.lower():
+                col.set("table", exp.to_identifier(new))
+    return Mutant("foreign_table", "table_not_found", _out(tree, engine), (real.lower(),))
+
+
+#: The realistic mistakes, scored per kind as well as per category.
+REALISTIC: dict[str, Mutation] = {
+    "dropped_join": dropped_join,
+    "unjoined_qualifier": unjoined_qualifier,
+    "nested_aggregate": nested_aggregate,
+    "aggregate_in_order_by": aggregate_in_order_by,
+    "cut_short": cut_short,
+    "placeholder": placeholder_literal,
+    "foreign_table": foreign_table,
+}
+MUTATIONS.update(REALISTIC)

@@ -2,7 +2,10 @@
 
 Modules: :mod:`.error_info` (read any wrapped engine error), :mod:`.classify` (category, in
 priority order), :mod:`.suggest` (names from the engine and the schema), :mod:`.feedback`
-(templates per category) and :mod:`.router` (``diagnose_error``, which ties them together).
+(templates per category) and :mod:`.router` (``diagnose_error``, which ties them together);
+what the failed query itself shows is read by :mod:`.joins` (a table it does not join, and the
+join path), :mod:`.aggregates` (which aggregation mistake) and :mod:`.malformed` (cut off,
+repeated words, placeholders, syntax the engine lacks, nested too deeply).
 
 Example:
     >>> from cadet_magic.diagnose import diagnose_error

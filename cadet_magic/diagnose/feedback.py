@@ -1,6 +1,6 @@
 """Feedback templates: one short, specific correction per category (stdlib only).
 
-Each template returns at most about 60 words of guidance; :func:`render` puts the failed
+Each template returns at most 60 words of guidance (measured by the corruption benchmark); :func:`render` puts the failed
 SQL in front of it. The wording follows seed delivery-cadet-error-handling.md (CTEs
 instead of derived-table aliases, NULLIF for division, the dialect's own date functions,
 quoting case-sensitive identifiers) and seed querypilot-day5-self-correction.md
@@ -53,9 +53,11 @@ def column_not_found(details: dict[str, Any], suggestions: list[str], dialect: s
             "columns and tables."
         )
     if details.get("case_sensitive"):
+        real = str(details["case_sensitive"])
+        col = real.split(".")[-1]
         return (
-            text + f" The real name is {_names(suggestions, 1)}: identifiers differ only in "
-            'case, so write it exactly, in double quotes ("Name").'
+            text + f" The real column is {real}: on this engine quoted names keep their case "
+            f'and unquoted ones are folded to lower case, so write it exactly, in double quotes: "{col}".'
         )
     if details.get("derived_alias"):
         return (
@@ -78,6 +80,12 @@ def table_not_found(details: dict[str, Any], suggestions: list[str], dialect: st
             "WITH t AS (SELECT ...) SELECT ... FROM t."
         )
     text = f'Table "{ident}" does not exist.'
+    if details.get("case_sensitive"):
+        real = details["case_sensitive"]
+        return (
+            text + f" The real table is {real}: on this engine quoted names keep their case and "
+            f'unquoted ones are folded to lower case, so write it exactly, in double quotes: "{real}".'
+        )
     if suggestions:
         text += f" Did you mean {_names(suggestions)}?"
     allowed = details.get("tables")
@@ -87,6 +95,34 @@ def table_not_found(details: dict[str, Any], suggestions: list[str], dialect: st
 
 
 def syntax_error(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    engine = dialect or "this engine"
+    if details.get("too_deep"):
+        return (
+            f"The query is nested too deeply for {engine}'s parser. Flatten it: one IN (...) "
+            "list instead of chained ORs, CTEs (WITH a AS (...)) instead of nested subqueries, "
+            "fewer parentheses."
+        )
+    if details.get("placeholders"):
+        shown = ", ".join(details["placeholders"][:3])
+        return (
+            f"The query has bind placeholders ({shown}), but no values are bound: nothing "
+            "fills them in. Write the values themselves as literals ('text' in single quotes, "
+            "numbers as they are), taken from the question."
+        )
+    if details.get("unsupported"):
+        name, instead = details["unsupported"]
+        return f"{engine} does not support {name}. Instead, {instead}."
+    if details.get("repeated"):
+        return (
+            f'The reply repeats "{details["repeated"]}" over and over: the query is '
+            "degenerate. Write it again from the start: one short, complete SELECT."
+        )
+    if details.get("truncated"):
+        tail = details["truncated"]["tail"]
+        text = f'The query is cut off: it ends with "{tail}" mid-statement.'
+        if suggestions:
+            text += f" Did you mean {_names(suggestions)}?"
+        return text + " Write the whole query again, complete and shorter if needed."
     if details.get("derived_alias"):
         return (
             "A subquery in FROM needs an alias. Better: use a CTE, "
@@ -112,6 +148,29 @@ def type_mismatch(details: dict[str, Any], suggestions: list[str], dialect: str)
 
 
 def join_error(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
+    missing = details.get("missing_join")
+    if missing:
+        column, table = missing["column"], missing["table"]
+        qualifier = missing.get("qualifier")
+        if qualifier and qualifier.lower() != table.lower():
+            text = (
+                f"{qualifier} is not a table or alias of the query. Column {column} is in {table}"
+            )
+        else:
+            text = f"Column {column} is in {table}"
+        text += ", which the query does not join"
+        if missing.get("joins"):
+            text += ": " + " ".join(missing["joins"]) + "."
+        else:
+            text += f": add {table} to FROM with a JOIN on its key."
+        in_query = missing.get("in_query") or []
+        others = [o for o in missing.get("owners", []) if o != table][:2]
+        text += f" Then qualify it: {table}.{column}."
+        if in_query:
+            text += f" Or, if you meant a table the query has: {_names(in_query, 2)}."
+        elif others:
+            text += f" ({column} is also in {', '.join(others)}.)"
+        return text
     ident = details.get("identifier", "?")
     text = f'Column "{ident}" is ambiguous: several joined tables have it.'
     if suggestions:
@@ -124,6 +183,31 @@ def aggregation_error(details: dict[str, Any], suggestions: list[str], dialect: 
         return (
             "Aggregates such as COUNT or SUM cannot be used in WHERE. Move that condition to "
             "HAVING (after GROUP BY), keeping the other WHERE conditions."
+        )
+    mistake = details.get("aggregate_mistake") or {}
+    kind = mistake.get("kind")
+    if kind == "nested_aggregate":
+        expr = mistake.get("expression") or "an aggregate of an aggregate"
+        return (
+            f"Aggregates cannot be nested ({expr}). For the largest or smallest group, "
+            "GROUP BY, then ORDER BY the aggregate DESC (or ASC) LIMIT 1; or aggregate in a "
+            "subquery first: SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM ... GROUP BY ...) AS t."
+        )
+    if kind == "missing_group_by":
+        cols = _names(suggestions, 3) or ", ".join(mistake.get("columns", [])[:3])
+        where = "ORDER BY" if mistake.get("in_order_by") else "SELECT"
+        agg = mistake.get("aggregate") or "the aggregate"
+        return (
+            f"{agg} in {where} is computed per group, but the query has no GROUP BY. Add "
+            f"GROUP BY {cols} (the columns selected without an aggregate). Keep every "
+            "aggregation."
+        )
+    if kind == "not_grouped":
+        cols = _names(suggestions, 4) or ", ".join(mistake.get("columns", [])[:4])
+        return (
+            f"{cols} is selected but neither grouped nor aggregated. Add it to GROUP BY, or "
+            "wrap it in an aggregate (MIN, MAX). Keep every aggregation and the existing GROUP "
+            "BY columns."
         )
     col = _names(suggestions, 3) or details.get("identifier", "the non-aggregated columns")
     return (

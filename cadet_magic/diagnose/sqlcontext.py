@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
 
 _FROM = re.compile(
     r"\b(?:FROM|JOIN)\s+([\w.\"`\[\]]+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|JOIN\b|GROUP\b|ORDER\b|"
@@ -50,6 +52,37 @@ class SqlContext:
         return self.aliases.get(qualifier.strip('"`[]').lower())
 
 
+@lru_cache(maxsize=32)
+def _parse(sql: str, dialect: str | None) -> Any:
+    import sqlglot
+
+    from cadet_magic.sql.dialect import quiet_sqlglot
+
+    for d in dict.fromkeys((sqlglot_dialect(dialect), None)):
+        try:
+            with quiet_sqlglot():
+                return sqlglot.parse_one(sql, read=d)
+        except Exception:  # noqa: BLE001 - any parse failure: try the next reading
+            continue
+    return None
+
+
+def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
+    """The sqlglot tree of ``sql`` (its dialect first, then generic SQL), or None; shared by
+    the diagnosis' readers (cached: callers must not change it).
+
+    Example:
+        >>> parse_tree("SELECT 1").sql(), parse_tree("SELEC 1 FROM") is None
+        ('SELECT 1', True)
+    """
+    if not sql:
+        return None
+    try:
+        return _parse(sql, dialect)
+    except RecursionError:
+        return None
+
+
 def sql_context(sql: str | None, dialect: str | None = None) -> SqlContext:
     """Parses ``sql`` (leniently) for its tables and aliases; never raises.
 
@@ -64,16 +97,9 @@ def sql_context(sql: str | None, dialect: str | None = None) -> SqlContext:
     if not sql:
         return ctx
     try:
-        import sqlglot
         from sqlglot import exp
 
-        tree = None
-        for d in (sqlglot_dialect(dialect), None):
-            try:
-                tree = sqlglot.parse_one(sql, read=d)
-                break
-            except Exception:  # noqa: BLE001 - any parse failure: try the next reading
-                continue
+        tree = parse_tree(sql, dialect)
         if tree is None:
             raise ValueError("unparsable")
         ctx.ctes = [c.alias_or_name for c in tree.find_all(exp.CTE)]

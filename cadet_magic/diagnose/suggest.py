@@ -158,20 +158,46 @@ def rank_columns(
 
 
 def rank_tables(
-    identifier: str, schema: Schema, *, engine: list[str] | None = None, limit: int = 5
+    identifier: str,
+    schema: Schema,
+    *,
+    engine: list[str] | None = None,
+    columns: list[str] | None = None,
+    limit: int = 5,
 ) -> list[str]:
-    """Real table names for a table the engine could not find, best first.
+    """Real table names for a table the engine could not find, best first: by name, and by
+    how many of the columns the query reads from it each table holds (rare columns count
+    more than ones every table has), so that a table invented from another database still
+    finds the table that has its columns.
 
     Example:
         >>> s = Schema.from_mapping({"singer": ["id"], "concert": ["id"], "stadium": ["id"]})
         >>> rank_tables("singers", s)[0]
         'singer'
+        >>> s = Schema.from_mapping({"Ref_Shipping_Agents": ["shipping_agent_code", "name"],
+        ...                          "Documents": ["document_id", "name"]})
+        >>> rank_tables("carriers", s, columns=["shipping_agent_code", "name"])[0]
+        'Ref_Shipping_Agents'
     """
     engine = engine or []
     _, name = _split(identifier)
     if not schema.tables:
         return engine[:limit]
     scores = {t.name: similarity(name, t.name) for t in schema.tables}
+    wanted = {c.lower() for c in columns or []}
+    if wanted:
+        holders = {
+            c: [t.name for t in schema.tables if c in {x.lower() for x in t.column_names()}]
+            for c in wanted
+        }
+        weights = {c: 1.0 / len(h) if h else 0.0 for c, h in holders.items()}
+        total = sum(weights.values())
+        if total:
+            for table in schema.tables:
+                has = {x.lower() for x in table.column_names()}
+                cover = sum(w for c, w in weights.items() if c in has) / total
+                sim = scores[table.name]
+                scores[table.name] = 0.3 * sim + 0.35 + 0.35 * cover if cover else sim - 0.3
     for rank, cand in enumerate(engine):
         real = schema.table(_split(cand)[1])
         if real is not None:

@@ -144,6 +144,7 @@ def test_feedback_names_the_function_the_model_wrote_not_its_regenerated_spellin
     )
     first = r.attempts[0]
     assert first.category == "function_not_found"
-    assert "PERCENTILE_CONT" in first.error  # the engine's own message, unchanged
+    # the engine's message, naming the function as the model wrote it
+    assert "MEDIAN" in first.error and "PERCENTILE_CONT" not in first.error
     assert '"MEDIAN"' in first.feedback and "PERCENTILE_CONT" not in first.feedback
     assert r.ok and len(model.prompts) == 2

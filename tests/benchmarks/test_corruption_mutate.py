@@ -16,6 +16,7 @@ SCHEMA = Schema(
                          Column("age", "INTEGER"), Column("country", "TEXT"))),
         Table("concert", (Column("concert_id", "INTEGER"), Column("singer_id", "INTEGER"),
                           Column("year", "TEXT"))),
+        Table("stadium", (Column("stadium_id", "INTEGER"), Column("name", "TEXT"))),
     )
 )  # fmt: skip
 JOIN = (
@@ -29,15 +30,29 @@ def _mutate(kind: str, sql: str = JOIN, engine: str = "sqlite", seed: int = 0):
     return MUTATIONS[kind](tree, SCHEMA, random.Random(seed), engine)
 
 
+#: Queries the realistic mistakes need besides JOIN (a joined table's column in SELECT, an
+#: aggregate in ORDER BY).
+USES_JOIN = (
+    "SELECT T1.name, T2.year FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = "
+    "T2.singer_id WHERE T1.age > 20"
+)
+ORDERED = (
+    "SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id "
+    "GROUP BY T1.name ORDER BY COUNT(*) DESC LIMIT 1"
+)
+QUERY_FOR = {"dropped_join": USES_JOIN, "aggregate_in_order_by": ORDERED}
+
+
 def test_every_kind_applies_to_a_rich_query():
     for kind in MUTATIONS:
         for engine in ("duckdb", "sqlite", "postgresql"):
-            m = _mutate(kind, engine=engine)
+            sql = QUERY_FOR.get(kind, JOIN)
+            m = _mutate(kind, sql, engine=engine)
             assert m is not None, (kind, engine)
             assert (
                 m.sql
                 != sqlglot.transpile(
-                    JOIN, read="sqlite", write={"postgresql": "postgres"}.get(engine, engine)
+                    sql, read="sqlite", write={"postgresql": "postgres"}.get(engine, engine)
                 )[0]
             )
 
@@ -101,3 +116,48 @@ def test_foreign_function_is_foreign_to_the_engine():
 def test_aggregate_in_where_moves_having():
     m = _mutate("aggregate_in_where")
     assert "HAVING" not in m.sql and "COUNT(*) > 1" in m.sql.split("WHERE")[1]
+
+
+def test_dropped_join_keeps_its_columns():
+    m = _mutate("dropped_join", USES_JOIN)
+    assert "JOIN" not in m.sql and "T2.year" in m.sql
+    assert (m.category, m.detail, m.targets) == ("join_error", "missing_join", ("concert.year",))
+    assert _mutate("dropped_join") is None  # the joined table is used only in its ON
+
+
+def test_unjoined_qualifier_names_a_table_outside_the_query():
+    m = _mutate("unjoined_qualifier")
+    assert "stadium.name" in m.sql and m.targets == ("singer.name",)
+
+
+def test_nested_aggregate_and_aggregate_in_order_by():
+    assert "MAX(COUNT(*))" in _mutate("nested_aggregate").sql
+    m = _mutate("aggregate_in_order_by", ORDERED)
+    assert "GROUP BY" not in m.sql and "ORDER BY COUNT(*)" in m.sql
+    assert m.targets == ("singer.name",) and m.detail == "missing_group_by"
+    assert _mutate("aggregate_in_order_by") is None  # HAVING needs its GROUP BY
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_cut_short_ends_mid_name_or_after_a_keyword(seed):
+    m = _mutate("cut_short", seed=seed)
+    full = sqlglot.transpile(JOIN, read="sqlite", write="sqlite")[0]
+    assert full.startswith(m.sql) and len(m.sql) < len(full) and m.detail == "truncated"
+    if m.targets:
+        (word,) = m.targets
+        last = m.sql.split()[-1].split(".")[-1].lower()
+        assert word.startswith(last) and len(word) >= len(last) + 2
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_placeholder_replaces_a_literal(seed):
+    from cadet_magic.diagnose.malformed import placeholders
+
+    m = _mutate("placeholder", seed=seed)
+    assert placeholders(m.sql) and m.category == "syntax_error"
+
+
+def test_foreign_table_comes_from_another_database():
+    m = _mutate("foreign_table", "SELECT name, age FROM singer WHERE age > 20")
+    table = m.sql.split("FROM ")[1].split()[0]
+    assert SCHEMA.table(table) is None and m.targets == ("singer",)
