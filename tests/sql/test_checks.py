@@ -35,6 +35,7 @@ def test_every_rule_is_a_module_with_the_same_shape() -> None:
         "select_into",
         "row_lock",
         "function_calls",
+        "substitution",
         "tables",
     ]
     for rule in RULES:

@@ -19,13 +19,20 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from cadet_magic.sql.checks import function_calls, row_lock, select_into, side_effects, tables
+from cadet_magic.sql.checks import (
+    function_calls,
+    row_lock,
+    select_into,
+    side_effects,
+    substitution,
+    tables,
+)
 from cadet_magic.sql.checks.context import Context, Issue
 
 __all__ = ["RULES", "Context", "Issue", "check_tree"]
 
 #: The tree rules in the order they are tried on each node.
-RULES = (side_effects, select_into, row_lock, function_calls, tables)
+RULES = (side_effects, select_into, row_lock, function_calls, substitution, tables)
 
 _DISPATCH = tuple((rule.NODES, rule.check) for rule in RULES)
 
