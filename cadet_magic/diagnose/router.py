@@ -45,6 +45,7 @@ _IDENTIFIER = {
         r"no such column: ?(\S+)",
         r'^column "?([^"\s]+?)"? does not exist',
         r"has no column named (\S+)",
+        r'with name "([^"]+)" cannot be resolved',  # Spark
     ],
     Category.table_not_found: [
         r"Table with name \"?([^\"\s!]+)\"? does not exist",
@@ -52,6 +53,7 @@ _IDENTIFIER = {
         r'relation "?([^"\s]+)"? does not exist',
         r'missing FROM-clause entry for table "?([^"\s]+)"?',
         r'Referenced table "?([^"\s]+)"? not found',
+        r'The table or view "([^"]+)" cannot be found',  # Spark
     ],
     Category.join_error: [
         r'column reference "?([^"\s]+)"? is ambiguous',
@@ -59,15 +61,19 @@ _IDENTIFIER = {
         r"ambiguous column name: ?(\S+)",
         r'table name "?([^"\s]+)"? specified more than once',
         r'Duplicate alias "?([^"\s]+)"?',
+        r'Reference "([^"]+)" is ambiguous',  # Spark
     ],
     Category.aggregation_error: [
         r'column "?([^"\s]+?)"? must appear in the GROUP BY',
         r"misuse of aggregate(?: function)?:? (\w+)\(",
+        r'non-aggregating expression "([^"]+)"',  # Spark
     ],
     Category.function_not_found: [
         r"Function with name \"?(\w+)\"? does not exist",
         r"no such function: ?(\w+)",
         r"^function (\w+)\(",
+        r'Cannot resolve routine "([^"]+)"',  # Spark
+        r'^The "(\w+)" requires \d+ parameters',  # Spark
     ],
     Category.syntax_error: [r'at or near "([^"]*)"', r'near "([^"]*)": syntax error'],
 }
