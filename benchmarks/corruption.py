@@ -25,6 +25,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlglot
 
@@ -176,6 +177,7 @@ def run_benchmark(
     dbs: Iterable[str] | None = None,
     limit: int | None = None,
     tpch: bool = True,
+    spark: Any = None,
 ) -> Result:
     """Runs the benchmark; ``limit`` caps the gold queries per database (a quick sample)."""
     engines = [e for e in engines if e != "postgresql" or pg_url]
@@ -185,7 +187,7 @@ def run_benchmark(
     for s in spider_sources(dbs):
         by_db[s.db].append(s)
     for name, sources in sorted(by_db.items()):
-        db = open_spider(name, pg_url, engines)
+        db = open_spider(name, pg_url, engines, spark=spark)
         try:
             run_database(db, sources[:limit] if limit else sources, result, engines)
         finally:
@@ -270,7 +272,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="gold queries per database")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--examples", action="store_true", help="print failing examples")
+    parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="Spark SQL only (a local classic session; Spider as temporary views), written to "
+        "its own section",
+    )
     args = parser.parse_args(argv)
+    if args.spark:
+        _main_spark(args)
+        return
     engines = [e for e in ENGINES if not (args.no_postgres and e == "postgresql")]
     if "postgresql" in engines:
         from workloads.postgres import pg_cluster
@@ -292,6 +303,37 @@ def main(argv: list[str] | None = None) -> None:
             "Error diagnosis: corruption benchmark",
             body,
             packages=("duckdb", "sqlglot", "psycopg"),
+        )
+
+
+def _main_spark(args: argparse.Namespace) -> None:
+    """The benchmark on Spark alone (section ``corruption-spark`` of BENCHMARKS.md)."""
+    from benchmarks.report import write_section
+    from workloads.spark import classic_session
+
+    with classic_session() as spark:
+        spark.sparkContext.setLogLevel("OFF")
+        result = run_benchmark(
+            pg_url=None, engines=["spark"], limit=args.limit, tpch=False, spark=spark
+        )
+    if args.examples:
+        for key, s in sorted(result.cells.items()):
+            for ex in s.examples:
+                print(key, ex)
+    body = report(result, ["spark"]).replace(
+        "Gold queries: Spider dev (19 SQLite databases copied into DuckDB and PostgreSQL) and "
+        "TPC-H (22 queries, empty tables).",
+        "Gold queries: Spider dev (19 SQLite databases loaded into a local classic Spark session "
+        "as temporary views; TPC-H is not run on Spark).",
+    )
+    if args.no_write:
+        print(body)
+    else:
+        write_section(
+            "corruption-spark",
+            "Error diagnosis: corruption benchmark on Spark SQL",
+            body,
+            packages=("pyspark", "sqlglot"),
         )
 
 
