@@ -308,6 +308,7 @@ class SparkRunner:
                 stop_in_background()  # never re-enter the client from the signal handler
 
             restore = _on_ctrl_c(on_ctrl_c)
+            quiet = _quiet_error_log()
             timer = self.session.watchdog.schedule(timeout, on_deadline)
             try:
                 try:
@@ -335,6 +336,7 @@ class SparkRunner:
                     done = True
                 timer.cancel()
                 restore()
+                quiet()
         it = iter(fetched)
         rows, truncated, why = fetch_bounded(
             lambda n: [r for _, r in zip(range(n), it, strict=False)], limit, max_bytes
@@ -454,6 +456,17 @@ def _is_cancel(e: BaseException) -> bool:
 
 def _is_out_of_memory(e: BaseException) -> bool:
     return isinstance(e, MemoryError) or "OutOfMemoryError" in str(e)[:2000]
+
+
+def _quiet_error_log() -> Any:
+    """Silences pyspark's ``SQLQueryContextLogger`` (it prints every failed query's error as
+    JSON; the diagnosis reports it instead) until the returned undo is called."""
+    import logging
+
+    logger = logging.getLogger("SQLQueryContextLogger")
+    disabled = logger.disabled
+    logger.disabled = True
+    return lambda: setattr(logger, "disabled", disabled)
 
 
 def _on_ctrl_c(callback: Any) -> Any:

@@ -230,3 +230,22 @@ def test_jupysql_spark_connection_is_used(ipython_shell, spark):
         assert isinstance(r, SparkRunner) and r.spark is spark
     finally:
         ipython_shell.run_line_magic("sql", "--close cadet_spark")
+
+
+def test_ask_magic_with_con_spark(ipython_shell, spark):
+    """``%%ask --con spark`` end to end with a scripted model: a wrong column first (Spark's
+    proposal becomes the feedback), then the right query."""
+    from tests.helpers import fake_model, sql_reply
+
+    _tables(spark)
+    ip = ipython_shell
+    ip.user_ns["spark"] = spark
+    ip.user_ns["model"] = fake_model(
+        sql_reply("SELECT stat, count(*) AS n FROM victim GROUP BY stat"),
+        sql_reply("SELECT status, count(*) AS n FROM victim GROUP BY status ORDER BY n DESC"),
+    )
+    r = ip.run_cell_magic("ask", "--model model --con spark --no-fallback", "Victims per status?")
+    assert r.ok and r.df.values.tolist() == [["open", 2], ["paid", 1]], r.attempts
+    first = r.attempts[0]
+    assert first.category == "column_not_found" and "victim.status" in first.suggestions[:3]
+    assert "status" in (first.feedback or "")
