@@ -461,9 +461,12 @@ def _is_out_of_memory(e: BaseException) -> bool:
 def _quiet_error_log() -> Any:
     """Silences pyspark's ``SQLQueryContextLogger`` (it prints every failed query's error as
     JSON; the diagnosis reports it instead) until the returned undo is called."""
-    import logging
+    try:  # pyspark's own logger class: a plain Logger of that name would break its calls
+        from pyspark.logger import PySparkLogger
 
-    logger = logging.getLogger("SQLQueryContextLogger")
+        logger = PySparkLogger.getLogger("SQLQueryContextLogger")
+    except Exception:  # noqa: BLE001 - an older pyspark without it: nothing to silence
+        return lambda: None
     disabled = logger.disabled
     logger.disabled = True
     return lambda: setattr(logger, "disabled", disabled)
