@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import sqlglot
 
@@ -250,6 +251,7 @@ def run_benchmark(
     limit: int | None = None,
     tpch: bool = True,
     bird: bool | None = None,
+    spark: Any = None,
 ) -> Result:
     """Runs the benchmark; ``limit`` caps the gold queries per database (a quick sample);
     BIRD's databases are included unless ``bird`` is False (default: when ``dbs`` is None)."""
@@ -266,7 +268,7 @@ def run_benchmark(
         with psycopg.connect(pg_url) as con:
             result.versions["PostgreSQL"] = con.execute("SHOW server_version").fetchone()[0]
     for name, sources in sorted(by_db.items()):
-        db = open_spider(name, pg_url, engines)
+        db = open_spider(name, pg_url, engines, spark=spark)
         add_foreign_keys(db, SPIDER / "database" / name / f"{name}.sqlite")
         try:
             run_database(db, sources[:limit] if limit else sources, result, engines)
@@ -384,7 +386,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None, help="gold queries per database")
     parser.add_argument("--no-write", action="store_true", help="print only")
     parser.add_argument("--examples", action="store_true", help="print failing examples")
+    parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="Spark SQL only (a local classic session; Spider as temporary views), written to "
+        "its own section",
+    )
     args = parser.parse_args(argv)
+    if args.spark:
+        _main_spark(args)
+        return
     engines = [e for e in ENGINES if not (args.no_postgres and e == "postgresql")]
     if "postgresql" in engines:
         from workloads.postgres import pg_cluster
@@ -406,6 +417,37 @@ def main(argv: list[str] | None = None) -> None:
             "Error diagnosis: corruption benchmark",
             body,
             packages=("duckdb", "sqlglot", "psycopg"),
+        )
+
+
+def _main_spark(args: argparse.Namespace) -> None:
+    """The benchmark on Spark alone (section ``corruption-spark`` of BENCHMARKS.md)."""
+    from benchmarks.report import write_section
+    from workloads.spark import classic_session
+
+    with classic_session() as spark:
+        spark.sparkContext.setLogLevel("OFF")
+        result = run_benchmark(
+            pg_url=None, engines=["spark"], limit=args.limit, tpch=False, spark=spark
+        )
+    if args.examples:
+        for key, s in sorted(result.cells.items()):
+            for ex in s.examples:
+                print(key, ex)
+    body = report(result, ["spark"]).replace(
+        "Gold queries: Spider dev (19 SQLite databases copied into DuckDB and PostgreSQL) and "
+        "TPC-H (22 queries, empty tables).",
+        "Gold queries: Spider dev (19 SQLite databases loaded into a local classic Spark session "
+        "as temporary views; TPC-H is not run on Spark).",
+    )
+    if args.no_write:
+        print(body)
+    else:
+        write_section(
+            "corruption-spark",
+            "Error diagnosis: corruption benchmark on Spark SQL",
+            body,
+            packages=("pyspark", "sqlglot"),
         )
 
 

@@ -26,6 +26,7 @@ SPIDER = DATA / "spider-dev"
 TPCH = DATA / "tpch"
 ENGINES = ("duckdb", "sqlite", "postgresql")
 SQLGLOT = {"duckdb": "duckdb", "sqlite": "sqlite", "postgresql": "postgres"}
+SQLGLOT["spark"] = "spark"  # Spark SQL: a classic local session, Spider as temporary views
 
 
 @dataclass
@@ -50,7 +51,9 @@ class Database:
         """Runs ``sql`` on ``engine``; returns the raised exception or None."""
         con = self.connections[engine]
         try:
-            if engine == "postgresql":
+            if engine == "spark":
+                con.sql(sql).limit(50).collect()
+            elif engine == "postgresql":
                 with con.cursor() as cur:
                     cur.execute(sql)
                     if cur.description is not None:
@@ -175,7 +178,9 @@ def _pg_ident(name: str) -> str:
     return '"' + name.lower().replace('"', '""') + '"'
 
 
-def open_spider(db: str, pg_url: str | None, engines: Iterable[str] = ENGINES) -> Database:
+def open_spider(
+    db: str, pg_url: str | None, engines: Iterable[str] = ENGINES, spark: Any = None
+) -> Database:
     """The Spider database ``db`` on the requested engines (copied from its SQLite file)."""
     import duckdb
     import pandas as pd
@@ -207,7 +212,36 @@ def open_spider(db: str, pg_url: str | None, engines: Iterable[str] = ENGINES) -
     if "postgresql" in engines and pg_url:
         database.connections["postgresql"] = _pg_load(pg_url, db, loaded)
         database.schemas["postgresql"] = _pg_schema(database.connections["postgresql"], db.lower())
+    if "spark" in engines and spark is not None:
+        database.connections["spark"] = spark
+        database.schemas["spark"] = _spark_load(spark, loaded)
     return database
+
+
+def _spark_load(spark: Any, loaded: list) -> Schema:
+    """Spider's tables as temporary views of ``spark`` (earlier ones dropped); their schema."""
+    from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
+
+    for t in spark.catalog.listTables():
+        if t.isTemporary:
+            spark.catalog.dropTempView(t.name)
+    kinds = {"INTEGER": LongType(), "DOUBLE": DoubleType()}
+    rows_info = []
+    for t, cols, types, rows in loaded:
+        struct = StructType(
+            [StructField(c, kinds.get(k, StringType())) for c, k in zip(cols, types, strict=True)]
+        )
+        data = [
+            tuple(
+                float(v) if k == "DOUBLE" and v is not None else v
+                for v, k in zip(r, types, strict=True)
+            )
+            for r in _coerce(rows, types)
+        ]
+        spark.createDataFrame(data, struct).createOrReplaceTempView(t)
+        rows_info += [(t, c, {"INTEGER": "bigint", "DOUBLE": "double"}.get(k, "string"))
+                      for c, k in zip(cols, types, strict=True)]  # fmt: skip
+    return _schema_info(rows_info, "spark")
 
 
 def _pg_load(pg_url: str, schema: str, loaded: list) -> Any:
@@ -273,7 +307,9 @@ def open_tpch(pg_url: str | None, engines: Iterable[str] = ENGINES) -> Database:
 
 def close(database: Database) -> None:
     """Closes every connection of ``database``."""
-    for con in database.connections.values():
+    for engine, con in database.connections.items():
+        if engine == "spark":
+            continue  # the session is the caller's
         try:
             con.close()
         except Exception:  # noqa: BLE001

@@ -28,6 +28,7 @@ from sqlglot.tokens import Tokenizer
 from cadet_magic.schema.model import Schema
 
 SQLGLOT = {"duckdb": "duckdb", "sqlite": "sqlite", "postgresql": "postgres"}
+SQLGLOT["spark"] = "spark"
 _KEYWORDS = {k.upper() for k in Tokenizer.KEYWORDS} | {
     "ORDER", "GROUP", "USER", "NAME", "YEAR", "DATE", "TIME", "KEY", "VALUE", "TYPE",
 }  # fmt: skip
@@ -326,6 +327,10 @@ FOREIGN_FUNCTIONS = {
     "postgresql": [("nvl", "{c}, 0"), ("ifnull", "{c}, 0"), ("date_format", "{c}, '%Y'"),
                    ("strftime", "'%Y', {c}"), ("year", "{c}"), ("len", "{c}")],
 }  # fmt: skip
+FOREIGN_FUNCTIONS["spark"] = [
+    ("strftime", "'%Y', {c}"), ("julianday", "{c}"), ("to_days", "{c}"),
+    ("datefromparts", "{c}, 1, 1"), ("str_to_date", "{c}, '%Y'"), ("charindex", "'a', {c}"),
+]  # fmt: skip
 
 
 def foreign_function(tree, schema, rng, engine):

@@ -48,7 +48,7 @@ fi
 
 # Component-specific set-up (each script is idempotent and quick when done already).
 for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh scripts/setup_lite.sh \
-  scripts/setup_binder.sh; do
+  scripts/setup_binder.sh scripts/setup_spark.sh; do
   if [ -f "$extra" ]; then bash "$extra"; fi
 done
 # MySQL/MariaDB: the server binaries the `mysql` tests start as a throwaway process.

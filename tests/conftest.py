@@ -157,3 +157,49 @@ def ipython_shell():
     shell = start_ipython() or get_ipython()
     shell.run_line_magic("load_ext", "cadet_magic")
     return shell
+
+
+# --- Spark: one local classic session and one Spark Connect server per test session ---------
+
+
+def _need_spark() -> None:
+    from workloads.spark import spark_missing
+
+    why = spark_missing()
+    need(why is None, why or "")
+
+
+@pytest.fixture(scope="session")
+def spark_classic():
+    """A classic ``local[2]`` SparkSession on 127.0.0.1, shared by the whole test session."""
+    _need_spark()
+    from workloads.spark import classic_session
+
+    with classic_session() as spark:
+        yield spark
+
+
+@pytest.fixture(scope="session")
+def spark_connect_url():
+    """A Spark Connect server on 127.0.0.1 (pyspark's own jars), shared by the test session."""
+    _need_spark()
+    from workloads.spark import connect_server
+
+    with connect_server() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def spark_connect(spark_connect_url):
+    """A Spark Connect client session on the shared server (stopped at the end)."""
+    from workloads.spark import connect_session
+
+    spark = connect_session(spark_connect_url)
+    yield spark
+    spark.stop()
+
+
+@pytest.fixture(params=["classic", "connect"])
+def spark(request):
+    """Each Spark test once on the classic session and once on Spark Connect."""
+    return request.getfixturevalue(f"spark_{request.param}")

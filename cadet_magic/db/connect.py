@@ -1,8 +1,8 @@
 """From whatever the user has to a runner (edge: drivers and jupysql imported lazily).
 
 Accepted: a SQLAlchemy Engine or Connection, a native ``duckdb`` connection, a
-``sqlite3`` connection, a jupysql connection object, an existing runner, or None
-for jupysql's current connection (``%sql ...``).
+``sqlite3`` connection, a ``SparkSession`` (classic or Spark Connect), a jupysql connection
+object, an existing runner, or None for jupysql's current connection (``%sql ...``).
 
 MySQL/MariaDB: a raw PyMySQL connection is accepted too (its runner opens connections of its
 own with the same parameters).
@@ -89,6 +89,13 @@ def _resolve(con: Any = None) -> Runner:
 
         if is_pymysql(con):
             return runner_for_pymysql(con)
+    # Spark: a classic or Spark Connect SparkSession (also jupysql's Spark connection's own)
+    from cadet_magic.db.spark import is_spark_session
+
+    if is_spark_session(con):
+        from cadet_magic.db.spark import SparkRunner
+
+        return SparkRunner(con)
     if hasattr(con, "connection_sqlalchemy") or getattr(con, "is_dbapi_connection", False):
         return _from_jupysql(con)
     if hasattr(con, "run") and hasattr(con, "schema") and hasattr(con, "dialect"):

@@ -97,6 +97,42 @@ def _clean(text: str) -> tuple[str, list[str], list[str]]:
     return text.strip(), classes, modules
 
 
+_SPARK_NAMES = re.compile(r"`((?:[^`]|``)*)`((?:\.`(?:[^`]|``)*`)*)")
+_SPARK_TAIL = re.compile(r"\s*SQLSTATE: \w+.*$")
+
+
+def _spark_call(e: BaseException, method: str) -> object:
+    """pyspark's error API (``getCondition``, ``getSqlState`` ...), or None for other errors."""
+    f = getattr(e, method, None)
+    if not callable(f) or not type(e).__module__.startswith("pyspark"):
+        return None
+    try:
+        return f()
+    except Exception:  # noqa: BLE001 - an error without that information
+        return None
+
+
+def _spark_names(text: str) -> str:
+    r"""Spark's backquoted names as double-quoted dotted ones (``\`t\`.\`x\``` -> ``"t.x"``)."""
+
+    def dotted(m: re.Match) -> str:
+        parts = [m.group(1)] + re.findall(r"\.`((?:[^`]|``)*)`", m.group(2))
+        return '"' + ".".join(p.replace("``", "`") for p in parts) + '"'
+
+    return _SPARK_NAMES.sub(dotted, text)
+
+
+def _spark_primary(info: ErrorInfo, condition: str) -> None:
+    """Spark's first line without its ``[CONDITION]`` prefix and ``SQLSTATE`` tail, names
+    double-quoted (so the name patterns and the engine's proposals read like other engines')."""
+    first = info.primary
+    if first.startswith("[" + condition + "]"):
+        first = first[len(condition) + 2 :].strip()
+    info.prefix = condition
+    info.primary = _spark_names(_SPARK_TAIL.sub("", first)).strip()
+    info.body = _spark_names(info.body)
+
+
 def read_error(error: BaseException | str, message: str | None = None) -> ErrorInfo:
     """Reads ``error`` (an exception of any wrapping, or a message) into an :class:`ErrorInfo`;
     ``message``, when given, replaces the exception's text (its class names, SQLSTATE and
@@ -111,11 +147,26 @@ def read_error(error: BaseException | str, message: str | None = None) -> ErrorI
     info = ErrorInfo()
     classes: list[str] = []
     modules: list[str] = []
+    spark_condition = ""
+    spark_message = None
     if isinstance(error, BaseException):
         chain = _chain(error)
         for e in chain:
             classes.append(type(e).__name__)
             modules.append(type(e).__module__)
+            # Spark: the error condition (its head also counts as a class), SQLSTATE, parameters
+            condition = _spark_call(e, "getCondition") or _spark_call(e, "getErrorClass")
+            if isinstance(condition, str) and condition and not spark_condition:
+                spark_condition = condition
+                classes.append(condition.split(".")[0])
+                modules.append("spark")
+                info.extra["condition"] = condition
+                info.extra["parameters"] = _spark_call(e, "getMessageParameters") or {}
+                state = _spark_call(e, "getSqlState")
+                if isinstance(state, str) and _SQLSTATE.match(state):
+                    info.sqlstate = state
+                msg = _spark_call(e, "getMessage")
+                spark_message = msg if isinstance(msg, str) and msg.strip() else None
             state = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
             if isinstance(state, str) and _SQLSTATE.match(state) and info.sqlstate is None:
                 info.sqlstate = state
@@ -138,6 +189,8 @@ def read_error(error: BaseException | str, message: str | None = None) -> ErrorI
             m.startswith(("sqlalchemy", "_duckdb")) for m in modules
         ):
             text = str(error)
+        if spark_message is not None:
+            text = spark_message
     else:
         text = str(error)
     if message is not None:
@@ -174,6 +227,8 @@ def read_error(error: BaseException | str, message: str | None = None) -> ErrorI
         info.prefix = pm.group("prefix")
         first = first[pm.end() :]
     info.primary = first.strip()
+    if spark_condition:
+        _spark_primary(info, spark_condition)
     return info
 
 

@@ -54,6 +54,7 @@ _IDENTIFIER = {
         r'^column "?([^"\s]+?)"? does not exist',
         r"has no column named (\S+)",
         r"^Unknown column '([^']+)' in",  # MySQL / MariaDB
+        r'with name "([^"]+)" cannot be resolved',  # Spark
     ],
     Category.table_not_found: [
         r"Table with name \"?([^\"\s!]+)\"? does not exist",
@@ -63,6 +64,7 @@ _IDENTIFIER = {
         r'Referenced table "?([^"\s]+)"? not found',
         r"^Table '(?:[^'.]+\.)?([^']+)' doesn't exist",  # MySQL / MariaDB
         r"^Unknown table '(?:[^'.]+\.)?([^']+)'",
+        r'The table or view "([^"]+)" cannot be found',  # Spark
     ],
     Category.join_error: [
         r'column reference "?([^"\s]+)"? is ambiguous',
@@ -72,16 +74,20 @@ _IDENTIFIER = {
         r'Duplicate alias "?([^"\s]+)"?',
         r"^Column '([^']+)' in .* is ambiguous",  # MySQL / MariaDB
         r"^Not unique table/alias: '([^']+)'",
+        r'Reference "([^"]+)" is ambiguous',  # Spark
     ],
     Category.aggregation_error: [
         r'column "?([^"\s]+?)"? must appear in the GROUP BY',
         r"misuse of aggregate(?: function)?:? (\w+)\(",
         r"^'([^']+)' isn't in GROUP BY",  # MySQL / MariaDB
+        r'non-aggregating expression "([^"]+)"',  # Spark
     ],
     Category.function_not_found: [
         r"Function with name \"?(\w+)\"? does not exist",
         r"no such function: ?(\w+)",
         r"^function (\w+)\(",
+        r'Cannot resolve routine "([^"]+)"',  # Spark
+        r'^The "(\w+)" requires \d+ parameters',  # Spark
         r"^FUNCTION (?:\w+\.)?(\w+) does not exist",  # MySQL / MariaDB
     ],
     Category.syntax_error: [

@@ -64,6 +64,14 @@ _DATETIME_WORDS = re.compile(
 )
 
 
+def _spark_datetime(info: ErrorInfo) -> bool:
+    """Spark's cast of a malformed value to a date or timestamp (``CAST_INVALID_INPUT``)."""
+    target = str((info.extra.get("parameters") or {}).get("targetType", "")).upper()
+    return (
+        "DATE" in target or "TIMESTAMP" in target or "DATETIME" in info.extra.get("condition", "")
+    )
+
+
 def _is_datetime(info: ErrorInfo) -> bool:
     """A conversion error whose target is a date, time, timestamp or interval."""
     text = info.primary
@@ -80,7 +88,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         Category.timeout,
         sqlstates=("57014",),
-        classes=("QueryTimeout", "QueryCanceled", "QueryCanceledError", "InterruptException"),
+        classes=("QueryTimeout", "QueryCanceled", "QueryCanceledError", "InterruptException")
+        + ("OPERATION_CANCELED",),  # Spark
         errornames=("SQLITE_INTERRUPT",),
         pattern=r"^interrupted\b|statement timeout|canceling statement|timed? ?out\b|"
         r"^INTERRUPT Error|query (was )?cancel",
@@ -113,7 +122,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         Category.aggregation_error,
         sqlstates=("42803",),
-        classes=("GroupingError",),
+        classes=("GroupingError",)
+        + (
+            "MISSING_AGGREGATION",
+            "MISSING_GROUP_BY",
+            "GROUP_BY_AGGREGATE",
+            "GROUP_BY_POS_AGGREGATE",
+        )
+        + ("INVALID_WHERE_CONDITION", "NESTED_AGGREGATE_FUNCTION"),  # Spark
         pattern=r"must appear in the GROUP BY|cannot contain aggregates|misuse of aggregate|"
         r"aggregate functions? (calls )?(are|is) not allowed|aggregate function calls cannot|"
         r"cannot be nested|not in GROUP BY|GROUP BY clause cannot contain|"
@@ -123,14 +139,15 @@ RULES: tuple[Rule, ...] = (
     Rule(
         Category.join_error,
         sqlstates=("42702", "42P09", "42712"),
-        classes=("AmbiguousColumn", "AmbiguousAlias", "DuplicateAlias"),
+        classes=("AmbiguousColumn", "AmbiguousAlias", "DuplicateAlias")
+        + ("AMBIGUOUS_REFERENCE", "AMBIGUOUS_COLUMN_OR_FIELD", "AMBIGUOUS_LATERAL_COLUMN_ALIAS"),
         pattern=r"ambiguous|specified more than once|duplicate alias|"
         r"duplicate table (name|alias)|is not unique",
     ),
     Rule(
         Category.column_not_found,
         sqlstates=("42703",),
-        classes=("UndefinedColumn",),
+        classes=("UndefinedColumn", "UNRESOLVED_COLUMN", "UNRESOLVED_FIELD"),
         pattern=r"^no such column|Referenced column .* not found|does not have a column named|"
         r"^column .* does not exist|^column .* not found|has no column named|"
         r"Values list .* does not have a column",
@@ -138,7 +155,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         Category.table_not_found,
         sqlstates=("42P01", "3F000"),
-        classes=("UndefinedTable", "InvalidSchemaName"),
+        classes=("UndefinedTable", "InvalidSchemaName", "TABLE_OR_VIEW_NOT_FOUND"),
         pattern=r"^no such table|^Table with name .* does not exist|relation .* does not exist|"
         r"^Referenced table .* not found|missing FROM-clause entry|^table .* does not exist|"
         r"^Schema with name .* does not exist|^View with name .* does not exist|"
@@ -147,25 +164,27 @@ RULES: tuple[Rule, ...] = (
     Rule(
         Category.division_by_zero,
         sqlstates=("22012",),
-        classes=("DivisionByZero",),
+        classes=("DivisionByZero", "DIVIDE_BY_ZERO"),
         pattern=r"division by zero|divide by zero|divided by zero",
     ),
     Rule(
         Category.datetime_format,
         sqlstates=("22007", "22008", "22009"),
-        classes=("InvalidDatetimeFormat", "DatetimeFieldOverflow"),
+        classes=("InvalidDatetimeFormat", "DatetimeFieldOverflow", "CAST_INVALID_INPUT")
+        + ("INCONSISTENT_BEHAVIOR_CROSS_VERSION",),
         pattern=r"date field|timestamp field|time field|date/time|datestyle|"
         r"invalid (date|time|timestamp)|(Could not convert|invalid input syntax for type) .*",
         check=lambda info: (
             bool(info.sqlstate and info.sqlstate.startswith("2200"))
             or any(c in ("InvalidDatetimeFormat", "DatetimeFieldOverflow") for c in info.classes)
             or _is_datetime(info)
+            or _spark_datetime(info)
         ),
     ),
     Rule(
         Category.function_not_found,
         sqlstates=("42883",),
-        classes=("UndefinedFunction",),
+        classes=("UndefinedFunction", "UNRESOLVED_ROUTINE", "WRONG_NUM_ARGS"),
         pattern=r"^no such function|^(Scalar|Table|Aggregate|Pragma|Macro) Function with name|"
         r"^function .* does not exist|^Function with name",
         check=lambda info: _is_function(info) and not _wrong_argument_types(info),
@@ -173,7 +192,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         Category.type_mismatch,
         sqlstates=("22P02", "42804", "42883", "22003", "22018", "42846", "22023"),
-        classes=("ConversionException", "MismatchTypeException", "InvalidTextRepresentation"),
+        classes=("ConversionException", "MismatchTypeException", "InvalidTextRepresentation")
+        + ("DATATYPE_MISMATCH", "CAST_INVALID_INPUT", "CAST_OVERFLOW", "INVALID_FORMAT"),
         errornames=("SQLITE_MISMATCH",),
         pattern=r"could not convert|cannot compare|no function matches|operator does not exist|"
         r"invalid input syntax|cannot be cast|cannot cast|type mismatch|datatype mismatch|"
@@ -185,7 +205,13 @@ RULES: tuple[Rule, ...] = (
     Rule(
         Category.syntax_error,
         sqlstates=("42601", "42P10", "42000"),
-        classes=("ParserException", "SyntaxError", "ParseError", "TokenError"),
+        classes=(
+            "ParserException",
+            "SyntaxError",
+            "ParseError",
+            "TokenError",
+            "PARSE_SYNTAX_ERROR",
+        ),
         pattern=r"syntax error|^incomplete input|unrecognized token|^Parser Error|"
         r"unterminated|unexpected end|near \".*\"|must have an alias",
     ),

@@ -293,5 +293,6 @@ NON_QUERY_KEYWORDS: frozenset[str] = frozenset(
     describe desc explain analyze vacuum reindex cluster refresh checkpoint copy export import
     attach detach install force load unload pragma use call exec execute do prepare deallocate
     listen notify unlisten lock unlock discard declare fetch move close kill shutdown handler
-    flush optimize repair purge put get remove list undrop secret summarize""".split()
+    flush optimize repair purge put get remove list undrop secret summarize cache uncache clear
+    msck add""".split()
 )

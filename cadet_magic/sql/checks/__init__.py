@@ -24,6 +24,7 @@ from cadet_magic.sql.checks import (
     row_lock,
     select_into,
     side_effects,
+    substitution,
     tables,
     variables,
 )
@@ -32,7 +33,7 @@ from cadet_magic.sql.checks.context import Context, Issue
 __all__ = ["RULES", "Context", "Issue", "check_tree"]
 
 #: The tree rules in the order they are tried on each node.
-RULES = (side_effects, select_into, row_lock, variables, function_calls, tables)
+RULES = (side_effects, select_into, row_lock, variables, function_calls, substitution, tables)
 
 _DISPATCH = tuple((rule.NODES, rule.check) for rule in RULES)
 

@@ -42,6 +42,9 @@ STATEMENT_WORDS: dict[type[exp.Expression], str] = {
         ("Attach", "ATTACH (it opens another database)"),
         ("Detach", "DETACH"),
         ("Analyze", "ANALYZE"),
+        ("QueryTransform", "TRANSFORM ... USING (it runs a program on the server)"),
+        ("Cache", "CACHE (it changes the session)"),
+        ("Uncache", "UNCACHE (it changes the session)"),
     )
     for cls in classes(name)
 }
@@ -71,6 +74,9 @@ SIDE_EFFECT_NODES: tuple[type[exp.Expression], ...] = classes(
     "TruncateTable",
     "Alter",
     "Drop",
+    "QueryTransform",
+    "Cache",
+    "Uncache",
 )
 
 NODES = SIDE_EFFECT_NODES

@@ -1,0 +1,483 @@
+"""Runner for Spark SQL: a classic ``SparkSession`` (local or a cluster master) or a Spark
+Connect one (``SparkSession.builder.remote("sc://...")``); pyspark is imported lazily.
+
+Spark has no read-only transaction: ``spark.sql()`` runs DDL and DML at once. So besides the
+sqlglot check (spark dialect), what runs is guarded by Spark's own parser:
+
+1. the statement must parse, in Spark, as a query plan made only of reading nodes
+   (:data:`QUERY_NODES`): classic sessions ask the session's parser for the plan
+   (``sessionState().sqlParser().parsePlan``, nothing is analysed or run); Spark Connect
+   sessions read the parsed plan of ``EXPLAIN EXTENDED`` of the wrapped query (2.), never of
+   the bare text (analysing ``EXECUTE IMMEDIATE`` runs its statement);
+2. it runs wrapped, ``SELECT * FROM (<query>) AS cadet_query``: a command, a second
+   statement or a scripting block inside parentheses is a syntax error in Spark, whatever
+   any check said;
+3. the settings that open files, scripting or text substitution are pinned for the run
+   (:data:`PINS`) on the user's session and restored exactly afterwards (a setting the user
+   had not set is unset again), so ``SELECT * FROM parquet.`/path```, ``BEGIN ... END`` and
+   ``${env:HOME}`` do nothing;
+4. it runs under a job group (classic) or an operation tag (Connect) of its own: the time
+   limit and Ctrl-C cancel exactly that work, never the user's other jobs;
+5. at most ``limit`` + 1 rows reach the kernel (``DataFrame.limit``), never a full ``collect()``.
+
+Example:
+    >>> node_names("'Sort ['id ASC NULLS FIRST], true\\n+- 'Project [*]\\n   +- 'UnresolvedRelation [t], [], false")
+    ['Sort', 'Project', 'UnresolvedRelation']
+    >>> refused_nodes(["Project", "InsertIntoStatement"])
+    ['InsertIntoStatement']
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from cadet_magic.db.base import RunResult, fetch_bounded
+from cadet_magic.db.functions import with_functions
+from cadet_magic.db.session import DbSession, current
+from cadet_magic.errors import CadetError, QueryTimeout, ResultTooLarge
+from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.samples import read_samples
+from cadet_magic.sql.checks.context import Issue
+from cadet_magic.sql.checks.function_calls import forbidden_function
+from cadet_magic.sql.functions import FunctionCatalog, never_reason
+from cadet_magic.sql.refusal import SafetyRefusal
+
+#: Session settings pinned while the agent's statement is checked and runs (restored exactly):
+#: no ``format.`path``` relations, no SQL scripting, no ``${...}`` substitution, reserved
+#: words stay reserved (``SELECT a FROM t WHERE`` is a syntax error, not an alias).
+PINS: dict[str, str] = {
+    "spark.sql.runSQLOnFiles": "false",
+    "spark.sql.scripting.enabled": "false",
+    "spark.sql.variable.substitute": "false",
+    "spark.sql.ansi.enforceReservedKeywords": "true",
+}
+
+#: Nodes of a parsed (unresolved) Spark plan that only read: a plan containing any other
+#: node (a command, a write, DDL, CACHE, SET, a script transformation, scripting) never runs.
+QUERY_NODES: frozenset[str] = frozenset(
+    """Project Filter Aggregate Sort GlobalLimit LocalLimit Offset Tail Distinct Deduplicate
+    Union Intersect Except Join LateralJoin SubqueryAlias UnresolvedRelation
+    UnresolvedInlineTable LocalRelation OneRowRelation UnresolvedWith CTE WithCTE
+    CTERelationDef CTERelationRef Window WithWindowDefinition Generate
+    UnresolvedTableValuedFunction UnresolvedTVFAliases Pivot Unpivot Expand Sample
+    UnresolvedHint UnresolvedHaving UnresolvedSubqueryColumnAliases Range PipeOperator
+    RepartitionByExpression Repartition RebalancePartitions View Transpose
+    UnresolvedStarExcept""".split()
+)
+#: How the agent's statement is wrapped to run (a non-query inside is a Spark syntax error).
+WRAP = "SELECT * FROM (\n{sql}\n) AS cadet_query"
+#: Functions a Spark session never lets the agent call, whatever its catalog says: Java
+#: reflection, file readers and the name of the file a row came from, XML parsers (external
+#: entities), and the session's identity.
+SPARK_NEVER: frozenset[str] = frozenset(
+    """reflect java_method try_reflect read_files input_file_name input_file_block_start
+    input_file_block_length xpath xpath_boolean xpath_double xpath_float xpath_int
+    xpath_long xpath_number xpath_short xpath_string""".split()
+)
+#: Sampling a Spark table costs a job (~0.1-0.3 s), so Spark gets a larger budget.
+SAMPLE_BUDGET = 2.0
+
+_NODE = re.compile(r"^[\s:|+\-]*'?([A-Za-z_$][\w$]*)")
+#: Function calls in an unresolved plan's text: ``'reflect(...)``, ``'UnresolvedTableValuedFunction
+#: [read_files], ...``.
+_CALL = re.compile(
+    r"'(?:`?[\w$]+`?\.)*`?([A-Za-z_][\w$]*)`?\(|UnresolvedTableValuedFunction \[(?:[^\]]*, )?([\w$]+)\]"
+)
+
+
+class SparkPlanRefused(SafetyRefusal):
+    """Spark's own parse of the statement is not a read-only query, or calls a function that is
+    never allowed; it did not run (diagnosed like the safety check's refusals)."""
+
+    def __init__(self, nodes: list[str], functions: list[str] | None = None) -> None:
+        self.nodes = nodes
+        self.functions = functions or []
+        if nodes:
+            issue = Issue(
+                "forbidden_statement",
+                f"Not run: Spark reads this as {', '.join(nodes)}, not a read-only query. "
+                "Write one query: SELECT ..., WITH ... SELECT ..., or VALUES ....",
+            )
+        else:
+            shown = ", ".join(f + "()" for f in self.functions)
+            issue = Issue(
+                "forbidden_function",
+                f"Not run: {shown} calls Java code or reads files, which is not allowed; "
+                "query the tables with ordinary functions instead.",
+            )
+        super().__init__([issue])
+
+
+class SparkSettingsError(CadetError):
+    """The session does not let the agent pin a safety setting, so nothing runs."""
+
+
+def is_spark_session(obj: Any) -> bool:
+    """Whether ``obj`` is a classic or a Spark Connect ``SparkSession`` (pyspark not imported).
+
+    Example:
+        >>> is_spark_session(object())
+        False
+    """
+    for module, name in (
+        ("pyspark.sql.session", "SparkSession"),
+        ("pyspark.sql.connect.session", "SparkSession"),
+    ):
+        mod = sys.modules.get(module)
+        cls = getattr(mod, name, None) if mod is not None else None
+        if cls is not None and isinstance(obj, cls):
+            return True
+    return False
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def node_names(tree: str) -> list[str]:
+    """The node names of a plan's ``treeString`` (one per line, in order)."""
+    names = []
+    for line in tree.splitlines():
+        m = _NODE.match(line)
+        if m:
+            names.append(m.group(1))
+    return names
+
+
+def refused_nodes(names: list[str]) -> list[str]:
+    """The names of ``names`` that are not reading nodes (:data:`QUERY_NODES`), once each."""
+    out: list[str] = []
+    for n in names:
+        if n not in QUERY_NODES and n not in out:
+            out.append(n)
+    return out
+
+
+def refused_functions(tree: str) -> list[str]:
+    """Functions called in a parsed plan's text that are never allowed (:data:`SPARK_NEVER`,
+    the fixed rules), once each in order.
+
+    Example:
+        >>> refused_functions("'Project [unresolvedalias('reflect(java.lang.System, getenv, HOME))]")
+        ['reflect']
+        >>> refused_functions("'UnresolvedTableValuedFunction [read_files], [/etc/hostname], false")
+        ['read_files']
+        >>> refused_functions("'Project ['upper('name)]")
+        []
+    """
+    out: list[str] = []
+    for m in _CALL.finditer(tree):
+        name = (m.group(1) or m.group(2) or "").lower()
+        if name and name not in out:
+            if name in SPARK_NEVER or never_reason(name) or forbidden_function({name}):
+                out.append(name)
+    return out
+
+
+def _parsed_section(explain: str) -> str:
+    """The ``== Parsed Logical Plan ==`` section of ``EXPLAIN EXTENDED`` output."""
+    text = explain.split("== Parsed Logical Plan ==", 1)[-1]
+    return text.split("== Analyzed Logical Plan ==", 1)[0]
+
+
+class SparkRunner:
+    """Runs checked SQL on a ``SparkSession`` (classic or Spark Connect)."""
+
+    dialect = "spark"
+
+    def __init__(self, spark: Any, label: str = "", session: DbSession | None = None) -> None:
+        self.spark = spark
+        self.connect = is_connect(spark)
+        self.session = session or current()
+        self.label = label or ("spark (Spark Connect)" if self.connect else "spark (classic)")
+        self._catalog_rows: tuple | None = None
+
+    # -- settings ------------------------------------------------------------------------
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """:data:`PINS` set on the session for the block; the user's values restored exactly."""
+        conf = self.spark.conf
+        before = dict(conf.getAll)
+        changed: list[str] = []
+        try:
+            for key, value in PINS.items():
+                if before.get(key) == value:
+                    continue
+                try:
+                    conf.set(key, value)
+                except Exception as e:
+                    raise SparkSettingsError(
+                        f"Not run: this Spark session does not let {key} be set to {value} "
+                        f"({type(e).__name__}); the agent's query cannot run safely here."
+                    ) from e
+                changed.append(key)
+            yield
+        finally:
+            for key in changed:
+                try:
+                    if key in before:
+                        conf.set(key, before[key])
+                    else:
+                        conf.unset(key)
+                except Exception:  # noqa: BLE001 - best effort; the next one still restores
+                    pass
+
+    # -- the plan check ------------------------------------------------------------------
+
+    def parsed_plan(self, sql: str) -> str:
+        """Spark's parsed (unresolved) plan of ``sql`` (classic) or of its wrapped form
+        (Connect) as text; Spark's own parse error is raised as it is (for the diagnosis)."""
+        if self.connect:
+            rows = self.spark.sql("EXPLAIN EXTENDED " + WRAP.format(sql=sql)).collect()
+            return _parsed_section(str(rows[0][0]) if rows else "")
+        parser = self.spark._jsparkSession.sessionState().sqlParser()
+        return str(parser.parsePlan(sql).treeString())
+
+    def check_plan(self, sql: str) -> None:
+        """Raises :class:`SparkPlanRefused` unless Spark parses ``sql`` as a reading plan that
+        calls no never-allowed function."""
+        tree = self.parsed_plan(sql)
+        names = node_names(tree)
+        bad = refused_nodes(names) if names else ["nothing"]
+        if bad:
+            raise SparkPlanRefused(bad)
+        calls = refused_functions(tree)
+        if calls:
+            raise SparkPlanRefused([], calls)
+
+    # -- cancellation --------------------------------------------------------------------
+
+    @contextmanager
+    def _own_work(self) -> Iterator[Any]:
+        """Marks the jobs started in the block as ours; yields a function that cancels them.
+
+        Classic: a job group of our own (the thread's previous group and description are put
+        back afterwards). Connect: an operation tag of our own on this thread.
+        """
+        mark = f"cadet_magic-{uuid.uuid4().hex}"
+        if self.connect:
+            spark = self.spark
+            spark.addTag(mark)
+            try:
+                yield lambda: spark.interruptTag(mark)
+            finally:
+                spark.removeTag(mark)
+            return
+        sc = self.spark.sparkContext
+        keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+        saved = {k: sc.getLocalProperty(k) for k in keys}
+        sc.setJobGroup(mark, "cadet_magic %%ask query", interruptOnCancel=True)
+        try:
+            yield lambda: sc.cancelJobGroup(mark)
+        finally:
+            for k, v in saved.items():
+                sc.setLocalProperty(k, v)
+
+    # -- running -------------------------------------------------------------------------
+
+    def run(
+        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+    ) -> RunResult:
+        t0 = time.perf_counter()
+        fired = threading.Event()
+        user_stop = threading.Event()
+        guard = threading.Lock()
+        done = False
+        with self.pinned(), self._own_work() as cancel:
+
+            def stop_in_background() -> None:
+                threading.Thread(target=_quietly, args=(cancel,), daemon=True).start()
+
+            def on_deadline() -> None:
+                with guard:
+                    if not done:
+                        fired.set()
+                        _quietly(cancel)
+
+            def on_ctrl_c() -> None:
+                user_stop.set()
+                stop_in_background()  # never re-enter the client from the signal handler
+
+            restore = _on_ctrl_c(on_ctrl_c)
+            quiet = _quiet_error_log()
+            timer = self.session.watchdog.schedule(timeout, on_deadline)
+            try:
+                try:
+                    self.check_plan(sql)
+                    df = self.spark.sql(WRAP.format(sql=sql)).limit(limit + 1)
+                    columns = list(df.columns)
+                    fetched = [tuple(r) for r in df.collect()]
+                except KeyboardInterrupt:
+                    _quietly(cancel)
+                    raise
+                except SparkPlanRefused:
+                    raise
+                except Exception as e:
+                    if user_stop.is_set():
+                        raise KeyboardInterrupt from e
+                    if fired.is_set() and _is_cancel(e):
+                        raise QueryTimeout(timeout) from e
+                    if _is_out_of_memory(e):
+                        raise ResultTooLarge() from e
+                    raise
+                if user_stop.is_set():
+                    raise KeyboardInterrupt
+            finally:
+                with guard:
+                    done = True
+                timer.cancel()
+                restore()
+                quiet()
+        it = iter(fetched)
+        rows, truncated, why = fetch_bounded(
+            lambda n: [r for _, r in zip(range(n), it, strict=False)], limit, max_bytes
+        )
+        return RunResult(columns, rows, truncated, time.perf_counter() - t0, sql, truncation=why)
+
+    # -- schema --------------------------------------------------------------------------
+
+    def _read_catalog(self) -> tuple:
+        """(current catalog, database, ((table, type, temporary, comment, columns), ...))."""
+        cat = self.spark.catalog
+        tables = []
+        for t in cat.listTables():
+            try:
+                cols = tuple(
+                    (c.name, c.dataType, c.description or None) for c in cat.listColumns(t.name)
+                )
+            except Exception:  # noqa: BLE001 - dropped meanwhile or unreadable: left out
+                continue
+            tables.append((t.name, t.tableType, bool(t.isTemporary), t.description or None, cols))
+        return (_quiet_call(cat.currentCatalog), cat.currentDatabase(), tuple(tables))
+
+    def _fingerprint(self) -> tuple | None:
+        try:
+            self._catalog_rows = self._read_catalog()
+        except Exception:  # noqa: BLE001 - cannot tell: read the schema again
+            self._catalog_rows = None
+        return self._catalog_rows
+
+    def _read_schema(self) -> Schema:
+        rows = self._catalog_rows or self._read_catalog()
+        schema = spark_schema_from_rows(rows)
+        views = {t[0] for t in rows[2] if t[1] in ("VIEW", "TEMPORARY")}
+
+        def fetch(sample_sql: str) -> list:
+            with self.pinned(), self._own_work() as cancel:
+                timer = self.session.watchdog.schedule(SAMPLE_BUDGET + 1.0, cancel)
+                try:
+                    return [tuple(r) for r in self.spark.sql(sample_sql).limit(50).collect()]
+                finally:
+                    timer.cancel()
+
+        schema = read_samples(schema, fetch, skip=views, time_budget=SAMPLE_BUDGET)
+        return with_functions(schema, spark_functions(self.spark))
+
+    def schema(self) -> Schema:
+        """Tables and views of the current database (and temporary views) with their columns,
+        types and comments, samples of low-cardinality text columns of tables and the function
+        catalog; cached until a table, view, column or comment changes."""
+        return self.session.schema_cache.get(self.spark, self._fingerprint, self._read_schema)
+
+
+def spark_schema_from_rows(rows: tuple) -> Schema:
+    """The schema from :meth:`SparkRunner._read_catalog` rows.
+
+    Example:
+        >>> s = spark_schema_from_rows(("spark_catalog", "default",
+        ...     (("t", "MANAGED", False, "things", (("id", "bigint", "key"),)),)))
+        >>> s.table("t").comment, s.table("t").columns[0]
+        ('things', Column(name='id', type='bigint', primary_key=False, comment='key', samples=()))
+    """
+    _, database, tables = rows
+    return Schema(
+        tables=tuple(
+            Table(
+                name=name,
+                columns=tuple(Column(c, typ or "", False, cc) for c, typ, cc in cols),
+                comment=comment,
+                schema=None if temporary else database,
+            )
+            for name, _type, temporary, comment, cols in tables
+        ),
+        dialect="spark",
+    )
+
+
+def spark_functions(spark: Any) -> FunctionCatalog | None:
+    """Spark's built-in functions (``SHOW SYSTEM FUNCTIONS``) minus :data:`SPARK_NEVER` and the
+    fixed never-list; functions the user registered (UDFs, arbitrary code) are known, not
+    allowed."""
+    try:
+        system = {r[0] for r in spark.sql("SHOW SYSTEM FUNCTIONS").collect()}
+        user = {r[0] for r in spark.sql("SHOW USER FUNCTIONS").collect()}
+    except Exception:  # noqa: BLE001 - the fixed rules still apply
+        return None
+    names = {n.split(".")[-1].lower() for n in system | user}
+    safe = {n.lower() for n in system} - {n.split(".")[-1].lower() for n in user} - SPARK_NEVER
+    return FunctionCatalog.build("spark", safe, names)
+
+
+def _quiet_call(f: Any) -> Any:
+    try:
+        return f()
+    except Exception:  # noqa: BLE001 - optional information
+        return None
+
+
+def _quietly(cancel: Any) -> None:
+    try:
+        cancel()
+    except Exception:  # noqa: BLE001 - nothing left to cancel, or the session is gone
+        pass
+
+
+def _condition(e: BaseException) -> str:
+    get = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
+    try:
+        return str(get() or "") if get else ""
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+def _is_cancel(e: BaseException) -> bool:
+    text = f"{_condition(e)} {e}"
+    return "OPERATION_CANCELED" in text or "cancelled" in text.lower() or "canceled" in text
+
+
+def _is_out_of_memory(e: BaseException) -> bool:
+    return isinstance(e, MemoryError) or "OutOfMemoryError" in str(e)[:2000]
+
+
+def _quiet_error_log() -> Any:
+    """Silences pyspark's ``SQLQueryContextLogger`` (it prints every failed query's error as
+    JSON; the diagnosis reports it instead) until the returned undo is called."""
+    try:  # pyspark's own logger class: a plain Logger of that name would break its calls
+        from pyspark.logger import PySparkLogger
+
+        logger = PySparkLogger.getLogger("SQLQueryContextLogger")
+    except Exception:  # noqa: BLE001 - an older pyspark without it: nothing to silence
+        return lambda: None
+    disabled = logger.disabled
+    logger.disabled = True
+    return lambda: setattr(logger, "disabled", disabled)
+
+
+def _on_ctrl_c(callback: Any) -> Any:
+    """Routes SIGINT to ``callback`` while a query runs (main thread only); returns the undo."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda signum, frame: callback())
+    return lambda: signal.signal(signal.SIGINT, previous)
