@@ -395,8 +395,9 @@ def spark_schema_from_rows(rows: tuple) -> Schema:
     Example:
         >>> s = spark_schema_from_rows(("spark_catalog", "default",
         ...     (("t", "MANAGED", False, "things", (("id", "bigint", "key"),)),)))
-        >>> s.table("t").comment, s.table("t").columns[0]
-        ('things', Column(name='id', type='bigint', primary_key=False, comment='key', samples=()))
+        >>> c = s.table("t").columns[0]
+        >>> s.table("t").comment, c.name, c.type, c.comment, c.samples
+        ('things', 'id', 'bigint', 'key', ())
     """
     _, database, tables = rows
     return Schema(
