@@ -480,6 +480,16 @@ def _malformed(
     cut = malformed.truncated(
         sql, _names_by_likelihood(schema, sql_context(sql, dialect)), schema.table_names()
     )
+    named = str(details.get("identifier") or "").strip('"`').lower()
+    if (
+        cut is not None
+        and not cut["completions"]
+        and category in (Category.table_not_found, Category.column_not_found)
+        and named == cut["tail"].lower()
+    ):
+        # The engine read the last word (a keyword elsewhere, such as ORDER) as a name: the
+        # query ended where the model meant it to, and the name is what is wrong.
+        cut = None
     if cut is not None:  # whatever the engine tripped on first, the query is unfinished
         details["truncated"] = cut
         details.pop("missing_join", None)  # nothing is missing but the rest of the query
