@@ -233,15 +233,16 @@ def test_jupysql_spark_connection_is_used(ipython_shell, spark):
 
 
 def test_ask_magic_with_con_spark(ipython_shell, spark):
-    """``%%ask --con spark`` end to end with a scripted model: a wrong column first (Spark's
-    proposal becomes the feedback), then the right query."""
+    """``%%ask --con spark`` end to end with a scripted model: a misspelt column first (Spark's
+    proposal becomes the feedback), then the right query. (A wrong name that is the beginning
+    of a real one at the end of the query, ``GROUP BY stat``, reads as a cut-off reply.)"""
     from tests.helpers import fake_model, sql_reply
 
     _tables(spark)
     ip = ipython_shell
     ip.user_ns["spark"] = spark
     ip.user_ns["model"] = fake_model(
-        sql_reply("SELECT stat, count(*) AS n FROM victim GROUP BY stat"),
+        sql_reply("SELECT stauts, count(*) AS n FROM victim GROUP BY stauts"),
         sql_reply("SELECT status, count(*) AS n FROM victim GROUP BY status ORDER BY n DESC"),
     )
     r = ip.run_cell_magic("ask", "--model model --con spark --no-fallback", "Victims per status?")
