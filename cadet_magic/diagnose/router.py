@@ -459,7 +459,8 @@ def _malformed(
     message = info.message if info is not None else str(details.get("message") or "")
     found = malformed.placeholders(sql)
     if found:
-        bare = (details.get("identifier") or details.get("near") or "").strip('"').lower()
+        bare = (details.get("identifier") or details.get("near") or "").strip('"`').lower()
+        bare = bare.lstrip("@:$%?")  # MySQL reads `$1` as a column name
         bound = {p.lstrip("@:$%?").lower() for p in found}
         if (
             category in (Category.syntax_error, Category.unknown, Category.type_mismatch)
