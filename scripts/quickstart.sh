@@ -3,6 +3,6 @@
 # database; writes notebooks/quickstart.executed.ipynb (and .html).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-CADET_SETUP_BROWSER=0 CADET_SETUP_BINDER=0 CADET_SETUP_MARIADB=0 bash scripts/setup.sh
+CADET_SETUP_BROWSER=0 CADET_SETUP_BINDER=0 CADET_SETUP_MARIADB=0 CADET_SETUP_LLM=0 bash scripts/setup.sh
 source scripts/env.sh
 "$PY" scripts/run_quickstart.py "$@"

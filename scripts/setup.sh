@@ -53,3 +53,5 @@ for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh scripts/setup_lit
 done
 # MySQL/MariaDB: the server binaries the `mysql` tests start as a throwaway process.
 bash scripts/setup_mariadb.sh
+# The real local model for the `llm` tests (skipped by the main job: CADET_SETUP_LLM=0).
+bash scripts/setup_llm.sh
