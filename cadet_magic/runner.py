@@ -20,9 +20,6 @@ from typing import Protocol, runtime_checkable
 
 from cadet_magic.schema.model import Schema
 
-#: Bytes of result values a runner fetches at most by default (64 MiB).
-RESULT_BYTES = 64 * 2**20
-
 
 @dataclass
 class RunResult:

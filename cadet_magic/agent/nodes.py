@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
@@ -26,7 +26,6 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.options import AskOptions
 from cadet_magic.result import StopReason
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
@@ -42,31 +41,17 @@ log = logging.getLogger("cadet_magic")
 class Context:
     """What the nodes need besides the state: the model and the runner, passed in.
 
-    ``model_timeout`` bounds each model call (seconds).
-    ``code_runner(code, df, timeout=...)`` runs the fallback phase's pandas code and
+    ``code_runner(code, df, timeout=..., memory=...)`` runs the fallback phase's pandas code and
     ``frame_maker(columns, rows)`` turns its SELECT's rows into ``df`` (None: that phase's
-    defaults, see :mod:`cadet_magic.fallback.phase`).
+    defaults, see :mod:`cadet_magic.fallback.phase`). The options are the state's.
     """
 
     model: Any
     runner: Runner
     schema: Schema | None = None
-    #: The run's options (the schema budget and the model timeout are read from here).
-    options: AskOptions = field(default_factory=lambda: AskOptions(model_timeout=None))
     model_calls: int = 0
     code_runner: Callable[..., Any] | None = None
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def schema_budget(self) -> int | None:
-        """Characters of schema in the prompt (None: the whole schema)."""
-        return self.options.schema_budget
-
-    @property
-    def model_timeout(self) -> float | None:
-        """Seconds each model call may take (None: only the provider client's own timeout)."""
-        return self.options.model_timeout
 
 
 def _timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
@@ -153,7 +138,7 @@ def read_schema(state: AskState, ctx: Context) -> dict:
     log.info("[schema] %d table(s)", len(schema.tables))
     return {
         "schema": schema,
-        "schema_text": link(schema, state["question"], ctx.schema_budget).text,
+        "schema_text": link(schema, state["question"], state["options"].schema_budget).text,
         "allowed_tables": schema.table_names() if schema.tables else None,
         "functions": schema.functions,
     }
@@ -170,7 +155,7 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
     """Calls the model with ``messages``: the reply and its SQL, or the model's error."""
     t0 = time.perf_counter()
     try:
-        reply = call_model(ctx.model, messages, ctx.model_timeout)
+        reply = call_model(ctx.model, messages, state["options"].model_timeout)
     except ModelCallError as e:
         return {
             "model_error": str(e),
@@ -196,20 +181,9 @@ def check(state: AskState, ctx: Context) -> dict:
     return {"check": verdict, "timings": _timed(state, "check", time.perf_counter() - t0)}
 
 
-def _takes(func: Callable[..., Any], name: str) -> bool:
-    """Whether ``func`` accepts the keyword ``name`` (injected runners may not)."""
-    import inspect
-
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
 def execute(state: AskState, ctx: Context) -> dict:
     """Runs the checked SQL on the user's connection (limited, timed, rolled back)."""
-    return run_sql(state, ctx, state["row_limit"])
+    return run_sql(state, ctx, state["options"].row_limit)
 
 
 def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
@@ -217,12 +191,12 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
     as data for the diagnosis."""
     t0 = time.perf_counter()
     try:
-        bound = {}
-        if state.get("result_bytes") is not None and _takes_max_bytes(ctx.runner):
-            bound["max_bytes"] = state["result_bytes"]
+        options = state["options"]
         checked = state["check"]
         assert checked is not None  # the route executes only checked SQL
-        result = ctx.runner.run(checked.sql, limit=limit, timeout=state["timeout"], **bound)
+        result = ctx.runner.run(
+            checked.sql, limit=limit, timeout=options.timeout, max_bytes=options.result_bytes
+        )
     except (FailedTransactionError, ResultTooLarge):
         raise  # one line for the user: nothing the model can fix
     except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
@@ -236,16 +210,6 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
         "error": None,
         "timings": _timed(state, "execute", time.perf_counter() - t0),
     }
-
-
-def _takes_max_bytes(runner: Runner) -> bool:
-    """Whether the runner bounds results by bytes (runners written before it do not)."""
-    import inspect
-
-    try:
-        return "max_bytes" in inspect.signature(runner.run).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def diagnose(state: AskState, ctx: Context) -> dict:

@@ -5,8 +5,9 @@ The outcome and the message are derived once, from the attempt's diagnosis.
 
 Example:
     >>> from cadet_magic.result import Phase
+    >>> from cadet_magic.options import AskOptions
     >>> a = close_attempt({"attempt": 1, "phase": Phase.sql, "sql": "SELECT 1", "attempts": (),
-    ...                    "max_attempts": 3, "execution": object()}, feedback_sent=False)
+    ...                    "options": AskOptions(), "execution": object()}, feedback_sent=False)
     >>> str(a.outcome), a.category, a.feedback
     ('ok', None, None)
 """
@@ -131,7 +132,7 @@ def close_attempt(
         retryable=diagnosis.retryable if diagnosis is not None else True,
         code=code,
     )
-    _log_attempt(attempt, state["max_attempts"])
+    _log_attempt(attempt, state["options"].max_attempts)
     return attempt
 
 

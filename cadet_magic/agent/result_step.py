@@ -48,10 +48,11 @@ class SuspectAnswer:
 
 def _fetch(ctx: nodes.Context):
     """Runs one check query through the runner's read-only path (rows only)."""
-    bound = {"max_bytes": CHECK_BYTES} if nodes._takes_max_bytes(ctx.runner) else {}
 
     def fetch(sql: str, timeout: float) -> list[tuple]:
-        return ctx.runner.run(sql, limit=MAX_CANDIDATES, timeout=timeout, **bound).rows
+        return ctx.runner.run(
+            sql, limit=MAX_CANDIDATES, timeout=timeout, max_bytes=CHECK_BYTES
+        ).rows
 
     return fetch
 
@@ -71,7 +72,7 @@ def check_result(state: AskState, ctx: nodes.Context) -> dict:
             schema=state["schema"],
             fetch=_fetch(ctx),
             dialect=state["dialect"],
-            timeout=state["timeout"],
+            timeout=state["options"].timeout,
         )
     except Exception as e:  # noqa: BLE001 - the check must never cost the user the answer
         log.warning("[result check] skipped: %s", e)
@@ -148,7 +149,7 @@ def route_after_check_result(state: AskState) -> str:
     if vc is None or not vc.suspect:
         return "finish"
     previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
-    if state["attempt"] < state["max_attempts"] and not routes.same_sql(state, previous):
+    if state["attempt"] < state["options"].max_attempts and not routes.same_sql(state, previous):
         return "retry_suspect"
     return "finish_suspect"
 

@@ -7,11 +7,12 @@ errors (permission, connection), model errors and the unchanged-SQL guard stop w
 
 Example:
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
-    >>> s = {"attempt": 3, "max_attempts": 3, "phase": "sql", "fallback": False,
+    >>> from cadet_magic.options import AskOptions
+    >>> s = {"attempt": 3, "options": AskOptions(fallback=False), "phase": "sql",
     ...      "diagnosis": Diagnosis(Category.column_not_found, True), "sql": "x", "attempts": ()}
     >>> str(decide(s))
     'max_attempts'
-    >>> decide({**s, "fallback": True})
+    >>> decide({**s, "options": AskOptions()})
     'hand_over'
 """
 
@@ -63,7 +64,7 @@ def _unchanged(state: AskState) -> bool:
 
 def fallback_due(state: AskState) -> bool:
     """Whether an SQL phase that stopped at the maximum hands over to the fallback."""
-    return bool(state.get("fallback")) and not state.get("model_error")
+    return state["options"].fallback and not state.get("model_error")
 
 
 def decide(state: AskState) -> str:
@@ -76,7 +77,7 @@ def decide(state: AskState) -> str:
     diagnosis = state["diagnosis"]
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
-    if state["attempt"] >= state["max_attempts"]:
+    if state["attempt"] >= state["options"].max_attempts:
         return HAND_OVER if fallback_due(state) else StopReason.max_attempts
     if _unchanged(state):
         return StopReason.unchanged_sql

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from cadet_magic.runner import RESULT_BYTES, Runner, RunResult
+from cadet_magic.options import RESULT_BYTES
+from cadet_magic.runner import Runner, RunResult
 
 __all__ = [
     "FIRST_CHUNK",

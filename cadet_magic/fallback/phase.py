@@ -12,7 +12,8 @@ pure functions of the state) and reuse the agent's model call, SQL run and attem
 
 Example:
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
-    >>> s = {"attempt": 3, "max_attempts": 3, "phase": "fallback", "sql": "x", "code": "y",
+    >>> from cadet_magic.options import AskOptions
+    >>> s = {"attempt": 3, "options": AskOptions(), "phase": "fallback", "sql": "x", "code": "y",
     ...      "diagnosis": Diagnosis(Category.column_not_found, True), "attempts": ()}
     >>> str(decide(s)), route_after_diagnose(s)
     ('max_attempts', 'finish')
@@ -163,7 +164,7 @@ def check_code(state: FallbackState, ctx: Context) -> dict:
 
 def execute(state: FallbackState, ctx: Context) -> dict:
     """Runs the checked SELECT, fetching at most ``fallback_row_limit`` rows."""
-    return nodes.run_sql(state, ctx, state.get("fallback_row_limit", state["row_limit"]))
+    return nodes.run_sql(state, ctx, state["options"].fallback_row_limit)
 
 
 def run_code(state: FallbackState, ctx: Context) -> dict:
@@ -183,11 +184,10 @@ def run_code(state: FallbackState, ctx: Context) -> dict:
             ),
         )
     else:
-        run = code_runner(ctx)
-        limits: dict[str, Any] = {"timeout": state["timeout"]}
-        if nodes._takes(run, "memory"):
-            limits["memory"] = state.get("fallback_memory", ctx.options.fallback_memory)
-        result = run(state["code"], df, **limits)
+        options = state["options"]
+        result = code_runner(ctx)(
+            state["code"], df, timeout=options.timeout, memory=options.fallback_memory
+        )
     return {
         "code_run": result,
         "timings": nodes._timed(state, "run_code", time.perf_counter() - t0),
@@ -226,7 +226,7 @@ def diagnosis(state: FallbackState) -> Diagnosis:
     if not found and state.get("error") is not None:
         found.append((state["error"], None))
     elif not found and execution is not None and execution.truncated:
-        found.append((TooManyRows(state.get("fallback_row_limit", state["row_limit"])), None))
+        found.append((TooManyRows(state["options"].fallback_row_limit), None))
     elif not found and run is not None and not run.ok:
         columns = list(getattr(execution, "columns", []) or [])
         found.append((CodeFailed(run.error, columns), None))
@@ -378,7 +378,7 @@ def decide(state: FallbackState) -> str:
     diagnosis = state["diagnosis"]
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
-    if state["attempt"] >= state["max_attempts"]:
+    if state["attempt"] >= state["options"].max_attempts:
         return StopReason.max_attempts
     if _unchanged(state):
         return StopReason.unchanged_sql

@@ -17,6 +17,7 @@ from cadet_magic.fallback import phase as fallback_routes
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.phase import route_after_check_code, route_after_run_code
 from cadet_magic.fallback.run import CodeError, CodeRun
+from cadet_magic.options import AskOptions
 from cadet_magic.sql.validate import Validation
 
 CASES = json.loads((Path(__file__).parent / "route_cases.json").read_text())
@@ -41,9 +42,8 @@ def state_for(case):
     )
     return {
         "attempt": case["attempt"],
-        "max_attempts": case["max"],
+        "options": AskOptions(max_attempts=case["max"], fallback=case.get("fallback", False)),
         "phase": phase,
-        "fallback": case.get("fallback", False),
         "model_error": case.get("model_error"),
         "dialect": "duckdb",
         "sql": case["sql"],
