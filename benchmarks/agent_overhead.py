@@ -39,7 +39,7 @@ class _InstantRunner:
         self.error: Exception | None = None
 
     def run(self, sql: str, *, limit: int, timeout: float) -> Any:
-        from cadet_magic.db.base import RunResult
+        from cadet_magic.runner import RunResult
 
         if self.error is not None:
             raise self.error

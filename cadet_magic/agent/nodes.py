@@ -6,6 +6,7 @@ Nodes never mutate the state they are given; the runner merges what they return.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) 
     interrupt while waiting stops the wait. Where threads cannot start (Pyodide) or without a
     timeout, the call runs here, bounded only by the client's own timeout.
     """
-    if timeout is None:
+    if timeout is None or sys.platform == "emscripten":  # Pyodide cannot start a thread
         return model.invoke(messages)
     import contextvars
     import threading

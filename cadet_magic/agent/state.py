@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from cadet_magic.diagnose.classify import Diagnosis
+from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.result import Attempt, Phase
 from cadet_magic.runner import RunResult

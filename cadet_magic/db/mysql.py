@@ -24,16 +24,17 @@ with.
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from cadet_magic.db.base import RunResult, fetch_bounded, rows_bytes
+from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
 from cadet_magic.db.functions import with_functions
+from cadet_magic.db.mysql_errors import ERRNO_SQLSTATE, mysql_message
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import QueryTimeout, ResultTooLarge
+from cadet_magic.errors import EngineError
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.functions import FunctionCatalog
@@ -145,10 +146,12 @@ def sqlalchemy_opener(engine: Any) -> Callable[[], Any]:
     return open_
 
 
-class MySQLRunner:
+class MySQLRunner(BaseRunner):
     """Runs checked SQL on MySQL or MariaDB, on connections of its own (see the module)."""
 
     dialect = "mysql"
+    #: The server's own time limit comes first; the watchdog's KILL QUERY is the backstop.
+    grace = 0.5
 
     def __init__(
         self,
@@ -255,62 +258,46 @@ class MySQLRunner:
             return f"SET STATEMENT max_statement_time={max(timeout, 0.001):.3f} FOR {sql}"
         return sql
 
-    # -- the protocol -------------------------------------------------------------------
-    def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
-    ) -> RunResult:
-        """Runs ``sql`` read-only on the agent's connection; rows fetched against the budget."""
+    # -- the run's hooks (the skeleton is BaseRunner.run) --------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self, timeout: float, control: RunControl) -> Iterator[Any]:
+        """The agent's connection, one statement at a time, in a READ ONLY transaction with an
+        unbuffered cursor, rolled back after."""
+        with self._lock, self._transaction(timeout, unbuffered=True) as cur:
+            yield cur
+
+    def execute(self, handle: Any, sql: str, limit: int, control: RunControl) -> Statement:
         from cadet_magic.sql.limit import add_limit
 
-        t0 = time.perf_counter()
-        fired = threading.Event()
-        guard = threading.Lock()
-        done = False
-        with self._lock:
-            with self._transaction(timeout, unbuffered=True) as cur:
+        handle.execute(self._statement(add_limit(sql, "mysql", limit + 1), control.timeout))
+        return Statement([d[0] for d in handle.description or ()], handle.fetchmany)
 
-                def stop() -> None:
-                    with guard:  # never cancel what runs after this query
-                        if not done:
-                            fired.set()
-                            self.kill_query()
+    def fetched(self, handle: Any, why: str) -> None:
+        if why == "bytes":
+            self._cut = True  # the rest of the stream is not read
 
-                # The server's limit comes first; the watchdog is the backstop.
-                timer = self.session.watchdog.schedule(timeout + 0.5, stop)
-                try:
-                    cur.execute(self._statement(add_limit(sql, "mysql", limit + 1), timeout))
-                    description = cur.description or ()
-                    rows, truncated, why = fetch_bounded(
-                        cur.fetchmany, limit, max_bytes, rows_bytes
-                    )
-                    columns = [d[0] for d in description]
-                    if why == "bytes":
-                        self._cut = True  # the rest of the stream is not read
-                except KeyboardInterrupt:
-                    self._cut = True
-                    self.kill_query()
-                    raise
-                except Exception as e:
-                    code = mysql_errno(e)
-                    if code in TIME_LIMIT_ERRORS or (code in KILLED_ERRORS and fired.is_set()):
-                        raise QueryTimeout(timeout) from e
-                    if fired.is_set() and code in (2013, 2006, 0):
-                        raise QueryTimeout(timeout) from e
-                    if isinstance(e, MemoryError) or code in (1038, 5):
-                        raise ResultTooLarge() from e
-                    raise
-                finally:
-                    with guard:
-                        done = True
-                    timer.cancel()
-        return RunResult(
-            columns,
-            [tuple(r) for r in rows],
-            truncated,
-            time.perf_counter() - t0,
-            sql,
-            truncation=why,
+    def cancel(self, handle: Any) -> None:
+        self.kill_query()
+
+    def interrupt(self, handle: Any) -> None:
+        self._cut = True
+        self.kill_query()
+
+    def timed_out(self, error: BaseException, control: RunControl) -> bool:
+        code = mysql_errno(error)
+        fired = control.fired.is_set()
+        return (
+            code in TIME_LIMIT_ERRORS
+            or (code in KILLED_ERRORS and fired)
+            or (fired and code in (2013, 2006, 0))
         )
+
+    def out_of_memory(self, error: BaseException) -> bool:
+        return isinstance(error, MemoryError) or mysql_errno(error) in (1038, 5)
+
+    def engine_error(self, error: BaseException) -> EngineError:
+        return mysql_error(error)
 
     def schema(self) -> Schema:
         """Tables, views, columns, keys and comments of the connection's database (with sample
@@ -411,6 +398,39 @@ def mysql_errno(error: BaseException) -> int | None:
         e = orig if isinstance(orig, BaseException) else e.__cause__
         seen += 1
     return None
+
+
+def mysql_error(error: BaseException) -> EngineError:
+    """A MySQL/MariaDB driver error as an :class:`EngineError`: the server's error number
+    (the code), its message without the driver's ``(1054, "...")``, and the standard SQLSTATE
+    of the same mistake (:data:`~cadet_magic.db.mysql_errors.ERRNO_SQLSTATE`), with the
+    server's own number and SQLSTATE kept in ``details``.
+
+    Example:
+        >>> import pymysql
+        >>> e = mysql_error(pymysql.err.OperationalError(1054, "Unknown column 'amout' in 'SELECT'"))
+        >>> e.plain, e.sqlstate, e.code, e.details
+        ("Unknown column 'amout' in 'SELECT'", '42703', '1054', {'mysql_errno': 1054})
+    """
+    base = read_exception(error)
+    errno, message = mysql_message(base.text, mysql_errno(error))
+    if errno is None:
+        return base
+    details: dict[str, Any] = {"mysql_errno": errno}
+    state = getattr(error, "sqlstate", None)
+    if isinstance(state, str) and state:
+        details["mysql_sqlstate"] = state
+    sqlstate = ERRNO_SQLSTATE.get(errno)
+    if errno == 1292 and re.search(r"date|time", message, re.I):
+        sqlstate = "22007"
+    return EngineError(
+        base.message,
+        plain=message,
+        sqlstate=sqlstate,
+        code=str(errno),
+        kinds=base.kinds,
+        details=details,
+    )
 
 
 def _ss_cursor(con: Any) -> Any:

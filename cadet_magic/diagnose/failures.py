@@ -24,10 +24,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cadet_magic.diagnose import code_feedback as fallback_feedback
 from cadet_magic.diagnose.feedback import no_sql_feedback
 from cadet_magic.diagnose.model import Category, Diagnosis
-from cadet_magic.diagnose.router import diagnose_error
-from cadet_magic.fallback import feedback as fallback_feedback
+from cadet_magic.diagnose.router import engine_diagnosis
 from cadet_magic.result import Outcome
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
@@ -161,7 +161,7 @@ def diagnose(
     if isinstance(failure, CodeFailed):
         return _code_failure(failure)
     if isinstance(failure, SafetyRefusal | BaseException | str):
-        return diagnose_error(failure, sql=sql, dialect=dialect, schema=schema, message=message)
+        return engine_diagnosis(failure, sql=sql, dialect=dialect, schema=schema, message=message)
     raise TypeError(f"not a failure: {failure!r}")
 
 

@@ -1,7 +1,8 @@
-"""The error-analysis router: read the error, classify it, find names, pick the template.
+"""An engine's error (or a safety refusal) -> a :class:`Diagnosis`: read the error, classify it,
+find names, pick the template. Reached through :func:`cadet_magic.diagnose.diagnose`.
 
 Example:
-    >>> d = diagnose_error("no such column: amout", sql="SELECT amout FROM orders",
+    >>> d = engine_diagnosis("no such column: amout", sql="SELECT amout FROM orders",
     ...                    dialect="sqlite", schema={"orders": ["amount"]})
     >>> d.category.value, d.retryable, d.suggestions[:1], d.details["identifier"]
     ('column_not_found', True, ['orders.amount'], 'amout')
@@ -162,7 +163,7 @@ def _refusal(
     return category, details
 
 
-def diagnose_error(
+def engine_diagnosis(
     error: BaseException | str,
     *,
     sql: str | None = None,
@@ -173,8 +174,9 @@ def diagnose_error(
     """Classifies an error and builds suggestions and feedback for the model.
 
     Args:
-        error: the engine's exception (raw, SQLAlchemy- or jupysql-wrapped) or its message;
-            also a :class:`cadet_magic.errors.QueryTimeout` or a
+        error: the engine's error as its runner read it (:class:`~cadet_magic.errors.EngineError`),
+            any other exception, or its message; also a
+            :class:`cadet_magic.errors.QueryTimeout` or a
             :class:`cadet_magic.sql.refusal.SafetyRefusal`.
         sql: the failed query (for aliases, positions and the feedback).
         dialect: ``duckdb``, ``sqlite``, ``postgresql``... (for dialect-specific advice).
@@ -187,7 +189,7 @@ def diagnose_error(
         position, ...), ranked suggestions and the feedback text.
 
     Example:
-        >>> d = diagnose_error('column "orders.status" must appear in the GROUP BY clause or '
+        >>> d = engine_diagnosis('column "orders.status" must appear in the GROUP BY clause or '
         ...     'be used in an aggregate function', sql="SELECT status, SUM(amount) FROM orders",
         ...     dialect="postgresql", schema={"orders": ["status", "amount"]})
         >>> d.category.value, d.suggestions
@@ -210,7 +212,7 @@ def diagnose_error(
         )
         category = classify(info)
         details = {"message": info.message, "primary": info.primary}
-        for key in ("sqlstate", "errorname", "prefix", "hint"):
+        for key in ("sqlstate", "code", "prefix", "hint"):
             if getattr(info, key):
                 details[key] = getattr(info, key)
         if info.driver_class:

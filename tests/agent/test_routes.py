@@ -11,13 +11,13 @@ from cadet_magic.agent.routes import (
     route_after_execute,
     route_after_generate,
 )
-from cadet_magic.db.base import RunResult
-from cadet_magic.diagnose.classify import Diagnosis
+from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.fallback import phase as fallback_routes
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.phase import route_after_check_code, route_after_run_code
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.options import AskOptions
+from cadet_magic.runner import RunResult
 from cadet_magic.sql.validate import Validation
 
 CASES = json.loads((Path(__file__).parent / "route_cases.json").read_text())
