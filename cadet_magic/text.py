@@ -9,11 +9,19 @@ Example:
     'a long er…'
     >>> without_sql_suffix("(sqlite3.OperationalError) no such table: x\\n[SQL: SELECT * FROM x]")
     '(sqlite3.OperationalError) no such table: x'
+    >>> printable("\x1b]52;c;aGk=\x07 title")
+    '\\\\x1b]52;c;aGk=\\\\x07 title'
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+#: Characters a terminal acts on instead of showing: C0 and C1 controls and DEL (escape
+#: sequences, carriage return, backspace, bell) and the bidirectional marks, overrides and
+#: isolates (which reorder what is shown). Tab and line break are kept unless told otherwise.
+_CONTROLS = "\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
 
 #: What SQLAlchemy appends to its errors: the statement and a link to its documentation.
 SQL_SUFFIX = "[SQL:"
@@ -91,3 +99,38 @@ def error_text(error: Any) -> str | None:
         err = orig if orig is not None else error
         return without_sql_suffix(str(err).strip()) or type(err).__name__
     return str(error)
+
+
+def printable(text: Any, keep: str = "\t\n") -> str:
+    """``text`` with every character a terminal would act on shown escaped (``\\x1b``,
+    ``\\r``, ``\\u202e``), except those in ``keep`` (tab and line break by default; a
+    table cell keeps none). Values stored in the data reach the text display through this, so
+    an escape sequence in a value cannot set the clipboard, the window title or hide text.
+
+    Example:
+        >>> printable("a\\tb\\rc\\u202ed"), printable("x\\ny", keep="")
+        ('a\\tb\\\\rc\\\\u202ed', 'x\\\\ny')
+    """
+    text = str(text)
+    pattern = _control_pattern(keep)
+    if not pattern.search(text):
+        return text
+    return pattern.sub(_escaped, text)
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _control_pattern(keep: str) -> re.Pattern[str]:
+    if keep not in _PATTERNS:
+        kept = "".join(re.escape(ch) for ch in keep)
+        _PATTERNS[keep] = re.compile(f"(?![{kept}])[{_CONTROLS}]" if kept else f"[{_CONTROLS}]")
+    return _PATTERNS[keep]
+
+
+def _escaped(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
