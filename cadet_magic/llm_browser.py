@@ -422,7 +422,7 @@ def _same_origin_redirects() -> Any:
         method and body (307, 308); any other is a :class:`TransportError` (``redirect``),
         so the ``Authorization`` header never goes to another server."""
 
-        def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def,unused-ignore]
             if origin(newurl) != origin(req.full_url) or code not in (307, 308):
                 fp.close()
                 raise TransportError("redirect", f"{shown_url(newurl)} (HTTP {code})")

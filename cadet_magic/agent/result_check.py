@@ -428,7 +428,7 @@ def close_to_pattern(
         if len(c) <= 4 * MAX_VALUE_CHARS
     ]
     loose = _loose(pattern)  # matched in linear time (never as a regular expression)
-    hits = []
+    hits: list[str] = []
     for c in texts:
         if expired():
             return tuple(hits[:limit])

@@ -225,20 +225,20 @@ class Worker:
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
         t0 = time.perf_counter()
         self.sock: socket.socket | None = None
-        if sys.platform == "win32":  # no descriptors to pass: pipes, one run per worker
-            streams: dict[str, Any] = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
-        else:  # one Unix socket both ways, so descriptors can be passed to the template
+        stream: int = subprocess.PIPE
+        if sys.platform != "win32":  # one Unix socket both ways, so descriptors can be passed
             self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            streams = {"stdin": theirs.fileno(), "stdout": theirs.fileno()}
+            stream = theirs.fileno()
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-c", BOOT, package_parent, str(os.getpid())],
+                stdin=stream,
+                stdout=stream,
                 stderr=subprocess.DEVNULL,
                 cwd=self.workdir,
                 env=clean_environment(self.workdir),
                 close_fds=True,
                 start_new_session=sys.platform != "win32",
-                **streams,
             )
         finally:
             if self.sock is not None:
