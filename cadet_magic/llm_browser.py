@@ -28,12 +28,13 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
+from cadet_magic.text import redact
 
 #: ``transport(method, url, headers, body, timeout) -> (status, response text)``; raises
 #: :class:`TransportError` when no HTTP answer arrived.
@@ -50,11 +51,6 @@ CORS_HINT = (
     "Access-Control-Allow-Headers: authorization, content-type, and send "
     "Access-Control-Allow-Origin on the response itself"
 )
-
-#: Shown in place of a key found in text that is displayed or logged.
-REDACTED = "***"
-#: Keys shorter than this are not searched for (they would match ordinary words).
-MIN_SECRET = 8
 
 
 def origin(url: str) -> tuple[str, str, int | None]:
@@ -81,51 +77,6 @@ def shown_url(url: str) -> str:
     host = f"[{host}]" if ":" in host else host
     netloc = host + (f":{parts.port}" if parts.port else "")
     return parts._replace(netloc=netloc, query="", fragment="").geturl()
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (an API key, a password in a URL) replaced by ``***``.
-
-    Example:
-        >>> redact("bad key sk-live-123456789 (sk-live-123456789)", ["sk-live-123456789"])
-        'bad key *** (***)'
-    """
-    for secret in sorted({x for x in secrets if x and len(x) >= MIN_SECRET}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
-    return text
-
-
-def secrets_of(*sources: Any, env: Mapping[str, str] | None = None) -> list[str]:
-    """The secrets that must never be shown: keys held by model objects or endpoint options
-    (attributes named like ``api_key``, plain or as a secret string), passwords in their
-    URLs, and the provider keys and tokens in the environment.
-
-    Example:
-        >>> class M: openai_api_key = "sk-0123456789"; base_url = "http://u:pass1234word@h/v1"
-        >>> secrets_of(M(), env={"OPENAI_API_KEY": "sk-9876543210", "HOME": "/root"})
-        ['pass1234word', 'sk-0123456789', 'sk-9876543210']
-    """
-    found: list[str] = []
-    for source in sources:
-        for name in dir(source) if source is not None else ():
-            if not (name.endswith(("api_key", "_key", "_token")) or name in ("key", "token")):
-                if name not in ("base_url", "openai_api_base", "url"):
-                    continue
-            try:
-                value = getattr(source, name)
-            except Exception:  # noqa: BLE001 - a property that fails has nothing to give
-                continue
-            if hasattr(value, "get_secret_value"):
-                value = value.get_secret_value()
-            if isinstance(value, str) and name in ("base_url", "openai_api_base", "url"):
-                value = urlsplit(value).password
-            if isinstance(value, str) and len(value) >= MIN_SECRET:
-                found.append(value)
-    env = os.environ if env is None else env
-    for name, value in env.items():
-        if name.endswith(("_API_KEY", "_TOKEN")) and len(value) >= MIN_SECRET:
-            found.append(value)
-    return list(dict.fromkeys(found))
 
 
 _WARNED: set[tuple[str, str, int | None]] = set()

@@ -133,7 +133,7 @@ def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | Non
     except ModelCallError:
         raise
     except Exception as e:
-        from cadet_magic.llm_browser import redact, secrets_of
+        from cadet_magic.text import redact, secrets_of
 
         # Provider errors may quote the request or a server's echo of it: never the key.
         first = first_line(redact(str(e), secrets_of(model)), 300, mark="")
