@@ -46,8 +46,9 @@ def ask(
         on_event: called after every step, for live displays.
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...,
-            memory=...)`` (default :func:`cadet_magic.fallback.default.run_fallback_code`:
-            checked, then run in a confined worker process; in-process on Pyodide).
+            memory=..., unconfined=..., row_limit=..., result_bytes=...)`` (default
+            :func:`cadet_magic.fallback.default.run_fallback_code`: checked, then run in a
+            confined worker process; in-process on Pyodide).
         metrics: where the run is counted (default :data:`cadet_magic.metrics.SESSION`, the
             process's; the ``%%ask`` magic passes the one it holds).
 

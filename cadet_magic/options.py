@@ -68,6 +68,9 @@ class AskOptions:
         fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing.
         fallback_row_limit: rows the fallback's SELECT may fetch.
         fallback_memory: bytes the fallback's pandas code may allocate in its worker (2 GiB).
+        fallback_unconfined: run the fallback's code even where the confinement it needs is
+            not available (a Linux kernel without Landlock, macOS, Windows); off by default,
+            so there the fallback's code does not run and the answer says so.
         schema_budget: characters of schema in the prompt (None: the whole schema).
         live: whether the magic shows the live attempts panel where widgets work.
         api_key, base_url: for a model given by spec (default: the provider's environment
@@ -108,6 +111,12 @@ class AskOptions:
         "Bytes the fallback's pandas code may allocate in its isolated worker (2 GiB).",
         kind=int,
         check="positive",
+    )
+    fallback_unconfined: bool = option(
+        False,
+        "Run the fallback's pandas code even where it cannot be confined (no Landlock, "
+        "macOS, Windows): off by default.",
+        kind=bool,
     )
     schema_budget: int | None = option(
         6000,
@@ -238,7 +247,7 @@ def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
         >>> merged(None, row_limt=5)
         Traceback (most recent call last):
         ...
-        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, schema_budget, live, api_key, base_url
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url
     """
     given = {k: v for k, v in changes.items() if v is not UNSET}
     unknown = [k for k in given if k not in AskOptions.names()]

@@ -186,7 +186,13 @@ def run_code(state: FallbackState, ctx: Context) -> dict:
     else:
         options = state["options"]
         result = code_runner(ctx)(
-            state["code"], df, timeout=options.timeout, memory=options.fallback_memory
+            state["code"],
+            df,
+            timeout=options.timeout,
+            memory=options.fallback_memory,
+            unconfined=options.fallback_unconfined,
+            row_limit=options.row_limit,
+            result_bytes=options.result_bytes,
         )
     return {
         "code_run": result,

@@ -258,7 +258,7 @@ def test_success_on_the_first_attempt_calls_the_model_once(runner):
 def test_the_code_runner_is_injectable(runner):
     calls = []
 
-    def recording_runner(code, df, *, timeout, memory):
+    def recording_runner(code, df, *, timeout, **limits):
         calls.append((code, list(df.columns), len(df), timeout))
         return run_code(code, df, timeout=timeout)
 
