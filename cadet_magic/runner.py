@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from cadet_magic.schema.model import Schema
@@ -34,7 +34,6 @@ class RunResult:
     truncated: bool = False
     elapsed: float = 0.0
     sql: str = ""
-    extra: dict = field(default_factory=dict)
     truncation: str = ""
 
 

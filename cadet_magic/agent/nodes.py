@@ -42,7 +42,7 @@ log = logging.getLogger("cadet_magic")
 class Context:
     """What the nodes need besides the state: the model and the runner, passed in.
 
-    ``code_runner(code, df, timeout=..., memory=...)`` runs the fallback phase's pandas code and
+    ``code_runner(code, df, timeout=..., memory=..., ...)`` runs the fallback phase's pandas code and
     ``frame_maker(columns, rows)`` turns its SELECT's rows into ``df`` (None: that phase's
     defaults, see :mod:`cadet_magic.fallback.phase`). The options are the state's.
     """

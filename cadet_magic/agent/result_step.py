@@ -1,7 +1,7 @@
 """The result check's steps in the SQL phase: check a run's literals, retry a suspect attempt,
 answer with the best suspect result when the retries give no clean one.
 
-After ``execute`` succeeds, ``check_result`` runs :func:`cadet_magic.agent.result_check.check_result`
+After ``execute`` succeeds, ``check_result`` runs :func:`cadet_magic.diagnose.result_check.check_result`
 through the runner. A clean run finishes as before (its warnings, if any, go with the
 answer). A suspect run is diagnosed ``value_not_found`` (outcome ``"suspect"``) and, while
 attempts remain and the SQL changed, ``retry_suspect`` records it with its feedback and starts
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent import nodes, record, routes
-from cadet_magic.agent.result_check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
-from cadet_magic.agent.result_check import check_result as run_check
 from cadet_magic.agent.state import AskState
-from cadet_magic.diagnose.model import Category, Diagnosis
-from cadet_magic.result import Attempt, Outcome, Phase, StopReason
+from cadet_magic.diagnose.failures import SuspectResult, diagnose
+from cadet_magic.diagnose.result_check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
+from cadet_magic.diagnose.result_check import check_result as run_check
+from cadet_magic.result import Attempt, Phase, StopReason
 from cadet_magic.runner import RunResult
 
 log = logging.getLogger("cadet_magic")
@@ -90,15 +90,7 @@ def check_result(state: AskState, ctx: nodes.Context) -> dict:
         "timings": {**(state.get("timings") or {}), "check_result": time.perf_counter() - t0},
     }
     if vc.suspect:
-        update["diagnosis"] = Diagnosis(
-            Category.value_not_found,
-            retryable=True,
-            details={"missing": [f.filter.key for f in vc.missing]},
-            suggestions=[v for f in vc.missing for v in f.close],
-            feedback=vc.feedback(state.get("sql") or verdict.sql),
-            outcome=Outcome.suspect,
-            error=vc.problems(),
-        )
+        update["diagnosis"] = diagnose(SuspectResult(vc, state.get("sql") or verdict.sql))
     return update
 
 

@@ -142,6 +142,7 @@ def run_agent(
     runner: Runner,
     options: AskOptions | None = None,
     code_runner: Callable[..., Any] | None = None,
+    frame_maker: Callable[[list[str], list[tuple]], Any] | None = None,
     schema: Schema | None = None,
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
@@ -156,15 +157,23 @@ def run_agent(
 
     When every SQL attempt failed on a retryable error and ``fallback`` is set, the model is
     asked once per fallback attempt for a simple SELECT plus pandas code (run by
-    ``code_runner(code, df, timeout=..., memory=...)``, default
-    :func:`cadet_magic.fallback.default.run_fallback_code`: an isolated worker process, in-process
-    on Pyodide) with its own ``max_attempts``; the fallback SELECT may fetch
+    ``code_runner(code, df, timeout=..., memory=..., unconfined=..., row_limit=...,
+    result_bytes=...)``, default :func:`cadet_magic.fallback.default.run_fallback_code`: an
+    isolated worker process, in-process on Pyodide; ``df`` made from the SELECT's rows by
+    ``frame_maker(columns, rows)``, default :func:`cadet_magic.fallback.run.make_frame`) with
+    its own ``max_attempts``; the fallback SELECT may fetch
     ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
     """
     opts = merged(options, **overrides)
-    ctx = nodes.Context(model=model, runner=runner, schema=schema, code_runner=code_runner)
+    ctx = nodes.Context(
+        model=model,
+        runner=runner,
+        schema=schema,
+        code_runner=code_runner,
+        frame_maker=frame_maker,
+    )
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )

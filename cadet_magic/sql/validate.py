@@ -39,13 +39,9 @@ from cadet_magic.sql.checks.context import QUERY_HINT as _QUERY_HINT
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.context import classes as _classes
 from cadet_magic.sql.checks.executable_comments import executable_comment
-from cadet_magic.sql.checks.function_calls import forbidden_function, function_names
 from cadet_magic.sql.checks.side_effects import SIDE_EFFECT_NODES as _SIDE_EFFECT_NODES
 from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WORDS
 from cadet_magic.sql.checks.side_effects import statement_name as _statement_name
-from cadet_magic.sql.dialect import (  # re-exported: importable from here as before
-    DIALECT_ALIASES as DIALECT_ALIASES,
-)
 from cadet_magic.sql.dialect import (
     generate,
     parse_statements,
@@ -54,17 +50,7 @@ from cadet_magic.sql.dialect import (
 )
 from cadet_magic.sql.functions import FunctionCatalog
 
-__all__ = [
-    "DIALECT_ALIASES",
-    "Issue",
-    "Validation",
-    "forbidden_function",
-    "function_names",
-    "parse_statements",
-    "renamed_functions",
-    "resolve_dialect",
-    "validate_sql",
-]
+__all__ = ["Issue", "Validation", "renamed_functions", "validate_sql"]
 
 
 @dataclass
@@ -74,10 +60,6 @@ class Validation:
     ok: bool
     issues: list[Issue] = field(default_factory=list)
     sql: str = ""
-
-
-#: Kept under its old name for the modules that import it from here.
-_quiet_sqlglot = quiet_sqlglot
 
 
 def _parse_error_message(error: Exception, dialect: str | None) -> str:
@@ -240,7 +222,7 @@ def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
     """
     read = resolve_dialect(dialect)
     try:
-        with _quiet_sqlglot():
+        with quiet_sqlglot():
             trees = parse_statements(sql, read)
     except Exception:  # noqa: BLE001 - nothing parsed, nothing renamed
         return {}
@@ -251,7 +233,7 @@ def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
             if isinstance(node, exp.Anonymous):
                 continue
             try:
-                with _quiet_sqlglot():
+                with quiet_sqlglot():
                     text = node.sql(dialect=read, comments=False)
             except Exception:  # noqa: BLE001
                 continue

@@ -266,29 +266,14 @@ def test_the_code_runner_is_injectable(runner):
     assert r.ok and calls == [(CODE, ["name", "amount"], 4, 7)]
 
 
-def test_without_pandas_the_fallback_is_a_clear_error_not_a_crash(runner, monkeypatch):
-    from cadet_magic.agent import nodes
-
+def test_without_pandas_the_fallback_is_a_clear_error_not_a_crash(runner):
     def no_pandas(columns, rows):
         raise ImportError("No module named 'pandas'")
 
-    monkeypatch.setattr(nodes.Context, "__init__", _with_frame_maker(no_pandas))
-    r, _, _ = ask(runner, *FAILED_SQL, fallback_reply(), fallback_reply())
+    r, _, _ = ask(runner, *FAILED_SQL, fallback_reply(), fallback_reply(), frame_maker=no_pandas)
     assert not r.ok and r.stop_reason == "not_retryable"
     assert r.fallback.attempts[0].category == "unavailable" and len(r.fallback.attempts) == 1
     assert "pandas" in r.message
-
-
-def _with_frame_maker(maker):
-    from cadet_magic.agent import nodes
-
-    original = nodes.Context.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        self.frame_maker = maker
-
-    return init
 
 
 def test_a_scalar_answer_becomes_a_one_cell_table(runner):
