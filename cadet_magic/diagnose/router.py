@@ -315,67 +315,20 @@ def _refine(
     schema: Schema,
     dialect: str | None = None,
 ) -> Category:
-    """Corrections the query itself makes possible."""
-    ident = (details.get("identifier") or "").strip('"')
+    """Corrections the query itself makes possible, in order: nesting too deep, another
+    reading of the missing name (:func:`_renamed`), marks for the feedback (:func:`_mark`),
+    the aggregation mistake, a missing join, a date function."""
     if malformed.TOO_DEEP.search(info.message):
         details["too_deep"] = True
         return Category.syntax_error
-    field = re.search(
-        r"Cannot extract field '([^']+)' from expression \"?([^\"\s]+)\"?", info.primary
-    )
-    if category is Category.unknown and field and sql:
-        # DuckDB reads x.y, x not in FROM, as field y of a column x
-        details["identifier"] = f"{field.group(2)}.{field.group(1)}"
-        category = Category.column_not_found
-    if category is Category.column_not_found and ident.lower() in _DATE_PARTS and sql:
-        # DATEADD(day, ...) / DATEDIFF(day, ...): another dialect's function whose first
-        # argument the engine read as a column.
-        m = re.search(rf"\b(\w+)\s*\(\s*{re.escape(ident)}\s*,", sql, re.I)
-        if m:
-            details["identifier"] = m.group(1)
-            details["date_function"] = True
-            return Category.function_not_found
-    if (
-        category is Category.table_not_found
-        and sql
-        and ident.lower() in ctx.aliases
-        and re.match(r"Referenced table", info.primary)
-    ):
-        # DuckDB, in a subquery: T1.bad_column is looked up in the outer query too and
-        # reported as a missing table "T1"; the alias exists, the column does not.
-        bad = _missing_qualified_column(ident, ctx, sql, schema)
-        if bad:
-            details["identifier"] = bad
-            return Category.column_not_found
-    if category is Category.column_not_found and sql and ident and f'"{ident}"' in sql:
-        if " " in ident or re.search(
-            rf"(=|<>|!=|LIKE|IN\s*\(|,)\s*\"{re.escape(ident)}\"", sql, re.I
-        ):
-            details["double_quoted_string"] = True
-    if category is Category.syntax_error and "must have an alias" in info.primary:
-        details["derived_alias"] = True
-    if category is Category.column_not_found and "." in ident:
-        qualifier = ident.split(".")[0]
-        if qualifier.lower() in {d.lower() for d in ctx.derived}:
-            details["derived_alias"] = True
-    if category is Category.table_not_found and ident.lower() in {d.lower() for d in ctx.derived}:
-        details["derived_alias"] = True
+    ident = (details.get("identifier") or "").strip('"')  # as the engine named it
+    category = _field_of_column(category, details, info, sql)
+    renamed = _renamed(category, details, info, ctx, sql, schema, ident)
+    if renamed is not None:
+        return renamed
+    _mark(category, details, info, ctx, sql, ident)
     if category is Category.aggregation_error:
-        mistake = aggregate_mistake(sql, dialect)
-        if mistake is None:  # unparsable: what the message says
-            low = info.primary.lower()
-            kind = (
-                "nested_aggregate"
-                if "nested" in low
-                else "aggregate_in_where"
-                if "where" in low
-                else None
-            )
-            mistake = {"kind": kind} if kind else None
-        if mistake is not None:
-            details["aggregate_mistake"] = mistake
-            if mistake["kind"] == "aggregate_in_where":
-                details["aggregate_in_where"] = True
+        _aggregation(details, info, sql, dialect)
     if category in (Category.column_not_found, Category.table_not_found) and sql:
         joined = _missing_join(category, details, info, ctx, sql, schema)
         if joined is not None:
@@ -386,6 +339,101 @@ def _refine(
         if any(w in fn for w in _DATE_FUNCTION_WORDS):
             details["date_function"] = True
     return category
+
+
+def _field_of_column(
+    category: Category, details: dict[str, Any], info: ErrorInfo, sql: str | None
+) -> Category:
+    """DuckDB reads ``x.y``, ``x`` not in FROM, as field ``y`` of a column ``x``: a column."""
+    field = re.search(
+        r"Cannot extract field '([^']+)' from expression \"?([^\"\s]+)\"?", info.primary
+    )
+    if category is Category.unknown and field and sql:
+        details["identifier"] = f"{field.group(2)}.{field.group(1)}"
+        return Category.column_not_found
+    return category
+
+
+def _renamed(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo,
+    ctx: SqlContext,
+    sql: str | None,
+    schema: Schema,
+    ident: str,
+) -> Category | None:
+    """Another category for the name the engine missed, when the query shows one."""
+    if not sql:
+        return None
+    if category is Category.column_not_found and ident.lower() in _DATE_PARTS:
+        # DATEADD(day, ...) / DATEDIFF(day, ...): another dialect's function whose first
+        # argument the engine read as a column.
+        m = re.search(rf"\b(\w+)\s*\(\s*{re.escape(ident)}\s*,", sql, re.I)
+        if m:
+            details["identifier"] = m.group(1)
+            details["date_function"] = True
+            return Category.function_not_found
+    if (
+        category is Category.table_not_found
+        and ident.lower() in ctx.aliases
+        and re.match(r"Referenced table", info.primary)
+    ):
+        # DuckDB, in a subquery: T1.bad_column is looked up in the outer query too and
+        # reported as a missing table "T1"; the alias exists, the column does not.
+        bad = _missing_qualified_column(ident, ctx, sql, schema)
+        if bad:
+            details["identifier"] = bad
+            return Category.column_not_found
+    return None
+
+
+def _mark(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo,
+    ctx: SqlContext,
+    sql: str | None,
+    ident: str,
+) -> None:
+    """Marks for the feedback: a string written in double quotes, a derived table's alias."""
+    if category is Category.column_not_found and sql and ident and f'"{ident}"' in sql:
+        if " " in ident or re.search(
+            rf"(=|<>|!=|LIKE|IN\s*\(|,)\s*\"{re.escape(ident)}\"", sql, re.I
+        ):
+            details["double_quoted_string"] = True
+    derived = {d.lower() for d in ctx.derived}
+    if (
+        (category is Category.syntax_error and "must have an alias" in info.primary)
+        or (
+            category is Category.column_not_found
+            and "." in ident
+            and ident.split(".")[0].lower() in derived
+        )
+        or (category is Category.table_not_found and ident.lower() in derived)
+    ):
+        details["derived_alias"] = True
+
+
+def _aggregation(
+    details: dict[str, Any], info: ErrorInfo, sql: str | None, dialect: str | None
+) -> None:
+    """Which aggregation mistake the query makes (unparsable: what the message says)."""
+    mistake = aggregate_mistake(sql, dialect)
+    if mistake is None:
+        low = info.primary.lower()
+        kind = (
+            "nested_aggregate"
+            if "nested" in low
+            else "aggregate_in_where"
+            if "where" in low
+            else None
+        )
+        mistake = {"kind": kind} if kind else None
+    if mistake is not None:
+        details["aggregate_mistake"] = mistake
+        if mistake["kind"] == "aggregate_in_where":
+            details["aggregate_in_where"] = True
 
 
 def _missing_join(
@@ -608,15 +656,7 @@ def _suggestions(
     if details.get("truncated"):
         return _completions(details["truncated"]["completions"], ctx, sch, sql)
     if details.get("missing_join"):
-        mj = details["missing_join"]
-        owners = [f"{t}.{mj['column']}" for t in mj["owners"]]
-        in_query = mj.get("in_query", [])
-        if mj.get("qualifier") and sch.table(mj["qualifier"]) is not None:
-            # a real table outside the query: the model may have meant one it has
-            ranked = [*owners[:1], *in_query[:2], *owners]
-        else:  # an undefined alias: which table it meant is the question
-            ranked = [*owners[:2], *in_query[:1], *owners]
-        return list(dict.fromkeys(ranked))[:5]
+        return _join_owners(details["missing_join"], sch)
     if category is Category.column_not_found and ident:
         return suggest.rank_columns(
             ident, sch, tables=ctx.tables, aliases=ctx.aliases, engine=engine
@@ -631,13 +671,7 @@ def _suggestions(
     ):
         return []
     if category is Category.aggregation_error:
-        found = []
-        columns = details.get("aggregate_mistake", {}).get("columns") or []
-        for col in [*([ident] if ident else []), *columns]:
-            for name in suggest.qualify(col, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]:
-                if name not in found:
-                    found.append(name)
-        return found or ([ident] if ident else [])
+        return _aggregated_columns(details, ident, ctx, sch)
     if category is Category.join_error and ident:
         found = suggest.qualify(ident, sch, tables=ctx.tables, aliases=ctx.aliases)
         for cand in engine:
@@ -650,6 +684,31 @@ def _suggestions(
     if category is Category.function_not_found and ident:
         return suggest.rank_functions(ident, dialect, engine)
     return []
+
+
+def _join_owners(mj: dict[str, Any], sch: Schema) -> list[str]:
+    """The tables that have the column a missing join needs, and those the query has."""
+    owners = [f"{t}.{mj['column']}" for t in mj["owners"]]
+    in_query = mj.get("in_query", [])
+    if mj.get("qualifier") and sch.table(mj["qualifier"]) is not None:
+        # a real table outside the query: the model may have meant one it has
+        ranked = [*owners[:1], *in_query[:2], *owners]
+    else:  # an undefined alias: which table it meant is the question
+        ranked = [*owners[:2], *in_query[:1], *owners]
+    return list(dict.fromkeys(ranked))[:5]
+
+
+def _aggregated_columns(
+    details: dict[str, Any], ident: str | None, ctx: SqlContext, sch: Schema
+) -> list[str]:
+    """The columns of an aggregation mistake, qualified by their tables."""
+    found: list[str] = []
+    columns = details.get("aggregate_mistake", {}).get("columns") or []
+    for col in [*([ident] if ident else []), *columns]:
+        for name in suggest.qualify(col, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]:
+            if name not in found:
+                found.append(name)
+    return found or ([ident] if ident else [])
 
 
 def _completions(names: list[str], ctx: SqlContext, sch: Schema, sql: str | None) -> list[str]:
