@@ -51,7 +51,9 @@ def same_phase(state: AskState) -> list[Attempt]:
 def sql_change(state: AskState) -> str | None:
     """How the attempt's SQL differs from the previous attempt's of its phase (None first)."""
     previous = same_phase(state)
-    return sql_diff(previous[-1].sql, state.get("sql")) if previous and state.get("sql") else None
+    if not (previous and state.get("sql")):
+        return None
+    return sql_diff(previous[-1].sql, state.get("sql"), dialect=state.get("dialect"))
 
 
 def provisional_attempt(

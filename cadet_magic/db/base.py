@@ -36,6 +36,7 @@ from cadet_magic.errors import (
     exception_chain,
 )
 from cadet_magic.runner import RunResult
+from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.text import error_text
 
@@ -120,8 +121,12 @@ class BaseRunner:
         other hooks get (a cursor, a connection)."""
         raise NotImplementedError
 
-    def execute(self, handle: Any, sql: str, limit: int, control: RunControl) -> Statement:
-        """Starts ``sql`` for at most ``limit`` + 1 rows (so a cut can be told)."""
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
+        """Starts ``sql`` (``str(sql)`` is its text; a :class:`CheckedQuery` also has its
+        tree, for a row limit written into the query) for at most ``limit`` + 1 rows (so a cut
+        can be told)."""
         raise NotImplementedError
 
     def cancel(self, handle: Any) -> None:
@@ -157,9 +162,9 @@ class BaseRunner:
     # -- the skeleton ----------------------------------------------------------------------
 
     def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+        self, sql: str | CheckedQuery, *, limit: int, timeout: float, max_bytes: int | None = None
     ) -> RunResult:
-        """Runs ``sql`` read-only, at most ``limit`` rows and about ``max_bytes`` bytes of
+        """Runs ``sql`` (the check's :class:`CheckedQuery`, or a text) read-only, at most ``limit`` rows and about ``max_bytes`` bytes of
         values, stopped after ``timeout`` seconds; the connection is left as it was found."""
         control = RunControl(timeout)
         timer = None
@@ -192,7 +197,12 @@ class BaseRunner:
                 timer.cancel()
         columns = statement[0].columns
         return RunResult(
-            columns, rows, truncated, time.perf_counter() - control.started, sql, truncation=why
+            columns,
+            rows,
+            truncated,
+            time.perf_counter() - control.started,
+            str(sql),
+            truncation=why,
         )
 
     def _signalled(self, control: RunControl, handle: Any) -> None:
@@ -202,7 +212,7 @@ class BaseRunner:
     def _fetch(
         self,
         handle: Any,
-        sql: str,
+        sql: str | CheckedQuery,
         limit: int,
         max_bytes: int | None,
         control: RunControl,

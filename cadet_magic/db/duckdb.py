@@ -25,6 +25,7 @@ from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.watchdog import Watchdog
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.sql.query import CheckedQuery
 
 #: One row that changes whenever a table, view, column, key or comment does.
 FINGERPRINT_SQL = (
@@ -141,7 +142,9 @@ class DuckDBRunner(BaseRunner):
             _rollback(cur)
             cur.close()
 
-    def execute(self, handle: Any, sql: str, limit: int, control: RunControl) -> Statement:
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
         rel = handle.execute(only_select(handle, first_rows_sql(sql, limit + 1)))
         description = rel.description or ()
         return Statement(
@@ -179,7 +182,7 @@ class DuckDBRunner(BaseRunner):
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 
 
-def first_rows_sql(sql: str, n: int) -> str:
+def first_rows_sql(sql: str | CheckedQuery, n: int) -> str:
     """The SQL to run for its first ``n`` rows.
 
     DuckDB streams a result and ``fetchmany`` stops the pipeline early, so a query without
@@ -195,7 +198,7 @@ def first_rows_sql(sql: str, n: int) -> str:
     """
     from cadet_magic.sql.limit import add_limit
 
-    return add_limit(sql, "duckdb", n) if _ORDER_BY.search(sql) else sql
+    return add_limit(sql, "duckdb", n) if _ORDER_BY.search(str(sql)) else str(sql)
 
 
 def duckdb_fingerprint(con: Any) -> tuple | None:

@@ -38,6 +38,7 @@ from cadet_magic.errors import EngineError
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.functions import FunctionCatalog
+from cadet_magic.sql.query import CheckedQuery
 
 #: sql_mode flags that change how the server reads SQL text; cleared on the agent's connection.
 TEXT_MODES = frozenset(
@@ -267,7 +268,9 @@ class MySQLRunner(BaseRunner):
         with self._lock, self._transaction(timeout, unbuffered=True) as cur:
             yield cur
 
-    def execute(self, handle: Any, sql: str, limit: int, control: RunControl) -> Statement:
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
         from cadet_magic.sql.limit import add_limit
 
         handle.execute(self._statement(add_limit(sql, "mysql", limit + 1), control.timeout))

@@ -46,6 +46,7 @@ from cadet_magic.schema.samples import read_samples
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.function_calls import forbidden_function
 from cadet_magic.sql.functions import FunctionCatalog, never_reason
+from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
 
 #: Session settings pinned while the agent's statement is checked and runs (restored exactly):
@@ -296,9 +297,11 @@ class SparkRunner(BaseRunner):
             finally:
                 quiet()
 
-    def execute(self, handle: Any, sql: str, limit: int, control: RunControl) -> Statement:
-        self.check_plan(sql)
-        df = self.spark.sql(WRAP.format(sql=sql)).limit(limit + 1)
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
+        self.check_plan(str(sql))
+        df = self.spark.sql(WRAP.format(sql=str(sql))).limit(limit + 1)
         columns = list(df.columns)
         it = iter([tuple(r) for r in df.collect()])
         return Statement(columns, lambda n: [r for _, r in zip(range(n), it, strict=False)])

@@ -22,6 +22,7 @@ from cadet_magic.errors import EngineError, FailedTransactionError, exception_ch
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.dialect import resolve_dialect
+from cadet_magic.sql.query import CheckedQuery
 
 # PostgreSQL catalog queries: the relations visible through the session's search_path
 # (what an unqualified name resolves to, temporary tables included), not the system catalogs.
@@ -207,7 +208,9 @@ class SQLAlchemyRunner(BaseRunner):
     def transaction(self, timeout: float, control: RunControl) -> Any:
         return self._transaction(timeout)
 
-    def execute(self, handle: Any, sql: str, limit: int, control: RunControl) -> Statement:
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
         """On PostgreSQL the query runs through a server-side cursor (``DECLARE ... CURSOR
         FOR``), so rows cross the network chunk by chunk and the server itself refuses
         anything that is not a query (COPY, SET, DDL, data-modifying WITH); every FETCH is

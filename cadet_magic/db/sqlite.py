@@ -24,6 +24,7 @@ from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import EngineError, exception_chain
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.sql.query import CheckedQuery
 
 _ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 # Recursive CTEs report SQLITE_RECURSIVE (33) on newer SQLite versions.
@@ -142,9 +143,9 @@ class SQLiteRunner(BaseRunner):
                 own.close()
 
     def execute(
-        self, handle: sqlite3.Connection, sql: str, limit: int, control: RunControl
+        self, handle: sqlite3.Connection, sql: str | CheckedQuery, limit: int, control: RunControl
     ) -> Statement:
-        cur = handle.execute(sql)
+        cur = handle.execute(str(sql))
         return Statement([d[0] for d in cur.description or ()], cur.fetchmany, close=cur.close)
 
     def cancel(self, handle: sqlite3.Connection) -> None:

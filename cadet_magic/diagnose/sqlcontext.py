@@ -13,18 +13,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from cadet_magic.sql.dialect import resolve_dialect
+from cadet_magic.sql.query import checked
+
 _FROM = re.compile(
     r"\b(?:FROM|JOIN)\s+([\w.\"`\[\]]+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|JOIN\b|GROUP\b|ORDER\b|"
     r"LEFT\b|RIGHT\b|INNER\b|OUTER\b|CROSS\b|FULL\b|LIMIT\b|HAVING\b|UNION\b|NATURAL\b)(\w+))?",
     re.I,
 )
-
-
-def sqlglot_dialect(dialect: str | None) -> str | None:
-    """The sqlglot name of a dialect (``postgresql`` -> ``postgres``)."""
-    from cadet_magic.sql.dialect import resolve_dialect
-
-    return resolve_dialect(dialect)
 
 
 @dataclass
@@ -58,7 +54,7 @@ def _parse(sql: str, dialect: str | None) -> Any:
 
     from cadet_magic.sql.dialect import quiet_sqlglot
 
-    for d in dict.fromkeys((sqlglot_dialect(dialect), None)):
+    for d in dict.fromkeys((resolve_dialect(dialect), None)):
         try:
             with quiet_sqlglot():
                 return sqlglot.parse_one(sql, read=d)
@@ -77,6 +73,9 @@ def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
     """
     if not sql:
         return None
+    query = checked(sql, resolve_dialect(dialect))
+    if query is not None:  # the check's tree: not parsed again
+        return query.tree
     try:
         return _parse(sql, dialect)
     except RecursionError:
