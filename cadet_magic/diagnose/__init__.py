@@ -7,9 +7,11 @@ safety refusal, a reply without SQL, or one of the fallback's failures becomes a
 error), :mod:`.rules` (category, in priority order), :mod:`.suggest` (names from the engine and
 the schema) and :mod:`.feedback` (templates per category; the fallback's own in
 :mod:`.code_feedback`), tied together by :mod:`.router`; what the failed query itself shows is
-read by :mod:`.joins` (a table it does not join, and the join path), :mod:`.aggregates` (which
-aggregation mistake) and :mod:`.malformed` (cut off, repeated words, placeholders, syntax the
-engine lacks, nested too deeply).
+read by :mod:`.refine` with :mod:`.joins` (a table it does not join, and the join path),
+:mod:`.aggregates` (which aggregation mistake) and :mod:`.malformed` (cut off, repeated words,
+placeholders, syntax the engine lacks, nested too deeply); :mod:`.naming` picks the names to
+suggest. After a run, :mod:`.result_check` (on :mod:`.values`) checks that the values the query
+filters on occur.
 
 Example:
     >>> from cadet_magic.diagnose import diagnose
