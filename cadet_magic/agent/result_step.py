@@ -10,9 +10,7 @@ end without an answer (attempts used up, the same SQL again, a model error) and 
 result exists, ``finish_suspect`` makes it the answer, with warnings that say what looks
 wrong; the fallback does not run then.
 
-Example:
-    >>> route_after_check_result({"value_check": None})
-    'finish'
+Its routes are the SQL phase's own, in :mod:`cadet_magic.agent.routes`.
 """
 
 from __future__ import annotations
@@ -22,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cadet_magic.agent import nodes, record, routes
+from cadet_magic.agent import nodes, record
 from cadet_magic.agent.state import AskState
 from cadet_magic.diagnose.failures import SuspectResult, diagnose
 from cadet_magic.diagnose.result_check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
@@ -128,32 +126,6 @@ def _better(a: SuspectAnswer | None, b: SuspectAnswer | None) -> SuspectAnswer |
     if a is None or b is None:
         return a or b
     return a if a.check.rank() < b.check.rank() else b
-
-
-def route_after_execute(state: AskState) -> str:
-    return "diagnose" if state.get("execution") is None else "check_result"
-
-
-def route_after_check_result(state: AskState) -> str:
-    """A clean run finishes; a suspect one is retried while attempts remain and the SQL
-    changed, else the best suspect result becomes the answer."""
-    vc = state.get("value_check")
-    if vc is None or not vc.suspect:
-        return "finish"
-    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
-    if state["attempt"] < state["options"].max_attempts and not routes.same_sql(state, previous):
-        return "retry_suspect"
-    return "finish_suspect"
-
-
-def route_after_generate(state: AskState) -> str:
-    step = routes.route_after_generate(state)
-    return "finish_suspect" if step == "finish" and state.get("best_suspect") else step
-
-
-def route_after_diagnose(state: AskState) -> str:
-    step = routes.route_after_diagnose(state)
-    return "finish_suspect" if step != "next_attempt" and state.get("best_suspect") else step
 
 
 def retry_suspect(state: AskState, ctx: nodes.Context) -> dict:

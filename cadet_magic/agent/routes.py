@@ -4,6 +4,9 @@ The SQL phase retries with feedback up to ``max_attempts``. When it ends at the 
 retryable error and the fallback is allowed, it hands over (``"hand_over"``: the runner starts
 the fallback phase, whose own routes live in :mod:`cadet_magic.fallback.phase`). Non-retryable
 errors (permission, connection), model errors and the unchanged-SQL guard stop without one.
+After a run, the result check (``check_result``) finishes a clean run and retries a suspect
+one; when the phase would end without a clean answer, the best suspect result answers
+(``finish_suspect``), and the fallback does not run.
 
 Example:
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
@@ -34,9 +37,14 @@ def checked(state: AskState) -> bool:
     return check is not None and check.ok
 
 
+def _finish(state: AskState) -> str:
+    """How the SQL phase ends without a clean answer: with the best suspect result, if any."""
+    return "finish_suspect" if state.get("best_suspect") else "finish"
+
+
 def route_after_generate(state: AskState) -> str:
     if state.get("model_error"):
-        return "finish"
+        return _finish(state)
     return "check" if state.get("sql") else "diagnose"
 
 
@@ -45,7 +53,24 @@ def route_after_check(state: AskState) -> str:
 
 
 def route_after_execute(state: AskState) -> str:
-    return "diagnose" if state.get("execution") is None else "finish"
+    return "diagnose" if state.get("execution") is None else "check_result"
+
+
+def route_after_check_result(state: AskState) -> str:
+    """A clean run finishes; a suspect one is retried while attempts remain and the SQL
+    changed, else the best suspect result becomes the answer.
+
+    Example:
+        >>> route_after_check_result({"value_check": None})
+        'finish'
+    """
+    vc = state.get("value_check")
+    if vc is None or not vc.suspect:
+        return "finish"
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
+    if state["attempt"] < state["options"].max_attempts and not same_sql(state, previous):
+        return "retry_suspect"
+    return "finish_suspect"
 
 
 def same_sql(state: AskState, previous: Sequence[Attempt]) -> bool:
@@ -88,6 +113,6 @@ def route_after_diagnose(state: AskState) -> str:
     decision = decide(state)
     if decision == "retry":
         return "next_attempt"
-    if decision == HAND_OVER:
-        return "hand_over"
-    return "finish"
+    if state.get("best_suspect"):  # the best suspect result answers rather than the fallback
+        return "finish_suspect"
+    return "hand_over" if decision == HAND_OVER else "finish"

@@ -56,11 +56,11 @@ NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
 #: into the fallback phase's graph.
 EDGES: dict[str, str | Callable[[AskState], str]] = {
     "read_schema": "generate",
-    "generate": result_step.route_after_generate,
+    "generate": routes.route_after_generate,
     "check": routes.route_after_check,
-    "execute": result_step.route_after_execute,
-    "check_result": result_step.route_after_check_result,
-    "diagnose": result_step.route_after_diagnose,
+    "execute": routes.route_after_execute,
+    "check_result": routes.route_after_check_result,
+    "diagnose": routes.route_after_diagnose,
     "next_attempt": "generate",
     "retry_suspect": "generate",
     "hand_over": fallback_phase.FIRST,

@@ -90,7 +90,7 @@ STEP_CASES = [
     (route_after_check_code, {"check": BAD_SQL, "code_check": OK_CODE}, "diagnose"),
     (route_after_check_code, {"check": OK_SQL, "code_check": BAD_CODE}, "diagnose"),
     (route_after_check_code, {"check": None, "code_check": OK_CODE}, "diagnose"),
-    (route_after_execute, {"phase": "sql", "execution": ROWS}, "finish"),
+    (route_after_execute, {"phase": "sql", "execution": ROWS}, "check_result"),
     (route_after_execute, {"phase": "sql", "execution": None}, "diagnose"),
     (route_after_execute, {"phase": "fallback", "execution": ROWS}, "run_code"),
     (route_after_execute, {"phase": "fallback", "execution": TOO_MANY}, "diagnose"),
