@@ -53,3 +53,20 @@ def test_one_parse_per_attempt(engine, parses):
     assert [a.category for a in r.attempts] == ["column_not_found", "value_not_found", None]
     assert [a.outcome for a in r.attempts] == ["error", "suspect", "ok"]
     assert len(parses) == len(r.attempts) == 3, parses
+
+
+def test_one_parse_per_fallback_attempt(parses):
+    """The fallback's simple-SELECT rule reads the check's tree too."""
+    con = sqlite3.connect(":memory:")
+    _orders(con)
+    runner = SQLiteRunner(con)
+    schema = runner.schema()
+    parses.clear()
+    fallback = (
+        "```sql\nSELECT customer, amount FROM orders\n```\n"
+        "```python\nresult = df.groupby('customer')['amount'].sum()\n```"
+    )
+    model = fake_model(sql_reply("SELECT amout FROM orders"), fallback)
+    r = run_agent("Total per customer?", model=model, runner=runner, schema=schema, max_attempts=1)
+    assert r.ok and r.answered_by == "fallback"
+    assert len(parses) == len(r.attempts) + len(r.fallback.attempts) == 2, parses
