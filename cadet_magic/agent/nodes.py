@@ -32,7 +32,7 @@ from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
-from cadet_magic.sql.validate import renamed_functions, validate_sql
+from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line
 
 log = logging.getLogger("cadet_magic")
@@ -231,31 +231,10 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     elif verdict is not None and not verdict.ok:
         diagnosis = diagnose_failure(SafetyRefusal(verdict.issues), **where)
     else:
-        error = state["error"]
-        diagnosis = diagnose_failure(
-            error, message=_as_written(error, state["sql"] or "", state["dialect"]), **where
-        )
+        # The diagnosis names functions as the model wrote them (the check's CheckedQuery
+        # knows what it renamed).
+        diagnosis = diagnose_failure(state["error"], **where)
     return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
-
-
-def _as_written(error: Any, sql: str, dialect: str | None) -> str | None:
-    """The engine's error text naming functions as the model wrote them, not as they ran
-    (None when nothing was renamed: the error is read as it is).
-
-    Example:
-        >>> _as_written("no such function: PERCENTILE_CONT", "SELECT median(x) FROM t", "sqlite")
-        'no such function: MEDIAN'
-        >>> _as_written("no such column: y", "SELECT median(x) FROM t", "sqlite") is None
-        True
-    """
-    import re
-
-    text = str(error)
-    for run_as, written in renamed_functions(sql, dialect).items():
-        pattern = re.compile(rf"\b{re.escape(run_as)}\b", re.IGNORECASE)
-        if pattern.search(text):
-            text = pattern.sub(written, text)
-    return None if text == str(error) else text
 
 
 def next_attempt(state: AskState, ctx: Context) -> dict:
