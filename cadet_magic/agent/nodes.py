@@ -16,7 +16,7 @@ from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.record import answered, close_attempt
 from cadet_magic.agent.reply import content_text, extract_sql
 from cadet_magic.agent.routes import decide
-from cadet_magic.agent.state import AskState, begin_attempt
+from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
     NoSQL,
 )
@@ -27,7 +27,7 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.result import StopReason
+from cadet_magic.result import Attempt, StopReason
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
@@ -237,20 +237,39 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
 
 
-def next_attempt(state: AskState, ctx: Context) -> dict:
+@dataclass(frozen=True)
+class PhaseRecord:
+    """How a phase records its attempts, for the one :func:`next_attempt` and :func:`finish`
+    every phase uses: the fields its attempt in progress clears, its attempt's record, whether
+    it answered, its retry decision, and the name the log gives it."""
+
+    fields: tuple[str, ...] = ATTEMPT_FIELDS
+    close: Callable[..., Attempt] = close_attempt
+    answered: Callable[[Any], bool] = answered
+    decide: Callable[[Any], str] = decide
+    name: str = "sql"
+
+
+#: The SQL phase's record.
+SQL = PhaseRecord()
+
+
+def next_attempt(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
     """Records the failed attempt with the feedback that goes to the model and starts the next."""
-    done = close_attempt(state, feedback_sent=True)
-    return {"attempts": (*state["attempts"], done), **begin_attempt(state["attempt"] + 1)}
+    done = phase.close(state, feedback_sent=True)
+    number = state["attempt"] + 1
+    return {"attempts": (*state["attempts"], done), **begin_attempt(number, phase.fields)}
 
 
-def finish(state: AskState, ctx: Context) -> dict:
+def finish(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
     """Records the last attempt and why the run stopped."""
-    done = close_attempt(state, feedback_sent=False)
+    done = phase.close(state, feedback_sent=False)
     if state.get("model_error"):
         reason = StopReason.model_error
-    elif answered(state):
+    elif phase.answered(state):
         reason = StopReason.success
     else:
-        reason = StopReason(decide(state))
-    log.info("[end] %s after %d attempt(s)", reason, done.number)
+        reason = StopReason(phase.decide(state))
+    label = "" if phase is SQL else phase.name + " "
+    log.info("[end] %s%s after %d attempt(s)", label, reason, done.number)
     return {"attempts": (*state["attempts"], done), "stop_reason": reason}

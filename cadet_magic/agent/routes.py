@@ -21,7 +21,8 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from cadet_magic.agent.state import AskState
 from cadet_magic.result import Attempt, Phase, StopReason
@@ -92,19 +93,26 @@ def fallback_due(state: AskState) -> bool:
     return state["options"].fallback and not state.get("model_error")
 
 
-def decide(state: AskState) -> str:
-    """After a failed SQL attempt: ``retry``, ``hand_over`` (to the fallback phase) or the reason to stop.
+def decide(
+    state: AskState,
+    unchanged: Callable[[Any], bool] = _unchanged,
+    hands_over: Callable[[Any], bool] = fallback_due,
+) -> str:
+    """After a failed attempt: ``retry``, ``hand_over`` (to the next phase) or the reason to
+    stop; the one retry policy of every phase, which says what repeating the previous attempt
+    means (``unchanged``) and whether it hands over at the maximum (``hands_over``; the SQL
+    phase's defaults).
 
     The order matters: a non-retryable error stops, then the maximum is checked *before* any
-    increment (handing over to the fallback when allowed), then the unchanged-SQL guard (which
-    stops without a fallback).
+    increment (handing over when allowed), then the unchanged guard (which stops without
+    handing over).
     """
     diagnosis = state["diagnosis"]
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
     if state["attempt"] >= state["options"].max_attempts:
-        return HAND_OVER if fallback_due(state) else StopReason.max_attempts
-    if _unchanged(state):
+        return HAND_OVER if hands_over(state) else StopReason.max_attempts
+    if unchanged(state):
         return StopReason.unchanged_sql
     return "retry"
 

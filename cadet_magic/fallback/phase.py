@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from cadet_magic.agent import nodes, record
+from cadet_magic.agent import nodes, record, routes
 from cadet_magic.agent.nodes import Context
 from cadet_magic.agent.reply import extract_code
 from cadet_magic.agent.routes import checked, same_sql
@@ -314,25 +314,6 @@ def fallback_result(state: FallbackState) -> tuple[Fallback, Any]:
     return fallback, answer
 
 
-def next_attempt(state: FallbackState, ctx: Context) -> dict:
-    """Records the failed attempt with the feedback that goes to the model and starts the next."""
-    done = close_attempt(state, feedback_sent=True)
-    return {"attempts": (*state["attempts"], done), **begin_attempt(state["attempt"] + 1, FIELDS)}
-
-
-def finish(state: FallbackState, ctx: Context) -> dict:
-    """Records the last attempt and why the run stopped."""
-    done = close_attempt(state, feedback_sent=False)
-    if state.get("model_error"):
-        reason = StopReason.model_error
-    elif answered(state):
-        reason = StopReason.success
-    else:
-        reason = StopReason(decide(state))
-    log.info("[end] fallback %s after %d attempt(s)", reason, done.number)
-    return {"attempts": (*state["attempts"], done), "stop_reason": reason}
-
-
 # -- routes ------------------------------------------------------------------------------------
 
 
@@ -378,17 +359,27 @@ def _unchanged(state: FallbackState) -> bool:
     return _code_key(state.get("code")) == _code_key(previous[-1].code)
 
 
+def _never(state: FallbackState) -> bool:
+    return False
+
+
 def decide(state: FallbackState) -> str:
     """After a failed fallback attempt: ``retry`` or the reason to stop (never a second
-    fallback): a non-retryable error, then the maximum, then the unchanged-attempt guard."""
-    diagnosis = state["diagnosis"]
-    if diagnosis is not None and not diagnosis.retryable:
-        return StopReason.not_retryable
-    if state["attempt"] >= state["options"].max_attempts:
-        return StopReason.max_attempts
-    if _unchanged(state):
-        return StopReason.unchanged_sql
-    return "retry"
+    fallback): the agent's one retry policy, with this phase's unchanged-attempt guard (the
+    SELECT and the code)."""
+    return routes.decide(state, _unchanged, _never)
+
+
+#: How this phase records its attempts (the agent's one ``next_attempt`` and ``finish``).
+RECORD = nodes.PhaseRecord(FIELDS, close_attempt, answered, decide, "fallback")
+
+
+def next_attempt(state: FallbackState, ctx: Context) -> dict:
+    return nodes.next_attempt(state, ctx, RECORD)
+
+
+def finish(state: FallbackState, ctx: Context) -> dict:
+    return nodes.finish(state, ctx, RECORD)
 
 
 def route_after_diagnose(state: FallbackState) -> str:
