@@ -55,7 +55,8 @@ class Context:
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
 
 
-def _timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
+def timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
+    """The attempt's step timings with ``step`` added (every phase's nodes record theirs)."""
     return {**(state.get("timings") or {}), step: seconds}
 
 
@@ -165,14 +166,14 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
             "model_error": str(e),
             "reply": "",
             "sql": None,
-            "timings": _timed(state, "generate", time.perf_counter() - t0),
+            "timings": timed(state, "generate", time.perf_counter() - t0),
         }
     finally:
         ctx.model_calls += 1
     return {
         "reply": reply,
         "sql": extract_sql(reply),
-        "timings": _timed(state, "generate", time.perf_counter() - t0),
+        "timings": timed(state, "generate", time.perf_counter() - t0),
     }
 
 
@@ -182,7 +183,7 @@ def check(state: AskState, ctx: Context) -> dict:
     verdict = validate_sql(
         state["sql"] or "", state["dialect"], state.get("allowed_tables"), state.get("functions")
     )
-    return {"check": verdict, "timings": _timed(state, "check", time.perf_counter() - t0)}
+    return {"check": verdict, "timings": timed(state, "check", time.perf_counter() - t0)}
 
 
 def execute(state: AskState, ctx: Context) -> dict:
@@ -207,12 +208,12 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
         return {
             "execution": None,
             "error": e,
-            "timings": _timed(state, "execute", time.perf_counter() - t0),
+            "timings": timed(state, "execute", time.perf_counter() - t0),
         }
     return {
         "execution": result,
         "error": None,
-        "timings": _timed(state, "execute", time.perf_counter() - t0),
+        "timings": timed(state, "execute", time.perf_counter() - t0),
     }
 
 
@@ -234,7 +235,7 @@ def diagnose(state: AskState, ctx: Context) -> dict:
         # The diagnosis names functions as the model wrote them (the check's CheckedQuery
         # knows what it renamed).
         diagnosis = diagnose_failure(state["error"], **where)
-    return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
+    return {"diagnosis": diagnosis, "timings": timed(state, "diagnose", time.perf_counter() - t0)}
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,7 @@ def check_code(state: FallbackState, ctx: Context) -> dict:
     verdict = check_python(state["code"] or "")
     return {
         "code_check": verdict,
-        "timings": nodes._timed(state, "check_code", time.perf_counter() - t0),
+        "timings": nodes.timed(state, "check_code", time.perf_counter() - t0),
     }
 
 
@@ -196,7 +196,7 @@ def run_code(state: FallbackState, ctx: Context) -> dict:
         )
     return {
         "code_run": result,
-        "timings": nodes._timed(state, "run_code", time.perf_counter() - t0),
+        "timings": nodes.timed(state, "run_code", time.perf_counter() - t0),
     }
 
 
@@ -205,7 +205,7 @@ def diagnose(state: FallbackState, ctx: Context) -> dict:
     t0 = time.perf_counter()
     return {
         "diagnosis": diagnosis(state),
-        "timings": nodes._timed(state, "diagnose", time.perf_counter() - t0),
+        "timings": nodes.timed(state, "diagnose", time.perf_counter() - t0),
     }
 
 
