@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job's install (scripts/quickstart.sh): what executing notebooks/quickstart.ipynb on the
 # embedded DuckDB sample needs, and nothing more:
-#   Debian   libseccomp2 (the seccomp filter of the fallback's confined worker), and python3-venv
-#            only when the system Python cannot create a virtual environment
+#   Debian   libseccomp2 (the seccomp filter of the fallback's confined worker); python3 when
+#            there is none, and python3-venv when it cannot create a virtual environment
 #   .venv    pip install -e ".[notebooks]": the package with its dependencies, plus nbclient,
 #            nbformat, nbconvert and ipykernel to run the notebook headless and write its HTML
 #   kernel   the venv's Jupyter kernel spec
@@ -20,6 +20,7 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'; then
 fi
 
 BASE_PY="${PYTHON:-python3}"
+if ! command -v "$BASE_PY" >/dev/null 2>&1; then apt_install setup python3 python3-venv; fi
 if [ ! -x "$PY" ] || ! "$PY" -c "import sys" >/dev/null 2>&1; then
   echo "setup: creating the virtual environment .venv"
   rm -rf "$VENV"
