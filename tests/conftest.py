@@ -9,6 +9,7 @@ unset and no ``../shared/data`` exists, even in CI; with the variable set, CI fa
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -24,6 +25,12 @@ if _OWN_JUPYTER not in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
     )
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# A suite started in the background by a non-interactive shell (`bash scripts/test.sh &`, nohup)
+# inherits SIGINT ignored, and Python keeps it so: the Ctrl-C tests (an interrupt sent to the
+# main thread) would then wait for the query's time limit. They need Python's own handler.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def need(condition: bool, reason: str) -> None:
