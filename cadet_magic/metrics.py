@@ -99,28 +99,48 @@ class SessionMetrics:
             },
         }
 
-    def to_text(self) -> str:
+    def rows(self) -> list[tuple[str, str]]:
+        """The summary as (label, value) rows, in order: the text and the HTML table of
+        ``%cadet stats`` are both drawn from them, so a new figure is one more row here."""
         d = self.as_dict()
-        if not d["total_queries"]:
-            return "No questions asked yet in this session."
-        lines = [
-            f"Questions asked:          {d['total_queries']}",
-            f"First-attempt success:    {d['first_attempt_success']} ({d['first_attempt_rate']:.0%})",
-            f"Corrected success:        {d['corrected_success']}",
-            f"Answered by fallback:     {d['fallback_success']}",
-            f"Final failures:           {d['final_failures']}",
-            f"Suspect results (a filter value not in the data): {d['suspect_questions']}, "
-            f"corrected {d['suspect_corrected']}, answered with warnings {d['suspect_answers']}",
-            f"Answers with warnings:    {d['warned_answers']}",
-            f"Average SQL attempts:     {d['avg_attempts']}",
-            f"Overall success rate:     {d['overall_success_rate']:.0%}",
+        return [
+            ("Questions asked", f"{d['total_queries']}"),
+            (
+                "First-attempt success",
+                f"{d['first_attempt_success']} ({d['first_attempt_rate']:.0%})",
+            ),
+            ("Corrected success", f"{d['corrected_success']}"),
+            ("Answered by fallback", f"{d['fallback_success']}"),
+            ("Final failures", f"{d['final_failures']}"),
+            (
+                "Suspect results (a filter value not in the data)",
+                f"{d['suspect_questions']}, corrected {d['suspect_corrected']}, "
+                f"answered with warnings {d['suspect_answers']}",
+            ),
+            ("Answers with warnings", f"{d['warned_answers']}"),
+            ("Average SQL attempts", f"{d['avg_attempts']}"),
+            ("Overall success rate", f"{d['overall_success_rate']:.0%}"),
         ]
-        if d["by_error_type"]:
+
+    #: The columns of :meth:`category_rows`.
+    CATEGORY_HEADER = ("error category", "questions that met it", "then answered", "rate")
+
+    def category_rows(self) -> list[tuple[str, str, str, str]]:
+        """One row per error category met: questions that met it, how many were answered."""
+        return [
+            (k, f"{v['count']}", f"{v['corrected']}", f"{v['correction_rate']:.0%}")
+            for k, v in self.as_dict()["by_error_type"].items()
+        ]
+
+    def to_text(self) -> str:
+        if not self.total:
+            return "No questions asked yet in this session."
+        width = max(len(label) for label, _ in self.rows()) + 2
+        lines = [f"{label + ':':<{width}}{value}" for label, value in self.rows()]
+        if self.by_error:
             lines.append("By error category (questions that met it / then answered):")
-            for k, v in d["by_error_type"].items():
-                lines.append(
-                    f"  {k:<20} {v['count']:>3} / {v['corrected']:>3}  ({v['correction_rate']:.0%})"
-                )
+            for k, met, answered, rate in self.category_rows():
+                lines.append(f"  {k:<20} {met:>3} / {answered:>3}  ({rate})")
         return "\n".join(lines)
 
 

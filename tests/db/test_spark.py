@@ -235,6 +235,32 @@ def test_jupysql_spark_connection_is_used(ipython_shell, spark):
         ipython_shell.run_line_magic("sql", "--close cadet_spark")
 
 
+def test_jupysql_loaded_without_pyspark_still_reads_spark(spark, monkeypatch):
+    """jupysql loaded with pyspark kept out (cadet_magic.db.jupysql) holds stand-ins for the
+    pyspark classes it took at import: its Spark path still runs a query and still recognises
+    Spark's analysis errors, on classic and Connect sessions."""
+    import sys
+
+    import sql.run.sparkdataframe as frames
+    import sql.util
+
+    from cadet_magic.db.jupysql import JUPYSQL_PYSPARK, _later
+
+    for module, name, source, cls in JUPYSQL_PYSPARK:
+        monkeypatch.setattr(sys.modules[module], name, _later(source, cls))
+    df = spark.sql("SELECT 1 AS one")
+    assert isinstance(
+        df, frames.CDataFrame if "connect" in type(df).__module__ else frames.DataFrame
+    )
+    assert not isinstance(42, frames.DataFrame)
+    proxy = frames.handle_spark_dataframe(df)
+    assert [tuple(r) for r in proxy.fetchall()] == [(1,)]
+    with pytest.raises(Exception) as raised:
+        spark.sql("SELECT * FROM no_such_table_here").collect()
+    assert sql.util.is_non_sqlalchemy_error(raised.value)
+    assert not sql.util.is_non_sqlalchemy_error(ValueError("not Spark's"))
+
+
 def test_ask_magic_with_con_spark(ipython_shell, spark):
     """``%%ask --con spark`` end to end with a scripted model: a misspelt column first (Spark's
     proposal becomes the feedback), then the right query. (A wrong name that is the beginning
