@@ -71,8 +71,10 @@ if ! "$PY" -c "import llama_cpp, llama_cpp.server, uvicorn" >/dev/null 2>&1; the
       DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends g++ >/dev/null
     fi
     echo "setup_llm: building llama-cpp-python $LLAMA_VERSION (compiles llama.cpp, about ten minutes)"
-    "$PY" -m pip wheel -q --disable-pip-version-check -w "$CACHE/wheels" \
-      "llama-cpp-python[server]==$LLAMA_VERSION"
+    # LLAVA_BUILD=OFF: without the multimodal library (mtmd, about a third of the C++ files),
+    # which a text model never loads.
+    CMAKE_ARGS="${CMAKE_ARGS:-} -DLLAVA_BUILD=OFF" "$PY" -m pip wheel -q --disable-pip-version-check \
+      -w "$CACHE/wheels" "llama-cpp-python[server]==$LLAMA_VERSION"
   fi
   "$PY" -m pip install -q --disable-pip-version-check --find-links "$CACHE/wheels" \
     "llama-cpp-python[server]==$LLAMA_VERSION"
