@@ -306,7 +306,8 @@ class BrowserChatModel:
             if e.kind == "timeout":
                 raise ModelCallError(
                     f"The model did not answer within AskMagic.model_timeout = {o.timeout:g} s "
-                    f"({url}); raise it with %config AskMagic.model_timeout = 300."
+                    f"({url}); raise it with %config AskMagic.model_timeout = "
+                    f"{max(300, 2 * o.timeout):g}."
                 ) from None
             if e.kind == "blocked":
                 raise ModelCallError(

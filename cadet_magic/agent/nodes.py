@@ -118,7 +118,8 @@ def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) 
         raise ModelCallError(
             f"The model did not answer within {timeout:g} s (AskMagic.model_timeout) and the "
             "call was abandoned. Check that the model's server is up and reachable, or raise "
-            "the limit, e.g. %config AskMagic.model_timeout = 300, then run the cell again."
+            f"the limit, e.g. %config AskMagic.model_timeout = {max(300, 2 * timeout):g}, then "
+            "run the cell again."
         )
     if "error" in box:
         raise box["error"]
