@@ -16,7 +16,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from cadet_magic.errors import CadetError, ModelCallInterrupted, UnsupportedConnectionError
@@ -157,6 +157,24 @@ class AskMagic(Magics, Configurable):
         help="Base URL of an OpenAI-compatible server (…/v1) for a model given by spec "
         "(default: the provider's own, or OPENAI_BASE_URL / OLLAMA_HOST).",
     )
+
+    prices = Dict(
+        {},
+        config=True,
+        help="Price per million tokens by model, (input, output), e.g. "
+        '{"openai:gpt-4o-mini": (0.15, 0.60)}: the panel and %cadet stats show the cost of '
+        "the tokens the provider reported.",
+    )
+
+    @validate("prices")
+    def _check_prices(self, proposal: Any) -> dict:
+        from cadet_magic.metrics import check_prices
+
+        try:
+            check_prices(proposal["value"])
+        except CadetError as e:
+            raise TraitError(str(e)) from None
+        return proposal["value"]
 
     @validate("max_attempts")
     def _check_max_attempts(self, proposal: Any) -> int:
@@ -313,6 +331,10 @@ class AskMagic(Magics, Configurable):
             raise UsageError(
                 "Interrupted: the running query was cancelled; your connection is unchanged."
             ) from None
+        if self.prices:
+            from cadet_magic.metrics import cost_of, price_for
+
+            result.cost = cost_of(result.tokens, price_for(result.model, self.prices))
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df
@@ -334,7 +356,7 @@ class AskMagic(Magics, Configurable):
         if command == "stats":
             from cadet_magic.display.stats import StatsView
 
-            return StatsView(self.metrics)
+            return StatsView(self.metrics, self.prices)
         if command == "reset":
             self.metrics.reset()
             return Message("Session metrics cleared.")

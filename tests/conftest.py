@@ -216,3 +216,51 @@ def spark_connect(spark_connect_url):
 def spark(request):
     """Each Spark test once on the classic session and once on Spark Connect."""
     return request.getfixturevalue(f"spark_{request.param}")
+
+
+# --- The real local model (marker ``llm``): one llama.cpp server per test session -------------
+
+
+class LocalLLM:
+    """The session's local model server (workloads/llm.py): its OpenAI base URL, and chat models
+    on it with the sampling temperature pinned (0: the same prompt gets the same reply)."""
+
+    #: Seconds a model call may take (the tests' ``model_timeout``, not the 120 s default): on
+    #: a busy shared 2-core machine one call took over two minutes; a timeout fails the test.
+    TIMEOUT = 600.0
+    #: Tokens a reply may have: SQL and the fallback's pandas code fit well within; it bounds
+    #: a call's time (about 20 s of generation on an idle 2-core machine).
+    MAX_TOKENS = 512
+
+    def __init__(self, base_url: str) -> None:
+        from workloads.llm import MODEL_ALIAS, model_path
+
+        self.base_url = base_url
+        self.spec = f"openai:{MODEL_ALIAS}"
+        self.gguf = model_path()
+
+    def chat_model(self, temperature: float = 0.0):
+        """langchain-openai's chat model on the server (what ``openai:qwen`` with
+        ``base_url=`` loads), with ``temperature`` set."""
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(
+            self.spec,
+            base_url=self.base_url,
+            api_key="local",
+            temperature=temperature,
+            max_tokens=self.MAX_TOKENS,
+            timeout=self.TIMEOUT,
+        )
+
+
+@pytest.fixture(scope="session")
+def llm():
+    """The real local model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF) served on 127.0.0.1 by
+    llama-cpp-python for the whole session; set up by scripts/setup_llm.sh."""
+    from workloads.llm import llm_server, missing
+
+    why = missing()
+    need(why is None, why or "")
+    with llm_server() as url:
+        yield LocalLLM(url)

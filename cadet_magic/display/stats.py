@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -51,12 +51,13 @@ def _table(caption: str, rows: Sequence[Sequence[str]], header: Sequence[str] = 
 class StatsView:
     """What ``%cadet stats`` returns: text/plain and a text/html table of the metrics."""
 
-    def __init__(self, metrics: Any) -> None:
+    def __init__(self, metrics: Any, prices: Mapping[str, Any] | None = None) -> None:
         self.metrics = metrics
+        self.prices = prices
 
     @property
     def text(self) -> str:
-        return self.metrics.to_text()
+        return self.metrics.to_text(self.prices)
 
     def __repr__(self) -> str:
         return self.text
@@ -65,7 +66,7 @@ class StatsView:
         m = self.metrics
         if not m.total:
             return f"<div class='cadet-message'>{escape(self.text)}</div>"
-        out = STYLE + _table("Questions in this session", m.rows())
+        out = STYLE + _table("Questions in this session", m.rows(self.prices))
         categories = m.category_rows()
         if categories:
             out += _table("By error category", categories, m.CATEGORY_HEADER)
