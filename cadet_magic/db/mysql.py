@@ -14,7 +14,13 @@ connection's parameters), where:
   bytes reach the kernel (:func:`~cadet_magic.db.base.fetch_bounded`);
 - the ``sql_mode`` flags that change how SQL text is read (``ANSI_QUOTES``,
   ``NO_BACKSLASH_ESCAPES``, ``PIPES_AS_CONCAT``, ``ORACLE`` ...) are cleared, so the server
-  reads the text as the safety check did.
+  reads the text as the safety check did;
+- the character set is always ``utf8mb4``, whatever the user's connection uses (its
+  ``charset``, ``init_command`` or ``SET NAMES``): in ``sjis``, ``cp932``, ``gbk``, ``big5``
+  ... a byte of a character can be a backslash, so a literal the check reads as one string
+  would end early on the server. The driver's encoding and the server's
+  ``character_set_client/connection/results`` are verified after connecting; anything else
+  is refused (:class:`~cadet_magic.errors.ConfigurationError`, one line).
 
 The agent therefore does not see rows the user has not committed yet, and a ``USE`` on the
 user's connection is not followed: the agent reads the database the connection was opened
@@ -54,6 +60,13 @@ TEXT_MODES = frozenset(
         "EMPTY_STRING_IS_NULL",
         "SIMULTANEOUS_ASSIGNMENT",
     }
+)
+#: The one character set the agent's connection speaks: no byte of a multibyte character is an
+#: ASCII byte, so the server splits the text into tokens exactly as the check did.
+CHARSET = "utf8mb4"
+CHARSET_SQL = (
+    "SELECT @@SESSION.character_set_client, @@SESSION.character_set_connection, "
+    "@@SESSION.character_set_results"
 )
 #: Server errors of a statement stopped by its time limit (MariaDB, MySQL) or by KILL QUERY.
 TIME_LIMIT_ERRORS = frozenset({1969, 3024})
@@ -109,7 +122,7 @@ def pymysql_opener(con: Any) -> Callable[[], Any]:
         "password": con.password,
         "database": con.db,
         "unix_socket": con.unix_socket,
-        "charset": con.charset,
+        "charset": CHARSET,  # never the user's: see the module
         "connect_timeout": getattr(con, "connect_timeout", 10),
         "autocommit": False,
     }
@@ -177,6 +190,7 @@ class MySQLRunner:
         try:
             cur = con.cursor()
             try:
+                use_utf8mb4(con, cur)
                 cur.execute("SELECT CONNECTION_ID(), VERSION(), @@SESSION.sql_mode")
                 thread_id, version, mode = cur.fetchone()
                 kept = [m for m in str(mode or "").split(",") if m and m.upper() not in TEXT_MODES]
@@ -342,6 +356,51 @@ class MySQLRunner:
 
             schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
             return with_functions(schema, functions)
+
+
+def use_utf8mb4(con: Any, cur: Any) -> None:
+    """Sets the agent's connection to utf8mb4 on the driver and the server, after anything the
+    connection ran when it opened (``init_command``, pool events), and verifies both; raises
+    :class:`~cadet_magic.errors.ConfigurationError` (one line) when either is something else."""
+    from cadet_magic.errors import ConfigurationError
+
+    module = type(con).__module__
+    try:
+        if module.startswith("MySQLdb"):
+            con.set_character_set(CHARSET)  # the driver's encoding and SET NAMES in one
+        else:
+            cur.execute(f"SET NAMES {CHARSET}")
+        cur.execute(CHARSET_SQL)
+        server = tuple(str(v or "").lower() for v in cur.fetchone())
+    except Exception as e:  # an old server without utf8mb4, a driver refusing it
+        raise ConfigurationError(
+            f"The agent's MySQL connection could not be set to {CHARSET} ({_one_line(e)}); "
+            "the agent runs SQL only in utf8mb4."
+        ) from e
+    client = driver_charset(con)
+    if server != (CHARSET,) * 3 or client != CHARSET:
+        raise ConfigurationError(
+            f"The agent's MySQL connection is not in {CHARSET} (driver: {client or 'unknown'}, "
+            f"server: {'/'.join(server)}); the agent runs SQL only in utf8mb4: connect with "
+            "PyMySQL or mysqlclient and a server that supports utf8mb4."
+        )
+
+
+def driver_charset(con: Any) -> str | None:
+    """The character set the driver encodes SQL text in (PyMySQL, mysqlclient, MariaDB
+    Connector/Python), or None when it cannot tell."""
+    module = type(con).__module__
+    if module.startswith("pymysql"):
+        return str(con.charset) if getattr(con, "encoding", None) == "utf8" else con.encoding
+    if module.startswith("MySQLdb"):
+        return str(con.character_set_name())
+    if module.startswith("mariadb"):
+        return str(getattr(con, "character_set", "") or "") or None
+    return None
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())[:200] or type(e).__name__
 
 
 def mysql_functions(cur: Any) -> FunctionCatalog | None:
