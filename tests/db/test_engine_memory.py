@@ -1,0 +1,120 @@
+"""Memory and time on the in-process engines, end to end through ``ask()`` with a scripted
+model: a query that would grow the kernel by gigabytes ends in one line within the budget.
+
+Each case runs in a child Python process whose data segment is capped (``RLIMIT_DATA``), so a
+regression fails the test instead of taking down the shared machine; the child reports its peak
+resident memory and the run's wall time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import TIME_SLACK
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The child's cap: far above what a bounded run needs, far below what the machine has.
+CHILD_DATA_BYTES = 3 * 2**30
+#: Peak resident memory a bounded run may reach (interpreter, engine, model stand-in, result
+#: budget and the engine's own working memory).
+BOUNDED_RSS_MB = 1200
+
+CHILD = """
+import json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_DATA, ({cap}, {cap}))
+import cadet_magic
+from cadet_magic.llm import ScriptedModel
+{setup}
+model = ScriptedModel({{"Q?": [{reply!r}, {reply!r}]}})
+t0 = time.monotonic()
+try:
+    r = cadet_magic.ask("Q?", con=con, model=model, timeout={timeout}, fallback=False,
+                        max_attempts=1, result_bytes={result_bytes})
+    out = {{"outcome": [a.outcome for a in r.attempts], "error": [a.error for a in r.attempts],
+            "ok": r.ok, "rows": len(r.rows or [])}}
+except Exception as e:
+    out = {{"raised": type(e).__name__, "error": [str(e)]}}
+out["seconds"] = time.monotonic() - t0
+out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+print("RESULT " + json.dumps(out))
+"""
+
+
+def run_child(setup: str, sql: str, timeout: float = 10, result_bytes: int = 16 * 2**20) -> dict:
+    code = CHILD.format(
+        cap=CHILD_DATA_BYTES,
+        setup=textwrap.dedent(setup),
+        reply=f"```sql\n{sql}\n```",
+        timeout=timeout,
+        result_bytes=result_bytes,
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout + 120 + TIME_SLACK,
+    )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, (proc.returncode, proc.stdout[-2000:], proc.stderr[-4000:])
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def _one_line_refusal(out: dict) -> str:
+    """The run ended without an answer, with one line saying why."""
+    error = " ".join(e or "" for e in out["error"])
+    assert not out.get("ok"), out
+    assert error and all("\n" not in (e or "") for e in out["error"]), out
+    return error
+
+
+SQLITE_SETUP = """
+import sqlite3
+con = sqlite3.connect(":memory:")
+con.execute("CREATE TABLE t (x INTEGER)")
+con.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(1000)])
+con.commit()
+"""
+#: 3 GB of text in one value: group_concat of 3 million 1000-character strings.
+SQLITE_HUGE_VALUE = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) "
+    "SELECT group_concat(printf('%.1000c', 'x')) AS s FROM c"
+)
+#: 100 values of 200 MB each (zeroblob does not even need the heap to grow).
+SQLITE_HUGE_ROWS = "SELECT zeroblob(200000000) AS b FROM t LIMIT 100"
+
+
+@pytest.mark.parametrize("sql", [SQLITE_HUGE_VALUE, SQLITE_HUGE_ROWS], ids=["concat", "blobs"])
+def test_sqlite_values_beyond_the_budget_end_in_one_line(sql):
+    out = run_child(SQLITE_SETUP, sql)
+    error = _one_line_refusal(out)
+    assert "result budget" in error or "too large" in error, out
+    assert out["peak_mb"] < BOUNDED_RSS_MB, out
+    assert out["seconds"] < 10 + TIME_SLACK, out
+
+
+def test_sqlite_heap_limit_is_set_for_the_run_and_restored():
+    import sqlite3
+
+    from cadet_magic.db.sqlite import _sqlite_c_api, bounded_memory, heap_budget
+
+    api = _sqlite_c_api()
+    if api is None:
+        pytest.skip("the SQLite C API is not reachable through ctypes here")
+    used, limit = api
+    con = sqlite3.connect(":memory:")
+    before = limit(-1)
+    length = con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+    with bounded_memory(con, 2**20):
+        inside = limit(-1)
+        assert 0 < inside <= used() + heap_budget(2**20)
+        assert con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == 2**20
+        with pytest.raises(sqlite3.DataError):
+            con.execute("SELECT zeroblob(3000000)").fetchone()
+    assert limit(-1) == before
+    assert con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == length
