@@ -118,3 +118,51 @@ def test_sqlite_heap_limit_is_set_for_the_run_and_restored():
             con.execute("SELECT zeroblob(3000000)").fetchone()
     assert limit(-1) == before
     assert con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) == length
+
+
+DUCKDB_SETUP = """
+import duckdb
+con = duckdb.connect()
+con.execute("CREATE TABLE t AS SELECT range AS x FROM range(1000)")
+"""
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT list(range) AS l FROM range(200000000)",
+        "SELECT string_agg(repeat('x', 1000), ',') AS s FROM range(3000000)",
+        "SELECT count(DISTINCT a.range::VARCHAR || b.range::VARCHAR) AS n "
+        "FROM range(20000) a, range(20000) b",
+    ],
+    ids=["list", "string_agg", "distinct"],
+)
+def test_duckdb_memory_beyond_the_budget_ends_in_one_line(sql):
+    """The instance's memory_limit is lowered for the run: an aggregate or list that would
+    take gigabytes fails at DuckDB's own limit, one line, within the time limit."""
+    out = run_child(DUCKDB_SETUP, sql, timeout=10)
+    if out.get("ok"):  # finished within the budget on a fast machine: nothing grew past it
+        assert out["peak_mb"] < BOUNDED_RSS_MB, out
+        return
+    error = _one_line_refusal(out)
+    assert "memory" in error.lower() or "time limit" in error, out
+    assert out["peak_mb"] < BOUNDED_RSS_MB, out
+    assert out["seconds"] < 10 + TIME_SLACK, out
+
+
+def test_duckdb_memory_limit_is_put_back():
+    import duckdb
+
+    from cadet_magic.db.connect import resolve_runner
+
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '3GiB'")
+    runner = resolve_runner(con)
+    assert runner._limit_memory(2**20) is not None
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] != "3.0 GiB"
+    runner._restore_memory("3.0 GiB")
+    assert runner.run("SELECT 42", limit=5, timeout=10).rows == [(42,)]
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "3.0 GiB"
+    con.execute("SET memory_limit = '100MB'")  # the user's lower limit is kept
+    assert runner._limit_memory(64 * 2**20) is None
+    con.close()
