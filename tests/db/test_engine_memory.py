@@ -166,3 +166,53 @@ def test_duckdb_memory_limit_is_put_back():
     con.execute("SET memory_limit = '100MB'")  # the user's lower limit is kept
     assert runner._limit_memory(64 * 2**20) is None
     con.close()
+
+
+#: 900 MB of text in one value, built by the server.
+PG_HUGE_VALUE = "SELECT string_agg(repeat('x', 1000), ',') AS s FROM generate_series(1, 900000)"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [PG_HUGE_VALUE, "SELECT repeat('x', 200000000) AS s FROM generate_series(1, 20)"],
+    ids=["string_agg", "wide-rows"],
+)
+def test_postgres_value_beyond_the_budget_ends_in_one_line(pg_url, sql):
+    """A row larger than the byte budget is refused by the server before it is sent: the
+    kernel never receives it, and the run ends within the time limit."""
+    setup = f"""
+    import sqlalchemy as sa
+    con = sa.create_engine({pg_url!r}).connect()
+    """
+    out = run_child(setup, sql, timeout=10)
+    error = _one_line_refusal(out)
+    assert "result budget" in error or "time limit" in error, out
+    assert out["peak_mb"] < BOUNDED_RSS_MB, out
+    assert out["seconds"] < 10 + TIME_SLACK, out
+
+
+def test_postgres_rows_stop_at_the_budget_on_the_server(pg_url):
+    """Many rows just under the budget each: the server stops sending once the rows before
+    hold more than the budget; the answer is cut by the byte budget, in order, and the guard's
+    columns never show."""
+    import sqlalchemy as sa
+
+    from cadet_magic.db.connect import resolve_runner
+
+    engine = sa.create_engine(pg_url)
+    with engine.connect() as conn:
+        runner = resolve_runner(conn)
+        r = runner.run(
+            "SELECT g AS n, repeat('x', 300000) AS s FROM generate_series(1, 500) g ORDER BY g",
+            limit=1000,
+            timeout=30,
+            max_bytes=2 * 2**20,
+        )
+        assert r.columns == ["n", "s"] and r.truncation == "bytes"
+        assert [row[0] for row in r.rows] == list(range(1, len(r.rows) + 1))
+        assert 0 < len(r.rows) <= 7
+        r = runner.run(
+            "SELECT 1 AS a, 2 AS a UNION ALL SELECT 3, 4", limit=10, timeout=10, max_bytes=2**20
+        )
+        assert r.columns == ["a", "a"] and r.rows == [(1, 2), (3, 4)] and not r.truncated
+    engine.dispose()
