@@ -18,7 +18,11 @@ sqlglot check (spark dialect), what runs is guarded by Spark's own parser:
    ``${env:HOME}`` do nothing;
 4. it runs under a job group (classic) or an operation tag (Connect) of its own: the time
    limit and Ctrl-C cancel exactly that work, never the user's other jobs;
-5. at most ``limit`` + 1 rows reach the kernel (``DataFrame.limit``), never a full ``collect()``.
+5. at most ``limit`` + 1 rows reach the kernel (``DataFrame.limit``), never a full ``collect()``;
+6. aggregates that collect every value of a group into one buffer (``collect_list``,
+   ``percentile``, ``median`` ...: :data:`~cadet_magic.sql.functions.ENGINE_NEVER`) are
+   refused in the plan as in the check: Spark bounds none of them, and in local mode (or on a
+   Connect server) one large group ends the JVM that holds the user's session.
 
 Example:
     >>> node_names("'Sort ['id ASC NULLS FIRST], true\\n+- 'Project [*]\\n   +- 'UnresolvedRelation [t], [], false")
@@ -46,7 +50,7 @@ from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.samples import read_samples
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.function_calls import forbidden_function
-from cadet_magic.sql.functions import FunctionCatalog, never_reason
+from cadet_magic.sql.functions import ENGINE_NEVER, FunctionCatalog, never_reason
 from cadet_magic.sql.refusal import SafetyRefusal
 
 #: Session settings pinned while the agent's statement is checked and runs (restored exactly):
@@ -105,6 +109,10 @@ class SparkPlanRefused(SafetyRefusal):
                 f"Not run: Spark reads this as {', '.join(nodes)}, not a read-only query. "
                 "Write one query: SELECT ..., WITH ... SELECT ..., or VALUES ....",
             )
+        elif all(f in ENGINE_NEVER["spark"] for f in self.functions):
+            shown = ", ".join(f + "()" for f in self.functions)
+            what, instead = ENGINE_NEVER["spark"][self.functions[0]]
+            issue = Issue("forbidden_function", f"Not run: {shown} {what}; {instead} instead.")
         else:
             shown = ", ".join(f + "()" for f in self.functions)
             issue = Issue(
@@ -177,7 +185,7 @@ def refused_functions(tree: str) -> list[str]:
     for m in _CALL.finditer(tree):
         name = (m.group(1) or m.group(2) or "").lower()
         if name and name not in out:
-            if name in SPARK_NEVER or never_reason(name) or forbidden_function({name}):
+            if name in SPARK_NEVER or never_reason(name, "spark") or forbidden_function({name}):
                 out.append(name)
     return out
 

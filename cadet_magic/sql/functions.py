@@ -328,6 +328,31 @@ NEVER: dict[str, tuple[str, str]] = {
     ),
 }
 
+_COLLECTS = (
+    "collects every value of a group into one buffer in one JVM, which no Spark limit bounds "
+    "(a large group stops the Spark driver or the Connect server)",
+    "use count(), approx_count_distinct() or approx_percentile(), or select the rows themselves",
+)
+#: Per engine: names never allowed on that engine only (the same functions are bounded by the
+#: other engines' memory limits or spill to disk).
+ENGINE_NEVER: dict[str, dict[str, tuple[str, str]]] = {
+    "spark": dict.fromkeys(
+        (
+            "collect_list",
+            "collect_set",
+            "array_agg",
+            "listagg",
+            "string_agg",
+            "percentile",
+            "percentile_cont",
+            "percentile_disc",
+            "median",
+            "mode",
+        ),
+        _COLLECTS,
+    ),
+}
+
 #: Name prefixes never allowed (families of the functions above).
 NEVER_PREFIXES: tuple[tuple[str, tuple[str, str]], ...] = (
     ("dblink", ("runs SQL on another connection", "query this database's tables")),
@@ -366,17 +391,20 @@ NEVER_PREFIXES: tuple[tuple[str, tuple[str, str]], ...] = (
 )
 
 
-def never_reason(name: str) -> tuple[str, str] | None:
-    """``(what it does, what to use instead)`` when ``name`` is never allowed, else None.
+def never_reason(name: str, engine: str | None = None) -> tuple[str, str] | None:
+    """``(what it does, what to use instead)`` when ``name`` is never allowed (on ``engine``,
+    with :data:`ENGINE_NEVER`), else None.
 
     Example:
         >>> never_reason("pg_read_file")[0]
         'reads or writes files or large objects'
-        >>> never_reason("lower") is None
-        True
+        >>> never_reason("lower") is None, never_reason("collect_list") is None
+        (True, True)
+        >>> never_reason("collect_list", "spark")[0].split(" (")[0]
+        'collects every value of a group into one buffer in one JVM, which no Spark limit bounds'
     """
     name = name.lower()
-    found = NEVER.get(name)
+    found = ENGINE_NEVER.get(engine or "", {}).get(name) or NEVER.get(name)
     if found is not None:
         return found
     for prefix, why in NEVER_PREFIXES:
@@ -405,7 +433,7 @@ class FunctionCatalog:
         """The catalog from the engine's state-free names and all its names."""
         known = frozenset(n.lower() for n in known)
         safe = {n.lower() for n in safe} | (HARMLESS_VOLATILE & known)
-        return cls(engine, frozenset(n for n in safe if never_reason(n) is None), known)
+        return cls(engine, frozenset(n for n in safe if never_reason(n, engine) is None), known)
 
     @classmethod
     def from_postgres(cls, rows: Iterable[tuple[str, str, str]]) -> FunctionCatalog:
@@ -507,7 +535,7 @@ def catalog_refusal(name: str, catalog: FunctionCatalog) -> tuple[str, str] | No
     lowered = name.lower()
     if lowered in catalog.allowed:  # never-listed names are not in it
         return None
-    never = never_reason(lowered)
+    never = never_reason(lowered, catalog.engine)
     if never is not None:
         return (
             "file_access" if never is _FILES else "forbidden_function",
