@@ -48,8 +48,8 @@ FINGERPRINT_SQL = (
 
 
 #: Rows of the first fetch when a column holds text, blobs or nested values (each converted
-#: to a Python object before it can be measured).
-TEXT_CHUNK = 8
+#: to a Python object before it can be measured); later chunks follow the rows' average size.
+TEXT_CHUNK = 1
 #: The instance's memory limit as shown, and what its buffer manager holds now (bytes).
 MEMORY_SQL = (
     "SELECT current_setting('memory_limit'), "
