@@ -12,7 +12,7 @@ connection's parameters), where:
   from a second connection stops it on Ctrl-C or when the watchdog fires; a statement that
   ignores both (a function that runs long inside one call, such as ``ENCRYPT`` with many
   rounds) gets ``KILL CONNECTION`` :data:`KILL_MARGIN` seconds later and the agent's socket is
-  shut down, so the run ends at the limit plus about two seconds whatever the statement
+  shut down, so the run ends at the limit plus about 1.5 s whatever the statement
   does; the next run opens a new connection. (The server may finish such a call in its
   killed thread: that time cannot be taken back, which is why the check refuses those
   functions.) The deadline covers fetching the rows as well as running the statement;
