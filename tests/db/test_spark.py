@@ -297,3 +297,21 @@ def test_ask_and_magic_refuse_collect_list_and_answer(ipython_shell, spark):
     r = ip.run_cell_magic("ask", "--model model --con spark --no-fallback", "How many?")
     assert r.attempts[0].outcome == "refused" and r.ok
     assert spark.sql("SELECT 1 AS x").collect()[0][0] == 1
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT size(sequence(1, 1000000000)) AS n",
+        "SELECT explode(sequence(1, 1e9)) AS x",
+        "SELECT length(repeat('x', 2000000000)) AS n",
+        "SELECT size(array_repeat(1, 500000000)) AS n",
+    ],
+)
+def test_one_huge_value_never_runs(runner, sql):
+    """A literal size that would build one value larger than a JVM heap is refused in Spark's
+    parsed plan; the same functions with small sizes run."""
+    with pytest.raises(SparkPlanRefused, match="builds one value"):
+        runner.run(sql, limit=5, timeout=30)
+    r = runner.run("SELECT size(sequence(1, 5)) AS n, lpad('7', 3, '0') AS p", limit=5, timeout=30)
+    assert r.rows == [(5, "007")]
