@@ -305,7 +305,6 @@ class MySQLRunner:
         done = False
         with self._lock:
             with self._transaction(timeout, unbuffered=True) as cur:
-
                 timers: list = []
 
                 def hard_stop() -> None:
