@@ -130,6 +130,14 @@ class AskMagic(Magics, Configurable):
         "(default: the provider's own, or OPENAI_BASE_URL / OLLAMA_HOST).",
     )
 
+    temperature = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="Sampling temperature for a model given by spec (None: the provider's default; "
+        "0 for repeatable replies).",
+    )
+
     @validate("max_attempts")
     def _check_max_attempts(self, proposal: Any) -> int:
         value = proposal["value"]
@@ -243,6 +251,7 @@ class AskMagic(Magics, Configurable):
                     live=self.live,
                     api_key=self.api_key or None,
                     base_url=self.base_url or None,
+                    temperature=self.temperature,
                 )
                 result = ask(
                     question,
