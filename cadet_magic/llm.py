@@ -3,7 +3,8 @@
 A spec is ``provider:model`` for LangChain's ``init_chat_model`` (e.g.
 ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3.1``), or
 ``scripted:PATH`` for a :class:`ScriptedModel` whose replies are stored in a JSON
-file. Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
+file, or ``llamacpp:PATH`` for a GGUF model file run in this process
+(:mod:`cadet_magic.llm_llamacpp`). Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
 and OpenAI-compatible specs are served by :mod:`cadet_magic.llm_browser` instead. Anything with ``invoke(messages)`` returning an object with ``.content`` is a
 model already and passes through.
 """
@@ -131,7 +132,7 @@ def load_model(
     """A chat model from a spec, a notebook variable name, or a model object.
 
     Order: a model object passes through; a name of a variable in ``namespace``
-    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``, or, where
+    holding a model; ``scripted:PATH``; ``llamacpp:PATH``; then ``init_chat_model(spec)``, or, where
     LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm_browser`.
     ``api_key`` and ``base_url`` (when given) go to the provider; ``timeout`` (seconds per
     request) goes to the provider client where it accepts one and bounds a browser client's call.
@@ -154,6 +155,10 @@ def load_model(
         raise ConfigurationError(f"The variable {spec!r} is not a chat model (it has no invoke).")
     if spec.startswith("scripted:"):
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
+    if spec.startswith("llamacpp:"):  # a GGUF file run in this process (llama-cpp-python)
+        from cadet_magic.llm_llamacpp import load_llamacpp
+
+        return load_llamacpp(spec)
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:  # a Pyodide kernel: no LangChain there

@@ -202,9 +202,27 @@ def reply_content(options: EndpointOptions, status: int, text: str) -> str:
     return content or ""
 
 
+def reply_usage(text: str) -> dict[str, Any] | None:
+    """The ``usage`` report of an OpenAI chat answer (``prompt_tokens``,
+    ``completion_tokens``), or None when the server sent none.
+
+    >>> reply_usage('{"choices": [], "usage": {"prompt_tokens": 90, "completion_tokens": 7}}')
+    {'prompt_tokens': 90, 'completion_tokens': 7}
+    >>> reply_usage("not json") is None
+    True
+    """
+    try:
+        usage = json.loads(text).get("usage")
+    except (ValueError, AttributeError):
+        return None
+    return dict(usage) if isinstance(usage, Mapping) else None
+
+
 @dataclass
 class BrowserReply:
     content: str
+    #: The server's ``usage`` report (read by the agent as the attempt's tokens), or None.
+    usage: dict[str, Any] | None = None
 
 
 class BrowserChatModel:
@@ -234,7 +252,7 @@ class BrowserChatModel:
                     f"is up, {CORS_HINT}."
                 ) from None
             raise ModelCallError(f"Could not reach {o.url}: {e.detail or e.kind}.") from None
-        return BrowserReply(reply_content(o, status, text))
+        return BrowserReply(reply_content(o, status, text), reply_usage(text))
 
 
 def xhr_transport(

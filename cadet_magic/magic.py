@@ -15,7 +15,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
 from cadet_magic.errors import CadetError, ModelCallInterrupted
@@ -137,6 +137,24 @@ class AskMagic(Magics, Configurable):
         help="Sampling temperature for a model given by spec (None: the provider's default; "
         "0 for repeatable replies).",
     )
+
+    prices = Dict(
+        {},
+        config=True,
+        help="Price per million tokens by model, (input, output), e.g. "
+        '{"openai:gpt-4o-mini": (0.15, 0.60)}: the panel and %cadet stats show the cost of '
+        "the tokens the provider reported.",
+    )
+
+    @validate("prices")
+    def _check_prices(self, proposal: Any) -> dict:
+        from cadet_magic.metrics import check_prices
+
+        try:
+            check_prices(proposal["value"])
+        except CadetError as e:
+            raise TraitError(str(e)) from None
+        return proposal["value"]
 
     @validate("max_attempts")
     def _check_max_attempts(self, proposal: Any) -> int:
@@ -285,6 +303,10 @@ class AskMagic(Magics, Configurable):
             raise UsageError(
                 "Interrupted: the running query was cancelled; your connection is unchanged."
             ) from None
+        if self.prices:
+            from cadet_magic.metrics import cost_of, price_for
+
+            result.cost = cost_of(result.tokens, price_for(result.model, self.prices))
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df
@@ -304,7 +326,7 @@ class AskMagic(Magics, Configurable):
         """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
         command = line.strip() or "stats"
         if command == "stats":
-            return Message(self.metrics.to_text())
+            return Message(self.metrics.to_text(self.prices))
         if command == "reset":
             self.metrics.reset()
             return Message("Session metrics cleared.")

@@ -100,6 +100,8 @@ def provisional_attempt(
         reply=state.get("reply") or "",
         phase=state["phase"],
         running=True,
+        tokens=state.get("tokens"),
+        model_seconds=state.get("model_seconds"),
     )
 
 
@@ -151,6 +153,8 @@ def close_attempt(
         phase=state["phase"],
         retryable=diagnosis.retryable if diagnosis is not None else True,
         code=code,
+        tokens=state.get("tokens"),
+        model_seconds=state.get("model_seconds"),
     )
     _log_attempt(attempt, state["max_attempts"])
     return attempt
