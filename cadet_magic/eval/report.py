@@ -136,7 +136,7 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
     answered = [r for r in ok if r.get("final_sql") is not None]
     warned = [r for r in answered if r.get("warnings")]
     cost = {}
-    for key in ("calls", "input_tokens", "output_tokens", "seconds"):
+    for key in ("calls", "input_tokens", "output_tokens", "seconds", "model_seconds"):
         values = [r[key] for r in ok if isinstance(r.get(key), int | float)]
         cost[key] = (percentile(values, 50), percentile(values, 90))
     return Figures(
@@ -234,6 +234,7 @@ def summary_markdown(
         ("input_tokens", "input tokens per question, median / p90", 0),
         ("output_tokens", "output tokens per question, median / p90", 0),
         ("seconds", "seconds per question, median / p90", 1),
+        ("model_seconds", "of which waiting for the model, median / p90", 1),
     ):
         row(
             label,

@@ -30,7 +30,7 @@ from cadet_magic.api import ask
 from cadet_magic.errors import CadetError, ConfigurationError
 from cadet_magic.eval.data import Dataset, Question, load, sample
 from cadet_magic.eval.match import execution_match, has_outer_order
-from cadet_magic.eval.usage import CountingModel, Usage, usage_of
+from cadet_magic.eval.usage import Usage, usage_of
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SessionMetrics
 from cadet_magic.options import AskOptions
@@ -55,6 +55,7 @@ KEYS = (
     "input_tokens",
     "output_tokens",
     "seconds",
+    "model_seconds",
     "error",
 )
 #: Rows the gold query (and a re-run of an answer's SQL) may return at most.
@@ -201,6 +202,7 @@ def record_of(
     rec.update(db_id=q.db_id, question=q.question, gold=q.gold, error=error)
     rec.update(calls=usage.calls, input_tokens=usage.input_tokens)
     rec.update(output_tokens=usage.output_tokens, seconds=round(seconds, 3))
+    rec.update(model_seconds=usage.model_seconds)
     rec.update(attempts=[], warnings=[], fallback=False)
     if result is None or db is None or gold_rows is None:
         return rec
@@ -426,7 +428,6 @@ def evaluate(
         model, api_key=api_key, base_url=base_url, timeout=base.model_timeout,
         temperature=temperature,
     )
-    counting = CountingModel(loaded)
     label = spec or model_label(loaded)
     several = len(modes) > 1
     runs = {m: ModeRun(m, mode_path(out, m, several)) for m in modes}
@@ -453,8 +454,8 @@ def evaluate(
                     if finished(previous[m].get(q.key)):
                         continue
                     rec = _one(
-                        q, m, dataset, databases, gold_cache, counting,
-                        mode_options(base, m).replace(model=counting), metrics,
+                        q, m, dataset, databases, gold_cache,
+                        mode_options(base, m).replace(model=loaded), metrics,
                     )
                     append(runs[m].out, rec)
                     previous[m][q.key] = rec
@@ -542,7 +543,6 @@ def _one(
     dataset: Dataset,
     databases: dict[str, Database | str],
     gold_cache: dict,
-    counting: CountingModel,
     opts: AskOptions,
     metrics: SessionMetrics,
 ) -> dict:
@@ -563,7 +563,7 @@ def _one(
             gold_rows=gold,
             ordered=has_outer_order(q.gold, db.engine if db else None),
             db=db,
-            usage=usage or Usage(0, None, None),
+            usage=usage or Usage(),
             seconds=time.perf_counter() - t0,
             error=error,
             timeout=timeout,
@@ -579,15 +579,15 @@ def _one(
     gold, why = _gold(q, db, gold_cache, timeout)
     if why is not None:
         return line(why)
-    counting.take()
+    calls = getattr(opts.model, "calls", None)
+    if is_scripted(opts.model) and isinstance(calls, dict):
+        calls.clear()  # a scripted model replays its script from the start in every mode
     try:
         result = ask(q.question, con=db.connection(), options=opts, metrics=metrics)
     except CadetError as e:
-        usage = counting.take()
-        return line(f"{MODEL_ERROR}: {first_line(str(e), 300, mark='...')}", usage=usage) if (
-            "model" in type(e).__name__.lower()
-        ) else line(f"could not ask: {first_line(str(e), 300, mark='...')}", usage=usage)
-    usage = usage_of(result, counting.take())
+        why = MODEL_ERROR if "model" in type(e).__name__.lower() else "could not ask"
+        return line(f"{why}: {first_line(str(e), 300, mark='...')}")
+    usage = usage_of(result)
     seconds = time.perf_counter() - t0
     if result.stop_reason == "model_error" and not result.ok:
         last = (result.attempts or [None])[-1]
