@@ -59,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report=args.report,
             temperature=args.temperature,
             options=options,
+            progress=sys.stderr,
         )
     except CadetError as e:
         print(f"error: {e}", file=sys.stderr)
