@@ -42,9 +42,7 @@ MODEL_TIMEOUT = 600.0
 #: Load average (1 min) above which figures of time are marked as taken under load.
 LOADED = 1.5
 #: The command that starts (and resumes) the run, as BENCHMARKS.md gives it.
-COMMAND = (
-    "setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval > .cache/eval.log 2>&1 &"
-)
+COMMAND = "setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval > .cache/eval.log 2>&1 &"
 
 
 def spider_dir() -> Path:
@@ -57,12 +55,18 @@ def commit() -> str:
     """The git commit the run uses (``+dirty`` when the tree has changes)."""
     try:
         sha = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no", "--", "cadet_magic"],
-            cwd=ROOT, capture_output=True, text=True, check=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -115,8 +119,9 @@ def section(evaluation: object, planned: int, loads: Sequence[str]) -> str:
     runs = evaluation.runs  # type: ignore[attr-defined]
     done = {m: len(r.records) for m, r in runs.items()}
     partial = any(n < planned for n in done.values())
-    commits = sorted({ln.split("commit ", 1)[1].split(",", 1)[0] for ln in runs_log()
-                      if "commit " in ln})
+    commits = sorted(
+        {ln.split("commit ", 1)[1].split(",", 1)[0] for ln in runs_log() if "commit " in ln}
+    )
     peak = max((float(x.split()[0]) for x in loads if x), default=0.0)
     lines = [
         (
@@ -136,7 +141,7 @@ def section(evaluation: object, planned: int, loads: Sequence[str]) -> str:
             " **Taken under load** (the 2-core machine was shared with other developers' "
             "tests): the seconds per question are not the product's speed on an idle machine; "
             "the accuracies do not depend on the load (temperature 0), except where a call hit "
-            "the model timeout (counted under \"could not run\")."
+            'the model timeout (counted under "could not run").'
             if peak > LOADED
             else ""
         ),
@@ -158,8 +163,13 @@ def report_only(n: int, seed: int, modes: Sequence[str], model: str) -> object:
         done = read_results(path)
         runs[m] = ModeRun(m, path, [done[q.key] for q in chosen if q.key in done])
     evaluation = Evaluation(
-        model=model, temperature=0.0, data=str(dataset.questions_file),  # type: ignore[attr-defined]
-        questions=len(chosen), seed=seed, scripted=False, runs=runs,
+        model=model,
+        temperature=0.0,
+        data=str(dataset.questions_file),  # type: ignore[attr-defined]
+        questions=len(chosen),
+        seed=seed,
+        scripted=False,
+        runs=runs,
     )
     write_chart(evaluation, OUT_DIR / "spider.svg")
     evaluation.summary = summary_markdown(
@@ -170,14 +180,19 @@ def report_only(n: int, seed: int, modes: Sequence[str], model: str) -> object:
 
 def main(argv: Sequence[str] | None = None) -> int:
     global OUT_DIR
-    p = argparse.ArgumentParser(prog="python -m benchmarks.eval", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.eval", description=__doc__.split("\n")[0]
+    )
     p.add_argument("--n", type=int, default=N_QUESTIONS, help=f"questions ({N_QUESTIONS})")
     p.add_argument("--seed", type=int, default=SEED)
     p.add_argument("--feedback", default="targeted,raw,none")
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
     p.add_argument("--model-timeout", type=float, default=MODEL_TIMEOUT)
-    p.add_argument("--report-only", action="store_true",
-                   help="write the section from the results files, run nothing")
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="write the section from the results files, run nothing",
+    )
     p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     p.add_argument("--out-dir", type=Path, help="results folder (default benchmarks/eval)")
     args = p.parse_args(argv)
@@ -211,8 +226,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress=sys.stderr,
                 print_summary=False,
             )
-        evaluation.model = label  # type: ignore[attr-defined]
-        evaluation.seed = args.seed  # type: ignore[attr-defined]
         evaluation = report_only(args.n, args.seed, modes, label)
     loads = [*starts[-6:], f"{load_average()} (now)"]
     print(f"load average: {load_average()}")

@@ -81,7 +81,7 @@ def question_of(record: Any, index: int) -> Question:
     evidence = record.get("evidence")
     if isinstance(evidence, str) and evidence.strip():
         text = f"{text} Hint: {' '.join(evidence.split())}"
-    return Question(index, record["db_id"].strip(), text, gold.strip())
+    return Question(index, str(record["db_id"]).strip(), text, str(gold).strip())
 
 
 @dataclass(frozen=True)
@@ -195,13 +195,14 @@ def sample(questions: Sequence[Question], n: int | None, seed: int | None = 0) -
         total = len(chosen)
         # the rest by largest remainder of the proportional share
         shares = {db: len(by_db[db]) * n / total for db in dbs}
-        extra = {db: max(0, min(int(shares[db]) - quota[db], len(by_db[db]) - quota[db]))
-                 for db in dbs}
+        extra = {
+            db: max(0, min(int(shares[db]) - quota[db], len(by_db[db]) - quota[db])) for db in dbs
+        }
         for db in dbs:
             give = min(extra[db], left)
             quota[db] += give
             left -= give
-        order = sorted(dbs, key=lambda db: (shares[db] - int(shares[db])), reverse=True)
+        order = sorted(dbs, key=lambda db: shares[db] - int(shares[db]), reverse=True)
         while left > 0:
             grew = False
             for db in order:
@@ -212,7 +213,7 @@ def sample(questions: Sequence[Question], n: int | None, seed: int | None = 0) -
             if not grew:
                 break
         chosen = [q for db in dbs for q in rng.sample(by_db[db], quota[db])]
-    first = {}
+    first: dict[str, int] = {}
     for q in sorted(chosen, key=lambda q: q.index):
         first.setdefault(q.db_id, q.index)
     return sorted(chosen, key=lambda q: (first[q.db_id], q.index))

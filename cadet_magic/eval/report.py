@@ -198,8 +198,10 @@ def summary_markdown(
     modes = list(runs)
     figs = {m: figures(runs[m].records) for m in modes}
     scripted = " (**scripted stand-in, not a real model**)" if evaluation.scripted else ""
-    temp = "n/a (a model object keeps its own)" if evaluation.temperature is None else (
-        f"{evaluation.temperature:g}"
+    temp = (
+        "n/a (a model object keeps its own)"
+        if evaluation.temperature is None
+        else (f"{evaluation.temperature:g}")
     )
     sample = (
         f"a sample of {evaluation.questions} drawn with seed {evaluation.seed} over every database"
@@ -287,9 +289,12 @@ def summary_markdown(
                 f"{c['not fixed']} of {c['questions']}"
             )
 
-        lines.append(_table(["first attempt", *modes], [[k, *(cell(figs[m], k) for m in modes)]
-                                                          for k in kinds]))
-    errors = Counter()
+        lines.append(
+            _table(
+                ["first attempt", *modes], [[k, *(cell(figs[m], k) for m in modes)] for k in kinds]
+            )
+        )
+    errors: Counter = Counter()
     for f in figs.values():
         errors.update(f.errors)
     if errors:

@@ -419,13 +419,16 @@ def evaluate(
     from cadet_magic.eval.report import summary_markdown, write_chart
 
     modes = _modes(feedback)
-    dataset = data if isinstance(data, Dataset) else load(data)
+    dataset = data if isinstance(data, Dataset) else load(Path(data))
     base = (options or AskOptions()).replace(temperature=temperature)
     base.check()
     chosen = list(questions) if questions is not None else sample(dataset.questions, limit, seed)
     spec = model if isinstance(model, str) else None
     loaded = load_model(
-        model, api_key=api_key, base_url=base_url, timeout=base.model_timeout,
+        model,
+        api_key=api_key,
+        base_url=base_url,
+        timeout=base.model_timeout,
         temperature=temperature,
     )
     label = spec or model_label(loaded)
@@ -454,15 +457,22 @@ def evaluate(
                     if finished(previous[m].get(q.key)):
                         continue
                     rec = _one(
-                        q, m, dataset, databases, gold_cache,
-                        mode_options(base, m).replace(model=loaded), metrics,
+                        q,
+                        m,
+                        dataset,
+                        databases,
+                        gold_cache,
+                        mode_options(base, m).replace(model=loaded),
+                        metrics,
                     )
                     append(runs[m].out, rec)
                     previous[m][q.key] = rec
                     if not rec["error"]:
                         tally[m][0] += bool(rec["final_match"])
                         tally[m][1] += 1
-                    failures = failures + 1 if str(rec["error"] or "").startswith(MODEL_ERROR) else 0
+                    failures = (
+                        failures + 1 if str(rec["error"] or "").startswith(MODEL_ERROR) else 0
+                    )
                     bar.update(m, q, rec, tally)
                     if failures >= MAX_MODEL_FAILURES:
                         raise ModelUnavailable(
@@ -499,9 +509,7 @@ def evaluate(
     return evaluation
 
 
-def _database(
-    dataset: Dataset, db_id: str, databases: dict[str, Database | str]
-) -> Database | str:
+def _database(dataset: Dataset, db_id: str, databases: dict[str, Database | str]) -> Database | str:
     """The database of ``db_id`` (opened once), or why there is none."""
     if db_id not in databases:
         try:
@@ -590,7 +598,7 @@ def _one(
     usage = usage_of(result)
     seconds = time.perf_counter() - t0
     if result.stop_reason == "model_error" and not result.ok:
-        last = (result.attempts or [None])[-1]
+        last = result.attempts[-1] if result.attempts else None
         error = last.error if last is not None and last.error else (result.message or "")
         return line(f"{MODEL_ERROR}: {first_line(error, 300, mark='...')}", usage=usage)
     rec = line(None, result, gold, db, usage)

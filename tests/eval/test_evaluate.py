@@ -155,9 +155,7 @@ def test_raw_feedback_is_the_error_text_only():
     con.execute("CREATE TABLE orders (order_id INTEGER, customer TEXT)")
     replies = [sql_reply("SELECT custmer FROM orders"), sql_reply("SELECT customer FROM orders")]
     targeted = ask("Customers?", con=con, model=ScriptedModel({"Customers?": replies}))
-    raw = ask(
-        "Customers?", con=con, model=ScriptedModel({"Customers?": replies}), feedback="raw"
-    )
+    raw = ask("Customers?", con=con, model=ScriptedModel({"Customers?": replies}), feedback="raw")
     assert targeted.ok and raw.ok
     t, r = targeted.attempts[0], raw.attempts[0]
     assert t.category == r.category == "column_not_found"
@@ -178,16 +176,29 @@ def test_feedback_and_temperature_are_checked():
 def test_temperature_reaches_the_model_request():
     from cadet_magic.llm import load_model
 
-    model = load_model("openai:qwen", api_key="local", base_url="http://127.0.0.1:9/v1",
-                       temperature=0)
+    model = load_model(
+        "openai:qwen", api_key="local", base_url="http://127.0.0.1:9/v1", temperature=0
+    )
     assert getattr(model, "temperature", None) == 0
 
 
 def test_cli_runs_and_prints_the_summary(tiny, tmp_path, capsys):
     root, spec = tiny
     out = tmp_path / "o.jsonl"
-    code = main(["--data", str(root), "--model", spec, "--out", str(out),
-                 "--report", str(tmp_path / "r.md"), "--feedback", "targeted,none"])
+    code = main(
+        [
+            "--data",
+            str(root),
+            "--model",
+            spec,
+            "--out",
+            str(out),
+            "--report",
+            str(tmp_path / "r.md"),
+            "--feedback",
+            "targeted,none",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr()
     assert "execution accuracy, first attempt" in printed.out
@@ -224,9 +235,17 @@ def test_evaluate_with_the_real_local_model(shared_data, tmp_path):
             pytest.fail(why)
         pytest.skip(why)
     with llm_server() as url:
-        ev = evaluate(shared_data / "spider-dev", "openai:qwen", base_url=url, api_key="local",
-                      limit=2, seed=0, out=tmp_path / "o.jsonl", progress=None,
-                      print_summary=False)
+        ev = evaluate(
+            shared_data / "spider-dev",
+            "openai:qwen",
+            base_url=url,
+            api_key="local",
+            limit=2,
+            seed=0,
+            out=tmp_path / "o.jsonl",
+            progress=None,
+            print_summary=False,
+        )
     recs = ev.runs["targeted"].records
     assert len(recs) == 2 and not ev.scripted
     for rec in recs:

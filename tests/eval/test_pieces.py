@@ -179,7 +179,11 @@ def test_report_figures():
     want = json.loads((DATA / "report_expected.json").read_text())
     f = figures(records())
     assert f.n == want["n"] and dict(f.errors) == want["errors"]
-    assert (f.first.k, f.corrected.k, f.final.k) == (want["first"], want["corrected"], want["final"])
+    assert (f.first.k, f.corrected.k, f.final.k) == (
+        want["first"],
+        want["corrected"],
+        want["final"],
+    )
     assert {f.first.n, f.corrected.n, f.final.n} == {want["n"]}
     for name in ("correction_gain", "fallback_gain"):
         g = getattr(f, name)
@@ -195,7 +199,11 @@ def test_report_figures():
 def test_report_markdown_and_chart(tmp_path):
     recs = records()
     evaluation = Evaluation(
-        model="scripted:replies.json", temperature=0.0, data="dev.json", questions=7, seed=0,
+        model="scripted:replies.json",
+        temperature=0.0,
+        data="dev.json",
+        questions=7,
+        seed=0,
         scripted=True,
         runs={"targeted": ModeRun("targeted", None, recs), "none": ModeRun("none", None, recs[:3])},
         notes=["Load average 1.0 (test)."],
@@ -217,7 +225,12 @@ def test_report_markdown_and_chart(tmp_path):
 
 def test_empty_report():
     evaluation = Evaluation(
-        model="m", temperature=None, data="d", questions=0, seed=None, scripted=False,
+        model="m",
+        temperature=None,
+        data="d",
+        questions=0,
+        seed=None,
+        scripted=False,
         runs={"targeted": ModeRun("targeted", None, [])},
     )
     text = summary_markdown(evaluation)
