@@ -177,8 +177,10 @@ def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
         f"code on the {rows} rows of its SELECT (the sample shop). First run: medians "
         f"over {sessions} fresh interpreters per mode, alternated (the isolated one starts the "
         "warm worker: `python -I`, importing pandas, numpy and pyarrow). Later runs: medians "
-        f"of {reps} interleaved runs with the worker warm (fork, resource limits, Landlock, "
-        "seccomp, Arrow IPC both ways). In-process is the old runner (syntax check, settrace "
+        f"of {reps} interleaved runs with the worker warm (two pipes passed to the template, "
+        "fork, resource limits, Landlock, capability drop, seccomp, Arrow IPC both ways "
+        "straight between the kernel and the child, the result bounded by its decoded size). "
+        "In-process is the old runner (syntax check, settrace "
         "deadline, worker thread). The machine is shared: load average (1 min) "
         f"{load_before} at the start, {_load()} at the end; the first run is dominated by "
         "importing pandas in the new process, which slows down in proportion. In the agent the "
@@ -220,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "isolation",
         "Fallback code in an isolated worker: added time",
         body,
-        ["pandas", "numpy", "pyarrow", "sandlock", "pyseccomp"],
+        ["pandas", "numpy", "pyarrow", "landlock", "pyseccomp"],
     )
 
 

@@ -44,6 +44,7 @@ def ask(
     code_runner: Callable[..., Any] | None = None,
     model_timeout: float | None = UNSET,
     fallback_memory: int = UNSET,
+    fallback_unconfined: bool = UNSET,
     api_key: str | None = UNSET,
     base_url: str | None = UNSET,
     metrics: SessionMetrics | None = None,
@@ -80,6 +81,8 @@ def ask(
             confined worker process; in-process on Pyodide).
         fallback_memory: bytes the fallback's pandas code may allocate in its worker (default
             2 GiB); more is a ``code_memory`` failure, the kernel's memory does not grow.
+        fallback_unconfined: run the fallback's code even where it cannot be confined (a Linux
+            kernel without Landlock, macOS, Windows; default False: there it does not run).
         model_timeout: seconds each model call may take: given to the provider client as its
             own timeout where a spec is loaded here, and enforced by waiting at most that long
             (None: no limit of ours).
@@ -114,6 +117,7 @@ def ask(
         "schema_budget": schema_budget,
         "model_timeout": model_timeout,
         "fallback_memory": fallback_memory,
+        "fallback_unconfined": fallback_unconfined,
         "api_key": api_key,
         "base_url": base_url,
         "temperature": temperature,

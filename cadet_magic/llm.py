@@ -173,6 +173,7 @@ def load_model(
     extra: dict[str, Any] = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
     if temperature is not None:
         extra["temperature"] = temperature
+    _warn_plaintext(spec, api_key, base_url)
     try:
         if timeout is None:
             return init_chat_model(spec, **extra)
@@ -188,3 +189,15 @@ def load_model(
     except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0]
         raise ConfigurationError(f"Cannot set up the model {spec!r}: {first}") from e
+
+
+def _warn_plaintext(spec: str, api_key: str | None, base_url: str | None) -> None:
+    """Warns once when a provider's key would go over plain HTTP to another machine (the
+    base URL given, else the provider's ``*_BASE_URL`` variable; the key given, else its
+    ``*_API_KEY`` variable)."""
+    from cadet_magic.llm_browser import warn_plaintext_key
+
+    provider = spec.partition(":")[0].strip().upper()
+    url = base_url or os.environ.get(f"{provider}_BASE_URL")
+    key = api_key or os.environ.get(f"{provider}_API_KEY")
+    warn_plaintext_key(url, key)

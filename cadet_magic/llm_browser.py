@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
+from cadet_magic.text import redact
 
 #: ``transport(method, url, headers, body, timeout) -> (status, response text)``; raises
 #: :class:`TransportError` when no HTTP answer arrived.
@@ -50,10 +53,75 @@ CORS_HINT = (
 )
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of ``url`` (the browser's notion of an origin).
+
+    Example:
+        >>> origin("https://api.example.com/v1") == origin("https://API.example.com:443/x")
+        True
+    """
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown or logged: without user, password, query or fragment.
+
+    Example:
+        >>> shown_url("https://user:pw@host:8443/v1/chat/completions?api-key=k#f")
+        'https://host:8443/v1/chat/completions'
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc, query="", fragment="").geturl()
+
+
+_WARNED: set[tuple[str, str, int | None]] = set()
+
+
+def _loopback(host: str) -> bool:
+    import ipaddress
+
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def warn_plaintext_key(url: str | None, key: str | None) -> bool:
+    """Warns once per server when a key would go over plain HTTP to a host that is not this
+    machine (anyone on the way can read it); True when it warned.
+
+    Example:
+        >>> warn_plaintext_key("http://127.0.0.1:8000/v1", "sk-1"), warn_plaintext_key(None, "k")
+        (False, False)
+    """
+    if not url or not key:
+        return False
+    where = origin(url)
+    if where[0] != "http" or _loopback(where[1]) or where in _WARNED:
+        return False
+    _WARNED.add(where)
+    warnings.warn(
+        f"The API key is sent unencrypted (http://) to {where[1]}: anyone on the network path "
+        "can read it. Use an https:// base URL for a server that is not on this machine.",
+        UserWarning,
+        stacklevel=3,
+    )
+    return True
+
+
 class TransportError(Exception):
     """No HTTP answer: ``kind`` is ``"timeout"``, ``"blocked"`` (a browser refused or could not
-    send the request: CORS, refused connection, offline; it does not say which) or
-    ``"network"`` (outside a browser: refused, DNS, ...; ``detail`` says)."""
+    send the request: CORS, refused connection, offline; it does not say which),
+    ``"network"`` (outside a browser: refused, DNS, ...; ``detail`` says) or ``"redirect"``
+    (the server sent the call to another origin, which is not followed: ``detail`` says
+    where)."""
 
     def __init__(self, kind: str, detail: str = "") -> None:
         super().__init__(detail or kind)
@@ -130,6 +198,7 @@ def endpoint(
             'No API key for openai: run %config AskMagic.api_key = "sk-..." in this session '
             "(then delete it from the cell) or set OPENAI_API_KEY in the kernel's environment."
         )
+    warn_plaintext_key(url, key)
     return EndpointOptions(spec, model.strip(), url, key or None, float(timeout), temperature)
 
 
@@ -190,13 +259,15 @@ def reply_content(options: EndpointOptions, status: int, text: str) -> str:
             detail = err.get("message", "") if isinstance(err, Mapping) else str(err or "")
         if not detail:
             detail = " ".join(text.split())[:200] or "no details"
-        detail = " ".join(str(detail).split())[:300]
-        raise ModelCallError(f"The model server answered HTTP {status} for {options.url}: {detail}")
+        detail = " ".join(redact(str(detail), [options.api_key]).split())[:300]
+        raise ModelCallError(
+            f"The model server answered HTTP {status} for {shown_url(options.url)}: {detail}"
+        )
     try:
         content = data["choices"][0]["message"]["content"]  # type: ignore[index]  # None: caught
     except (KeyError, IndexError, TypeError):
         raise ModelCallError(
-            f"The model server at {options.url} did not answer in the OpenAI chat format "
+            f"The model server at {shown_url(options.url)} did not answer in the OpenAI chat format "
             "(no choices[0].message.content)."
         ) from None
     return content or ""
@@ -241,17 +312,25 @@ class BrowserChatModel:
                 "POST", o.url, request_headers(o), request_body(o, messages), o.timeout
             )
         except TransportError as e:
+            url = shown_url(o.url)
             if e.kind == "timeout":
                 raise ModelCallError(
                     f"The model did not answer within AskMagic.model_timeout = {o.timeout:g} s "
-                    f"({o.url}); raise it with %config AskMagic.model_timeout = 300."
+                    f"({url}); raise it with %config AskMagic.model_timeout = 300."
                 ) from None
             if e.kind == "blocked":
                 raise ModelCallError(
-                    f"The browser could not reach {o.url} (refused or blocked): if the server "
+                    f"The browser could not reach {url} (refused or blocked): if the server "
                     f"is up, {CORS_HINT}."
                 ) from None
-            raise ModelCallError(f"Could not reach {o.url}: {e.detail or e.kind}.") from None
+            if e.kind == "redirect":
+                raise ModelCallError(
+                    f"The model server at {url} redirected the call to {e.detail}, another "
+                    "origin: not followed (the key would go there). Set AskMagic.base_url to "
+                    "the server you mean."
+                ) from None
+            detail = redact(e.detail or e.kind, [o.api_key])
+            raise ModelCallError(f"Could not reach {url}: {detail}.") from None
         return BrowserReply(reply_content(o, status, text), reply_usage(text))
 
 
@@ -278,6 +357,9 @@ def xhr_transport(
         raise TransportError(kind, text) from None
     if xhr.status == 0:  # no HTTP answer (blocked by CORS, refused, offline)
         raise TransportError("blocked", "status 0")
+    final = str(getattr(xhr, "responseURL", "") or url)
+    if origin(final) != origin(url):  # the browser followed a redirect to another origin
+        raise TransportError("redirect", shown_url(final))
     return int(xhr.status), str(xhr.responseText)
 
 
@@ -290,8 +372,9 @@ def urllib_transport(
     import urllib.request
 
     request = urllib.request.Request(url, data=body.encode(), headers=dict(headers), method=method)
+    opener = urllib.request.build_opener(_same_origin_redirects())
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             return response.status, response.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode("utf-8", "replace")
@@ -308,3 +391,25 @@ def in_browser() -> bool:
     import sys
 
     return sys.platform == "emscripten"
+
+
+def _same_origin_redirects() -> Any:
+    import urllib.request
+
+    class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+        """Follows a redirect only within the request's origin and only when it keeps the
+        method and body (307, 308); any other is a :class:`TransportError` (``redirect``),
+        so the ``Authorization`` header never goes to another server."""
+
+        def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def,unused-ignore]
+            if origin(newurl) != origin(req.full_url) or code not in (307, 308):
+                fp.close()
+                raise TransportError("redirect", f"{shown_url(newurl)} (HTTP {code})")
+            return urllib.request.Request(
+                newurl,
+                data=req.data,
+                headers=dict(req.header_items()),
+                method=req.get_method(),
+            )
+
+    return SameOriginRedirects()

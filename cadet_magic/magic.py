@@ -111,6 +111,12 @@ class AskMagic(Magics, Configurable):
         config=True,
         help="Bytes the fallback's pandas code may allocate in its isolated worker (2 GiB).",
     )
+    fallback_unconfined = Bool(
+        DEFAULTS.fallback_unconfined,
+        config=True,
+        help="Run the fallback's pandas code even where it cannot be confined (no Landlock, "
+        "macOS, Windows): off by default.",
+    )
     schema_budget = Int(
         DEFAULTS.schema_budget, config=True, help="Characters of schema context in the prompt."
     )
@@ -265,6 +271,7 @@ class AskMagic(Magics, Configurable):
                     model_timeout=self.model_timeout,
                     fallback=self.fallback and not args.no_fallback,
                     fallback_memory=self.fallback_memory,
+                    fallback_unconfined=self.fallback_unconfined,
                     schema_budget=self.schema_budget,
                     live=self.live,
                     api_key=self.api_key or None,

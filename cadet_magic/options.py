@@ -51,6 +51,9 @@ class AskOptions:
         fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing.
         fallback_row_limit: rows the fallback's SELECT may fetch.
         fallback_memory: bytes the fallback's pandas code may allocate in its worker (2 GiB).
+        fallback_unconfined: run the fallback's code even where the confinement it needs is
+            not available (a Linux kernel without Landlock, macOS, Windows); off by default,
+            so there the fallback's code does not run and the answer says so.
         schema_budget: characters of schema in the prompt (None: the whole schema).
         live: whether the magic shows the live attempts panel where widgets work.
         api_key, base_url: for a model given by spec (default: the provider's environment
@@ -71,6 +74,7 @@ class AskOptions:
     fallback: bool = True
     fallback_row_limit: int = 100_000
     fallback_memory: int = 2 << 30
+    fallback_unconfined: bool = False
     schema_budget: int | None = 6000
     live: bool = True
     api_key: str | None = field(default=None, repr=False)

@@ -9,11 +9,22 @@ Example:
     'a long er…'
     >>> without_sql_suffix("(sqlite3.OperationalError) no such table: x\\n[SQL: SELECT * FROM x]")
     '(sqlite3.OperationalError) no such table: x'
+    >>> printable("\x1b]52;c;aGk=\x07 title")
+    '\\\\x1b]52;c;aGk=\\\\x07 title'
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
+
+#: Characters a terminal acts on instead of showing: C0 and C1 controls and DEL (escape
+#: sequences, carriage return, backspace, bell) and the bidirectional marks, overrides and
+#: isolates (which reorder what is shown). Tab and line break are kept unless told otherwise.
+_CONTROLS = "\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069"
 
 #: What SQLAlchemy appends to its errors: the statement and a link to its documentation.
 SQL_SUFFIX = "[SQL:"
@@ -91,3 +102,89 @@ def error_text(error: Any) -> str | None:
         err = orig if orig is not None else error
         return without_sql_suffix(str(err).strip()) or type(err).__name__
     return str(error)
+
+
+def printable(text: Any, keep: str = "\t\n") -> str:
+    """``text`` with every character a terminal would act on shown escaped (``\\x1b``,
+    ``\\r``, ``\\u202e``), except those in ``keep`` (tab and line break by default; a
+    table cell keeps none). Values stored in the data reach the text display through this, so
+    an escape sequence in a value cannot set the clipboard, the window title or hide text.
+
+    Example:
+        >>> printable("a\\tb\\rc\\u202ed"), printable("x\\ny", keep="")
+        ('a\\tb\\\\rc\\\\u202ed', 'x\\\\ny')
+    """
+    text = str(text)
+    pattern = _control_pattern(keep)
+    if not pattern.search(text):
+        return text
+    return pattern.sub(_escaped, text)
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _control_pattern(keep: str) -> re.Pattern[str]:
+    if keep not in _PATTERNS:
+        kept = "".join(re.escape(ch) for ch in keep)
+        _PATTERNS[keep] = re.compile(f"(?![{kept}])[{_CONTROLS}]" if kept else f"[{_CONTROLS}]")
+    return _PATTERNS[keep]
+
+
+def _escaped(match: re.Match[str]) -> str:
+    ch = match.group()
+    if ch in _NAMED:
+        return _NAMED[ch]
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+#: Shown in place of a key found in text that is displayed or logged.
+REDACTED = "***"
+#: Keys shorter than this are not searched for (they would match ordinary words).
+MIN_SECRET = 8
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret (an API key, a password in a URL) replaced by ``***``.
+
+    Example:
+        >>> redact("bad key sk-live-123456789 (sk-live-123456789)", ["sk-live-123456789"])
+        'bad key *** (***)'
+    """
+    for secret in sorted({x for x in secrets if x and len(x) >= MIN_SECRET}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def secrets_of(*sources: Any, env: Mapping[str, str] | None = None) -> list[str]:
+    """The secrets that must never be shown: keys held by model objects or endpoint options
+    (attributes named like ``api_key``, plain or as a secret string), passwords in their
+    URLs, and the provider keys and tokens in the environment.
+
+    Example:
+        >>> class M: openai_api_key = "sk-0123456789"; base_url = "http://u:pass1234word@h/v1"
+        >>> secrets_of(M(), env={"OPENAI_API_KEY": "sk-9876543210", "HOME": "/root"})
+        ['pass1234word', 'sk-0123456789', 'sk-9876543210']
+    """
+    found: list[str] = []
+    for source in sources:
+        for name in dir(source) if source is not None else ():
+            if not (name.endswith(("api_key", "_key", "_token")) or name in ("key", "token")):
+                if name not in ("base_url", "openai_api_base", "url"):
+                    continue
+            try:
+                value = getattr(source, name)
+            except Exception:  # noqa: BLE001 - a property that fails has nothing to give
+                continue
+            if hasattr(value, "get_secret_value"):
+                value = value.get_secret_value()
+            if isinstance(value, str) and name in ("base_url", "openai_api_base", "url"):
+                value = urlsplit(value).password
+            if isinstance(value, str) and len(value) >= MIN_SECRET:
+                found.append(value)
+    env = os.environ if env is None else env
+    for name, value in env.items():
+        if name.endswith(("_API_KEY", "_TOKEN")) and len(value) >= MIN_SECRET:
+            found.append(value)
+    return list(dict.fromkeys(found))

@@ -26,8 +26,8 @@ CORE_PACKAGES = ("agent", "sql", "diagnose", "schema", "fallback")
 CORE_MODULES = ("result", "options", "text", "errors", "runner", "db.base")
 #: Third-party packages the core may import (anywhere), and those it may import lazily only.
 CORE_LIBRARIES = {"sqlglot", "sqlparse"}
-#: (sandlock, pyseccomp: confinement bindings, imported only in the fallback's worker process.)
-LAZY_LIBRARIES = {"pandas", "pyarrow", "numpy", "sandlock", "pyseccomp"}
+#: (landlock, pyseccomp: confinement bindings, imported only in the fallback's worker process.)
+LAZY_LIBRARIES = {"pandas", "pyarrow", "numpy", "landlock", "pyseccomp"}
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 

@@ -143,7 +143,10 @@ def call_model(
     except ModelCallError:
         raise
     except Exception as e:
-        first = first_line(str(e), 300, mark="")
+        from cadet_magic.text import redact, secrets_of
+
+        # Provider errors may quote the request or a server's echo of it: never the key.
+        first = first_line(redact(str(e), secrets_of(model)), 300, mark="")
         raise ModelCallError(
             f"The model call failed ({type(e).__name__}): {first}. "
             "Check the model name, API key, network and rate limits, then run the cell again."

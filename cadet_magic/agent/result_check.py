@@ -41,6 +41,7 @@ import sqlglot
 from sqlglot import exp
 
 from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.sql.like import like_match
 
 log = logging.getLogger("cadet_magic")
 
@@ -345,21 +346,9 @@ def close_values(
     return tuple(v for n in near for v in by_norm[n])[:limit]
 
 
-def _like_regex(pattern: str) -> Any:
-    """A LIKE pattern as a regular expression that ignores case and spacing."""
-    import re
-
-    parts = []
-    for ch in pattern:
-        if ch == "%":
-            parts.append(".*")
-        elif ch == "_":
-            parts.append(".")
-        elif ch.isspace():
-            parts.append(r"\s*")
-        else:
-            parts.append(re.escape(ch))
-    return re.compile(r"\s*" + "".join(parts) + r"\s*", re.S | re.I)
+def _loose(text: str) -> str:
+    """Text compared "up to case and spacing": case folded, whitespace removed."""
+    return "".join(text.casefold().split())
 
 
 def one_slip(a: str, b: str) -> bool:
@@ -413,29 +402,49 @@ def _fuzzy_contains(core: str, value: str, cutoff: float) -> float:
 
 
 def close_to_pattern(
-    pattern: str, candidates: Iterable[object], limit: int = MAX_CLOSE, cutoff: float = CUTOFF
+    pattern: str,
+    candidates: Iterable[object],
+    limit: int = MAX_CLOSE,
+    cutoff: float = CUTOFF,
+    expired: Callable[[], bool] = lambda: False,
 ) -> tuple[str, ...]:
     """Stored values a LIKE pattern would match up to case and spacing; failing those, for a
     pattern with one run of plain text (``%text%``, ``text%``...), values holding a stretch
-    close to that text (a spelling slip).
+    close to that text (a spelling slip). The pattern is matched in linear time
+    (:func:`cadet_magic.sql.like.like_match`), values longer than 800 characters are skipped,
+    and nothing more is compared once ``expired()`` says the check's budget is spent.
 
     Example:
+        >>> close_to_pattern("%" * 40 + "#", ["a" * 800])
+        ()
         >>> close_to_pattern("% fRANCE%", ["la France", "Spain"])
         ('la France',)
         >>> close_to_pattern("%compter%", ["Computer Science", "History"])
         ('Computer Science',)
     """
-    texts = list(dict.fromkeys(c for c in candidates if isinstance(c, str)))
-    rx = _like_regex(pattern)
-    hits = [c for c in texts if rx.fullmatch(c)]
+    texts = [
+        c
+        for c in dict.fromkeys(c for c in candidates if isinstance(c, str))
+        if len(c) <= 4 * MAX_VALUE_CHARS
+    ]
+    loose = _loose(pattern)  # matched in linear time (never as a regular expression)
+    hits: list[str] = []
+    for c in texts:
+        if expired():
+            return tuple(hits[:limit])
+        if like_match(loose, _loose(c)):
+            hits.append(c)
     if hits:
         return tuple(hits[:limit])
     core = pattern.strip("%")
-    if len(core) < 4 or any(ch in core for ch in "%_"):
+    if not 4 <= len(core) <= MAX_VALUE_CHARS or any(ch in core for ch in "%_"):
         return ()
-    scored = [(_fuzzy_contains(core, c, cutoff), c) for c in texts if len(c) <= 4 * MAX_VALUE_CHARS]
+    scored = [(_fuzzy_contains(core, c, cutoff), c) for c in texts if not expired()]
     ranked = sorted((sc for sc in scored if sc[0]), key=lambda sc: -sc[0])
     return tuple(c for _, c in ranked[:limit])
+
+
+_close_to_pattern = close_to_pattern  # the module's name, for the local helper in _close
 
 
 # --------------------------------------------------------------------------- the queries
@@ -583,6 +592,9 @@ def check_values(
     queries = 0
     out_of_budget = False
 
+    def expired() -> bool:
+        return clock() - start >= budget
+
     def run(sql: str) -> Sequence[Sequence[object]] | None:
         nonlocal queries, out_of_budget
         left = budget - (clock() - start)
@@ -617,7 +629,7 @@ def check_values(
             elif int(flag):  # type: ignore[call-overload]
                 known[f] = Finding(f, True)
             else:
-                known[f] = Finding(f, False, _close(f, schema, run, dialect))
+                known[f] = Finding(f, False, _close(f, schema, run, dialect, expired))
     return tuple(known[f] for f in filters), queries, out_of_budget
 
 
@@ -626,9 +638,14 @@ def _close(
     schema: Schema,
     run: Callable[[str], Sequence[Sequence[object]] | None],
     dialect: str | None,
+    expired: Callable[[], bool] = lambda: False,
 ) -> tuple[str, ...]:
     """The stored values close to a missing filter value (samples first, then queries)."""
     like = f.op in ("LIKE", "ILIKE")
+
+    def close_to_pattern(pattern: str, values: Iterable[object]) -> tuple[str, ...]:
+        return _close_to_pattern(pattern, values, expired=expired)
+
     samples, complete = _samples(schema, f)
     if complete:
         return close_to_pattern(f.value, samples) if like else close_values(f.value, samples)

@@ -307,6 +307,8 @@ def failure_message(result: AskResult) -> str:
         and last.category == "connection_error"
     ):
         lines.append("Check that the database is reachable, reconnect with %sql, then ask again.")
+    elif last is not None and "fallback_unconfined" in (last.error or ""):
+        lines.append(first_line(last.error, None))  # why the code did not run, and how
     elif last is not None and last.category == "unavailable":
         lines.append(
             "Install pandas (and, outside the browser, pyarrow) in this kernel to let the "

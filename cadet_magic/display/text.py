@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from cadet_magic.result import AskResult, Attempt, Tokens, add_tokens
-from cadet_magic.text import first_line
+from cadet_magic.text import first_line, printable
 
 SCRIPTED_NOTE = (
     "Scripted stand-in model: these replies were stored in advance, not written by a real LLM."
@@ -216,7 +216,9 @@ def table_text(columns: Sequence[str], rows: Sequence[tuple], max_rows: int = 20
     """Rows as aligned text columns (the first ``max_rows``)."""
     if not columns:
         return ["(no columns)"]
-    shown = [["NULL" if v is None else str(v) for v in r] for r in rows[:max_rows]]
+    # Each value on one line, with control characters shown escaped (see render_text).
+    shown = [["NULL" if v is None else printable(v, keep="") for v in r] for r in rows[:max_rows]]
+    columns = [printable(c, keep="") for c in columns]
     widths = [max([len(c)] + [len(r[i]) for r in shown]) for i, c in enumerate(columns)]
     widths = [min(w, 40) for w in widths]
     lines = ["  ".join(c[:w].ljust(w) for c, w in zip(columns, widths, strict=False))]
@@ -243,7 +245,18 @@ def fallback_text(result: AskResult) -> list[str]:
 
 
 def render_text(result: AskResult) -> str:
-    """Question, model, every attempt, the fallback, then the answer or the failure summary."""
+    """Question, model, every attempt, the fallback, then the answer or the failure summary.
+
+    Everything shown comes from the model, the database or its data, so every line passes
+    through :func:`cadet_magic.text.printable`: an escape sequence stored in a value (OSC 52
+    setting the clipboard, a window title, a carriage return hiding text) is shown escaped,
+    never sent to the terminal.
+
+    Example:
+        >>> r = AskResult(question="q", ok=True, columns=["v"], rows=[("\x1b]0;pwned\x07",)])
+        >>> render_text(r).splitlines()[-2]
+        '\\\\x1b]0;pwned\\\\x07'
+    """
     lines = [
         f"Question: {result.question}",
         f"Model: {result.model}",
@@ -270,4 +283,4 @@ def render_text(result: AskResult) -> str:
         f"({len(result.attempts)} SQL attempt(s), {result.elapsed:.2f} s"
         + (f"; {usage})" if usage else ")")
     )
-    return "\n".join(lines)
+    return "\n".join(printable(line, keep="\t") for text in lines for line in text.split("\n"))

@@ -7,14 +7,19 @@ model's code runs; every step is irreversible for the process:
   the imported libraries already map), no file may grow (``RLIMIT_FSIZE`` 0), few descriptors,
   no core dumps, CPU seconds as a backstop to the wall-clock kill, no new processes where
   ``RLIMIT_NPROC`` means that (macOS);
-* **Landlock** (Linux, through ``sandlock.confine``): the file system becomes read-only and
-  readable only under the Python installation, its packages and the system library folders;
-  signals and abstract sockets are scoped to the child. The home folder, ``/etc``, ``/proc``
-  (other processes' memory and environment) and the notebook's folder are out of reach;
+* **Landlock** (Linux, through the ``landlock`` binding, every ABI from 1 up: reads can be
+  confined since the first): the file system becomes read-only and readable only under the
+  Python installation, its packages and the system library folders. The home folder,
+  ``/etc``, ``/proc`` (other processes' memory and environment), ``/dev``, ``/dev/shm`` and
+  the notebook's folder are out of reach;
+* **capabilities** (Linux): all dropped, so a kernel running as root gives its child no
+  privilege a filter might have missed;
 * **seccomp-bpf** (Linux, through ``pyseccomp`` on the system's libseccomp): no program
-  execution, no sockets, no new processes (threads only), no tracing or reading other
-  processes, no opening files for writing, no changes to files or folders, no raising of the
-  limits above, no namespaces, mounts, ``io_uring``, BPF or terminal input injection.
+  execution, no sockets, no new processes (threads only, without new namespaces), no tracing,
+  reading or signalling other processes, no opening files for writing, no changes to files or
+  folders, no raising of the limits above, no namespaces, mounts, ``io_uring``, BPF or terminal
+  input injection, no System V or POSIX message IPC (another process's shared memory), no
+  changing any process's priority, CPU pinning or scheduling, no kernel log.
 
 The functions import their bindings lazily so the worker can report what is missing.
 """
@@ -94,11 +99,82 @@ def readable_dirs() -> list[str]:
     return sorted(d for d in dirs if d and os.path.isdir(d) and os.path.abspath(d) != root)
 
 
-def landlock(readable: list[str]) -> None:
-    """Makes the file system read-only and limited to ``readable`` (irreversible)."""
-    import sandlock
+#: Landlock's file-system rights per ABI (the kernel refuses rights newer than its ABI):
+#: execute, write, read, read a folder, remove a folder or file, make char/dir/regular/socket/
+#: fifo/block/symlink (ABI 1); refer across folders (2); truncate (3); device ioctl (5).
+_FS_RIGHTS_ABI1 = (1 << 13) - 1
+_FS_RIGHTS = {1: _FS_RIGHTS_ABI1, 2: _FS_RIGHTS_ABI1 | 1 << 13, 3: _FS_RIGHTS_ABI1 | 3 << 13}
+_FS_RIGHTS[4] = _FS_RIGHTS[3]
+_FS_RIGHTS[5] = _FS_RIGHTS[3] | 1 << 15
+#: The rights granted under a readable folder: read files, list folders.
+_READ = (1 << 2) | (1 << 3)
 
-    sandlock.confine(sandlock.Sandbox(fs_readable=readable, fs_writable=[]))
+
+def handled_rights(abi: int) -> int:
+    """The file-system rights a Landlock ruleset of ``abi`` handles (denies unless granted).
+
+    Example:
+        >>> [bin(handled_rights(a)).count("1") for a in (1, 2, 3, 4, 5, 6, 7)]
+        [13, 14, 15, 15, 16, 16, 16]
+    """
+    return _FS_RIGHTS[max(1, min(abi, max(_FS_RIGHTS)))]
+
+
+def landlock_abi() -> int:
+    """The running kernel's Landlock ABI (0: none, or the binding is missing)."""
+    try:
+        import landlock as ll
+
+        return int(ll.landlock_abi_version())
+    except Exception:  # noqa: BLE001 - no Landlock here, whatever the reason
+        return 0
+
+
+def available() -> dict[str, Any]:
+    """What confinement this system offers (reported by the worker in its ``ready`` event):
+    ``landlock_abi`` (0: none), ``landlock`` and ``seccomp`` (True, or why not)."""
+    info: dict[str, Any] = {"landlock_abi": landlock_abi()}
+    for name in ("landlock", "pyseccomp"):
+        try:
+            module = __import__(name)
+            if name == "pyseccomp":
+                module.SyscallFilter(defaction=module.ALLOW)  # loads libseccomp.so.2
+            info["seccomp" if name == "pyseccomp" else name] = True
+        except Exception as e:  # noqa: BLE001 - reported; the kernel decides
+            info["seccomp" if name == "pyseccomp" else name] = f"{type(e).__name__}: {e}"[:200]
+    return info
+
+
+def landlock(readable: list[str], abi: int | None = None) -> None:
+    """Makes the file system read-only and limited to ``readable`` (irreversible), with the
+    rights of Landlock ``abi`` (default: the kernel's; an older one to test older kernels).
+    Raises when the kernel has no Landlock."""
+    import landlock as ll
+
+    abi = landlock_abi() if abi is None else abi
+    if abi < 1:
+        raise OSError("this kernel has no Landlock")
+    handled = handled_rights(abi)
+    ruleset = ll.Ruleset(restrict_rules=ll.FSAccess(handled))
+    ruleset.allow(*readable, rules=ll.FSAccess(_READ))
+    ruleset.apply()
+
+
+def drop_capabilities() -> None:
+    """Drops every capability of this process (effective, permitted, inheritable)."""
+    import ctypes
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_uint32) for n in ("effective", "permitted", "inheritable")]
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = Header(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3: two data structs
+    data = (Data * 2)()
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed")
 
 
 # open(2) flags that create, write or truncate (Linux values, all architectures we support).
@@ -202,7 +278,62 @@ DENIED_SYSCALLS = (
     "settimeofday",
     "clock_settime",
     "adjtimex",
+    "clock_adjtime",
+    # System V and POSIX message IPC: another process's shared memory, queues, semaphores.
+    "shmget",
+    "shmat",
+    "shmctl",
+    "shmdt",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "ipc",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+    # Priority, CPU pinning and scheduling of any process (the kernel's and the worker's).
+    "setpriority",
+    "sched_setaffinity",
+    "sched_setscheduler",
+    "sched_setparam",
+    "sched_setattr",
+    "ioprio_set",
+    "migrate_pages",
+    "move_pages",
+    "mlockall",
+    # The kernel log, I/O ports, terminals, file-system watching, the new mount API.
+    "syslog",
+    "iopl",
+    "ioperm",
+    "vhangup",
+    "fanotify_init",
+    "fanotify_mark",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "quotactl_fd",
+    "kexec_file_load",
+    "process_mrelease",
+    "uselib",
+    "capset",
+    "lookup_dcookie",
 )
+
+#: ``clone`` flags that create namespaces (a thread may not take any).
+_CLONE_NEW = (0x20000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+_TIOCLINUX = 0x541C
 
 #: System calls answered with ENOSYS, so the C library falls back to one the filter can read
 #: (``clone3`` passes its flags in memory a filter cannot see; glibc then uses ``clone``).
@@ -228,6 +359,8 @@ def seccomp(pid: int) -> None:
         rule(sc.ERRNO(errno.ENOSYS), name)
     # Threads (CLONE_THREAD) yes, new processes no.
     rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, _CLONE_THREAD, 0))
+    for flag in _CLONE_NEW:
+        rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     # Files open for reading only.
     for bit in (0o1, 0o2, 0o100, 0o1000, 0o2000):
         rule(deny, "open", sc.Arg(1, sc.MASKED_EQ, bit, bit))
@@ -239,4 +372,5 @@ def seccomp(pid: int) -> None:
     rule(deny, "rt_sigqueueinfo", sc.Arg(0, sc.NE, pid))
     rule(deny, "rt_tgsigqueueinfo", sc.Arg(0, sc.NE, pid))
     rule(deny, "ioctl", sc.Arg(1, sc.EQ, _TIOCSTI))
+    rule(deny, "ioctl", sc.Arg(1, sc.EQ, _TIOCLINUX))
     f.load()

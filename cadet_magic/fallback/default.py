@@ -22,17 +22,33 @@ ISOLATED = sys.platform != "emscripten"
 
 
 def run_fallback_code(
-    code: str, df: Any, *, timeout: float = 30.0, memory: int | None = None
+    code: str,
+    df: Any,
+    *,
+    timeout: float = 30.0,
+    memory: int | None = None,
+    unconfined: bool = False,
+    row_limit: int | None = None,
+    result_bytes: int | None = None,
 ) -> CodeRun:
     """The agent's default code runner: the confined worker process
-    (:func:`cadet_magic.fallback.worker.run_isolated`) where processes exist, else (Pyodide)
-    :func:`run_code` in the kernel, in the browser's sandbox, where ``memory`` is not enforced.
+    (:func:`cadet_magic.fallback.worker.run_isolated`; where it cannot be confined, only with
+    ``unconfined``) where processes exist, else (Pyodide) :func:`run_code` in the kernel, in
+    the browser's sandbox, where ``memory`` is not enforced.
     """
     if not ISOLATED:
         return run_code(code, df, timeout=timeout)
     from cadet_magic.fallback.worker import run_isolated
 
-    return run_isolated(code, df, timeout=timeout, memory=memory)
+    return run_isolated(
+        code,
+        df,
+        timeout=timeout,
+        memory=memory,
+        unconfined=unconfined,
+        row_limit=row_limit,
+        result_bytes=result_bytes,
+    )
 
 
 def _prepare() -> None:

@@ -185,8 +185,13 @@ def run_code(state: FallbackState, ctx: Context) -> dict:
     else:
         run = code_runner(ctx)
         limits: dict[str, Any] = {"timeout": state["timeout"]}
-        if nodes._takes(run, "memory"):
-            limits["memory"] = state.get("fallback_memory", ctx.options.fallback_memory)
+        offered = {
+            "memory": state.get("fallback_memory", ctx.options.fallback_memory),
+            "unconfined": ctx.options.fallback_unconfined,
+            "row_limit": state["row_limit"],
+            "result_bytes": state.get("result_bytes"),
+        }
+        limits.update({k: v for k, v in offered.items() if nodes._takes(run, k)})
         result = run(state["code"], df, **limits)
     return {
         "code_run": result,

@@ -2,14 +2,25 @@
 
 The kernel side of :mod:`cadet_magic.fallback.worker_main`. One warm worker per kernel is
 started on first use (``python -I``: no environment variables of the kernel beyond what Python
-needs, an empty temporary working folder, pipes for stdin/stdout); it imports pandas, numpy and
-pyarrow once and, on Linux, forks a child per run that confines itself with resource limits,
-Landlock and seccomp-bpf before the code runs (:mod:`cadet_magic.fallback.confine`).
+needs, an empty temporary working folder, one Unix socket as stdin/stdout); it imports pandas,
+numpy and pyarrow once. On Linux it is a template that never receives data: per run the kernel
+makes two pipes, passes one end of each to the template, which forks a child holding only
+those; the kernel writes the request and ``df`` into the child's pipe and reads the result
+from the other. The child confines itself with resource limits, Landlock, a capability drop
+and seccomp-bpf before it reads ``df`` (:mod:`cadet_magic.fallback.confine`).
+
+Where that confinement is not available (a Linux kernel without Landlock, the bindings
+missing, macOS, Windows) the code is not run unless the user opts in
+(``AskMagic.fallback_unconfined = True``, ``ask(..., fallback_unconfined=True)``); the attempt
+says why in one line.
 
 What crosses the boundary: ``df`` goes out as Arrow IPC bytes; back come a JSON status (read
-with :func:`json.loads`) and the result as Arrow IPC bytes (read with pyarrow's IPC reader,
-pandas metadata dropped, extension types refused). Nothing the worker writes is unpickled or
-evaluated in the kernel. Error text from the worker is cut to a few short lines.
+with :func:`json.loads`) and the result as Arrow IPC bytes, bounded by its decoded size (rows x
+columns within ``row_limit`` and ``result_bytes``, read from the stream's headers before
+pyarrow decodes anything), then read with pyarrow's IPC reader (pandas metadata dropped,
+extension, view, run-end and union types and unknown time zones refused). Nothing the worker
+writes is unpickled or evaluated in the kernel. Error text from the worker is cut to a few
+short lines.
 
 Limits are enforced from here: at ``timeout`` the child is killed (``SIGKILL``), whatever it
 runs; a child that exceeds ``memory`` fails inside the worker (``code_memory``), the kernel's
@@ -27,9 +38,11 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -38,11 +51,23 @@ import time
 from typing import Any
 
 from cadet_magic.fallback.check import check_code
-from cadet_magic.fallback.protocol import FrameError, encode_frame, read_frame_from
+from cadet_magic.fallback.protocol import (
+    FrameError,
+    PayloadTooLarge,
+    encode_frame,
+    read_frame_from,
+    read_header_from,
+    read_payload_from,
+    result_refusal,
+    stream_shape,
+)
 from cadet_magic.fallback.run import CodeError, CodeRun, refused
 
 #: Default memory the code may allocate in the worker (bytes): 2 GiB.
 DEFAULT_MEMORY = 2 << 30
+
+#: Default bound of a result's decoded size in the kernel (``AskMagic.result_bytes``).
+RESULT_BYTES = 64 << 20
 
 #: Seconds past the time limit before the child is killed (it is killed at the limit; this is
 #: how long the kernel then waits for the worker to confirm).
@@ -128,16 +153,67 @@ def to_ipc(df: Any) -> bytes:
     return _ipc(_table(df, pa), pa)
 
 
-def from_ipc(payload: bytes) -> Any:
-    """A DataFrame from Arrow IPC bytes written by the worker: only plain Arrow types, no
-    pandas metadata (which names dtypes and index rebuilding), no extension types."""
+class ResultRefused(Exception):
+    """The worker's result may not be brought into the kernel (one line says why)."""
+
+
+#: Nesting of list and struct types accepted in a result.
+MAX_DEPTH = 4
+_OFFSET_TZ = re.compile(r"[+-]\d{2}:\d{2}")
+
+
+def _known_zone(tz: str) -> bool:
+    """A time zone pandas may look up without reading a file we do not choose: UTC, a fixed
+    offset, or a key of the system's zone database (``dateutil/...`` names a path)."""
+    if tz == "UTC" or _OFFSET_TZ.fullmatch(tz):
+        return True
+    import zoneinfo
+
+    return tz in zoneinfo.available_timezones()
+
+
+def _check_type(t: Any, pa: Any, depth: int = 0) -> str | None:
+    """Why an Arrow type may not enter the kernel, or None: extension types, views (whose
+    values may overlap, so decoding can exceed the buffers), run-end encoding, unions, time
+    zones outside the zone database, nesting deeper than :data:`MAX_DEPTH`."""
+    if isinstance(t, pa.ExtensionType):
+        return "an extension type"
+    views = ("is_string_view", "is_binary_view", "is_list_view", "is_large_list_view")
+    odd = any(getattr(pa.types, f, lambda _: False)(t) for f in views)
+    if odd or pa.types.is_run_end_encoded(t) or pa.types.is_union(t):
+        return f"type {t}"
+    if pa.types.is_timestamp(t) and t.tz is not None and not _known_zone(t.tz):
+        return f"time zone {t.tz!r}"
+    if pa.types.is_dictionary(t):
+        return _check_type(t.value_type, pa, depth)
+    children = [t.field(i).type for i in range(t.num_fields)] if t.num_fields else []
+    if children and depth >= MAX_DEPTH:
+        return f"nesting deeper than {MAX_DEPTH}"
+    for child in children:
+        if (why := _check_type(child, pa, depth + 1)) is not None:
+            return why
+    return None
+
+
+def from_ipc(payload: bytes, row_limit: int | None = None, result_bytes: int | None = None) -> Any:
+    """A DataFrame from Arrow IPC bytes written by the worker: first bounded by its decoded
+    size from the stream's headers alone (:func:`~cadet_magic.fallback.protocol.stream_shape`),
+    then read with only plain Arrow types, no pandas metadata (which names dtypes and index
+    rebuilding). Raises :class:`ResultRefused` with one line."""
     import pyarrow as pa
 
+    try:
+        shape = stream_shape(payload)
+    except FrameError as e:
+        raise ResultRefused(str(e)) from None
+    refusal = result_refusal(shape, row_limit, result_bytes)
+    if refusal:
+        raise ResultRefused(refusal)
     table = pa.ipc.open_stream(pa.py_buffer(payload)).read_all()
-    table.validate(full=True)
     for field in table.schema:
-        if isinstance(field.type, pa.ExtensionType):
-            raise WorkerError(f"the result's column {field.name!r} has an extension type")
+        if (why := _check_type(field.type, pa)) is not None:
+            raise ResultRefused(f"the result's column {field.name[:60]!r} has {why}")
+    table.validate(full=True)
     return table.replace_schema_metadata(None).to_pandas()
 
 
@@ -148,18 +224,30 @@ class Worker:
         self.workdir = tempfile.mkdtemp(prefix="cadet-fallback-")
         package_parent = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", BOOT, package_parent, str(os.getpid())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=self.workdir,
-            env=clean_environment(self.workdir),
-            close_fds=True,
-            start_new_session=sys.platform != "win32",
-        )
-        assert self.proc.stdin is not None and self.proc.stdout is not None  # both piped
-        self.out_fd = self.proc.stdout.fileno()
+        self.sock: socket.socket | None = None
+        stream: int = subprocess.PIPE
+        if sys.platform != "win32":  # one Unix socket both ways, so descriptors can be passed
+            self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            stream = theirs.fileno()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-c", BOOT, package_parent, str(os.getpid())],
+                stdin=stream,
+                stdout=stream,
+                stderr=subprocess.DEVNULL,
+                cwd=self.workdir,
+                env=clean_environment(self.workdir),
+                close_fds=True,
+                start_new_session=sys.platform != "win32",
+            )
+        finally:
+            if self.sock is not None:
+                theirs.close()
+        if self.sock is not None:
+            self.out_fd = self.sock.fileno()
+        else:
+            assert self.proc.stdout is not None  # piped
+            self.out_fd = self.proc.stdout.fileno()
         header, _ = self.read(time.monotonic() + START_TIMEOUT)
         if header.get("event") != "ready":
             self.close()
@@ -167,13 +255,22 @@ class Worker:
         self.info = header
         self.start_seconds = time.perf_counter() - t0
 
+    @property
+    def forks(self) -> bool:
+        """Whether this worker is a template forking a child per run (Linux)."""
+        return self.info.get("fork") is True and self.sock is not None
+
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def send(self, header: dict, payload: bytes = b"") -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(encode_frame(header, payload))
-        self.proc.stdin.flush()
+        frame = encode_frame(header, payload)
+        if self.sock is not None:
+            self.sock.sendall(frame)
+        else:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(frame)
+            self.proc.stdin.flush()
 
     def read(self, deadline: float) -> tuple[dict, bytes]:
         """One frame from the worker, waiting until ``deadline`` (monotonic) at most."""
@@ -189,20 +286,52 @@ class Worker:
                 raise
             finally:
                 timer.cancel()
+        return read_frame_from(_reader(self.out_fd, deadline))
 
-        def read(n: int) -> bytes:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self.out_fd], [], [], max(0.0, left))
-            if not ready:
-                raise TimeoutError
-            return os.read(self.out_fd, n)
+    def event(self, name: str, deadline: float, pid: int | None = None) -> dict:
+        """The template's next ``name`` event (for ``pid`` when given), skipping the ``ended``
+        events of earlier runs' children."""
+        while True:
+            header, _ = self.read(deadline)
+            if header.get("event") == name and (pid is None or header.get("pid") == pid):
+                return header
+            if header.get("event") != "ended":
+                raise FrameError(f"unexpected event from the worker: {str(header)[:200]}")
 
-        return read_frame_from(read)
+    def fork(self) -> tuple[int, int, int, int | None]:
+        """Asks the template for a child; returns its pid, the kernel's ends of its request
+        and result pipes and a pidfd for it (None where the kernel has none)."""
+        assert self.sock is not None
+        request_r, request_w = os.pipe()
+        result_r, result_w = os.pipe()
+        try:
+            socket.send_fds(self.sock, [b"F"], [request_r, result_w])
+        except OSError:
+            _close(request_w, result_r)
+            raise
+        finally:
+            _close(request_r, result_w)  # the child's ends: the template passed them on
+        try:
+            started = self.event("started", time.monotonic() + START_TIMEOUT)
+            pid = started.get("pid")
+            if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+                raise FrameError("the worker sent no child pid")
+        except BaseException:
+            _close(request_w, result_r)
+            raise
+        # The child cannot end before it has read its request, so this pid is still ours.
+        try:
+            pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        return pid, request_w, result_r, pidfd
 
     def close(self) -> None:
         """Ends the worker (closing its stdin, then killing it) and removes its folder."""
         try:
-            if self.proc.stdin:
+            if self.sock is not None:
+                self.sock.close()
+            elif self.proc.stdin:
                 self.proc.stdin.close()
         except OSError:
             pass
@@ -215,6 +344,43 @@ class Worker:
         if self.proc.stdout:
             self.proc.stdout.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _reader(fd: int, deadline: float) -> Any:
+    """``read(n)`` on ``fd`` that raises :class:`TimeoutError` at ``deadline``."""
+
+    def read(n: int) -> bytes:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([fd], [], [], max(0.0, left))
+        if not ready:
+            raise TimeoutError
+        return os.read(fd, n)
+
+    return read
+
+
+def _write_all(fd: int, data: bytes, deadline: float) -> None:
+    """Writes ``data`` to the pipe ``fd`` by ``deadline`` (the child reads as it confines)."""
+    os.set_blocking(fd, False)
+    view = memoryview(data)
+    while view:
+        left = deadline - time.monotonic()
+        _, ready, _ = select.select([], [fd], [], max(0.0, left))
+        if not ready:
+            raise TimeoutError
+        try:
+            view = view[os.write(fd, view[: 1 << 16]) :]
+        except BlockingIOError:
+            continue
+
+
+def _close(*fds: int | None) -> None:
+    for fd in fds:
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 _LOCK = threading.Lock()
@@ -263,7 +429,15 @@ def shutdown() -> None:
 atexit.register(shutdown)
 
 
-def _kill(pid: int | None) -> None:
+def _kill(pid: int | None, pidfd: int | None = None) -> None:
+    """Kills a child: through its pidfd when there is one (never another process that got
+    its pid since), else by pid."""
+    if pidfd is not None:
+        try:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            return
+        except (AttributeError, OSError):
+            pass
     if pid is None:
         return
     try:
@@ -272,22 +446,37 @@ def _kill(pid: int | None) -> None:
         pass
 
 
-def _required(info: dict) -> list[str]:
-    """The confinement a Linux child must achieve or refuse to run the code.
+#: How the user lets the fallback's code run without the confinement this system lacks.
+OPT_IN = "to run it unconfined: %config AskMagic.fallback_unconfined = True"
+
+
+def confinement_refusal(info: dict | None = None, platform: str = sys.platform) -> str | None:
+    """Why the fallback's code may not run here by default (one line saying how to allow it),
+    or None where the confinement it needs is in place: on Linux seccomp and Landlock (any
+    ABI), elsewhere none is implemented.
 
     Example:
-        >>> linux = sys.platform.startswith("linux")
-        >>> _required({"sandlock": "ImportError"}) if linux else ["seccomp", "landlock"]
-        ['seccomp', 'landlock']
+        >>> print(confinement_refusal({"landlock_abi": 0, "landlock": True, "seccomp": True}, "linux"))
+        The fallback's code was not run: this Linux kernel has no Landlock (needed to keep the code from reading your files); to run it unconfined: %config AskMagic.fallback_unconfined = True
+        >>> print(confinement_refusal(platform="darwin"))
+        The fallback's code was not run: macOS has no confinement for it here (no Seatbelt profile is implemented); to run it unconfined: %config AskMagic.fallback_unconfined = True
     """
-    if not sys.platform.startswith("linux"):
-        return []
-    required = ["seccomp"]
-    # Landlock is required unless the running kernel lacks it (sandlock says so); sandlock
-    # itself missing is no reason to run unconfined.
-    if info.get("sandlock") is not True or info.get("landlock_abi_ok"):
-        required.append("landlock")
-    return required
+    why = None
+    if platform == "darwin":
+        why = "macOS has no confinement for it here (no Seatbelt profile is implemented)"
+    elif platform == "win32":
+        why = "Windows has no confinement for it here"
+    elif platform.startswith("linux"):
+        info = info or {}
+        if info.get("landlock") is not True:
+            why = f"the landlock package is missing ({info.get('landlock')})"
+        elif info.get("seccomp") is not True:
+            why = f"seccomp cannot be loaded ({info.get('seccomp')}; pyseccomp, libseccomp.so.2)"
+        elif not isinstance(info.get("landlock_abi"), int) or info["landlock_abi"] < 1:
+            why = "this Linux kernel has no Landlock (needed to keep the code from reading your files)"
+    elif platform != "emscripten":
+        why = f"{platform} has no confinement for it here"
+    return f"The fallback's code was not run: {why}; {OPT_IN}" if why else None
 
 
 def _error_run(kind: str, type_: str, message: str, line: Any = None, **kw: Any) -> CodeRun:
@@ -302,6 +491,9 @@ def run_isolated(
     timeout: float = 30.0,
     memory: int | None = None,
     output_limit: int = 10_000,
+    unconfined: bool = False,
+    row_limit: int | None = None,
+    result_bytes: int | None = None,
 ) -> CodeRun:
     """Checks ``code`` and runs it on ``df`` in the confined worker; the answer is ``result``.
 
@@ -311,19 +503,31 @@ def run_isolated(
         timeout: wall-clock seconds; the child is killed at the limit.
         memory: bytes the code may allocate in the worker (default :data:`DEFAULT_MEMORY`).
         output_limit: characters of printed output kept (in ``CodeRun.output``).
+        unconfined: run even where the confinement is not available (the user opted in).
+        row_limit, result_bytes: the result's bounds (rows, decoded bytes) in the kernel.
 
     Returns:
         A :class:`~cadet_magic.fallback.run.CodeRun` like the in-process runner's; the extra
-        error kinds are ``memory`` (the memory limit), ``worker`` (the worker failed or the
-        confinement could not be applied: nothing ran) and ``crashed`` (the child ended without
-        a result).
+        error kinds are ``memory`` (the memory limit), ``unavailable`` (the confinement is not
+        available and ``unconfined`` is False: nothing ran), ``worker`` (the worker failed or
+        the confinement could not be applied: nothing ran) and ``crashed`` (the child ended
+        without a result).
     """
     t0 = time.perf_counter()
     verdict = check_code(code)
     if not verdict.ok:
         return refused(verdict, t0)
     return execute_isolated(
-        code, df, timeout=timeout, memory=memory, output_limit=output_limit, check=verdict, t0=t0
+        code,
+        df,
+        timeout=timeout,
+        memory=memory,
+        output_limit=output_limit,
+        check=verdict,
+        t0=t0,
+        unconfined=unconfined,
+        row_limit=row_limit,
+        result_bytes=result_bytes,
     )
 
 
@@ -336,15 +540,23 @@ def execute_isolated(
     output_limit: int = 10_000,
     check: Any = None,
     t0: float | None = None,
+    unconfined: bool = False,
+    row_limit: int | None = None,
+    result_bytes: int | None = None,
 ) -> CodeRun:
     """Runs ``code`` in the worker without the syntax-tree check (the layer below
     :func:`run_isolated`; tests feed hostile code through it directly)."""
     t0 = time.perf_counter() if t0 is None else t0
     memory = DEFAULT_MEMORY if memory is None else int(memory)
+    result_bytes = RESULT_BYTES if result_bytes is None else int(result_bytes)
 
     def done(**kw: Any) -> CodeRun:
         return CodeRun(check=check, elapsed=time.perf_counter() - t0, **kw)
 
+    if not unconfined and not sys.platform.startswith("linux"):
+        refusal = confinement_refusal()
+        if refusal:  # nothing to start: no confinement is implemented here
+            return _error_run("unavailable", "ConfinementError", refusal, check=check)
     try:
         payload = to_ipc(df)
     except ImportError as e:
@@ -356,53 +568,140 @@ def execute_isolated(
             shutdown()
             message = f"the isolated worker could not start: {e or type(e).__name__}"
             return _error_run("unavailable", "WorkerError", message, check=check)
+        refusal = None if unconfined else confinement_refusal(w.info)
+        if refusal:
+            return _error_run("unavailable", "ConfinementError", refusal, check=check)
         request = {
             "code": code,
             "timeout": timeout,
             "memory": memory,
             "output_limit": output_limit,
-            "require": _required(w.info),
+            "require": [] if unconfined else _required(),
+            "row_limit": row_limit,
+            "result_bytes": result_bytes,
         }
-        pid = None
+        limit = result_bytes + (1 << 20)  # Arrow's own framing on top of the values
+        if w.forks:
+            header, data = _run_forked(w, request, payload, timeout, limit)
+        else:
+            header, data = _run_single(w, request, payload, timeout, limit)
+        del payload
+    if header.get("event") == "timeout":
+        message = f"the code was stopped after {timeout:g} s (time limit)"
+        return done(ok=False, error=CodeError("timeout", "TimeoutError", message))
+    if header.get("event") == "failed":
+        kind = header.get("kind", "worker")
+        return _error_run(kind, header.get("type", "WorkerError"), header["message"], check=check)
+    return _outcome(header, data, done, row_limit, result_bytes)
+
+
+def _required() -> list[str]:
+    """The confinement a child must achieve or refuse to run the code (Linux: both layers)."""
+    return ["seccomp", "landlock"] if sys.platform.startswith("linux") else []
+
+
+def _failed(message: str, kind: str = "worker", type_: str = "WorkerError") -> dict:
+    return {"event": "failed", "kind": kind, "type": type_, "message": message}
+
+
+def _run_forked(
+    w: Worker, request: dict, payload: bytes, timeout: float, limit: int
+) -> tuple[dict, bytes]:
+    """One run in a child forked from the template: the request and ``df`` go into the
+    child's own pipe, the result comes back from its own pipe; the template sees neither."""
+    pid = request_w = result_r = pidfd = None
+    try:
+        pid, request_w, result_r, pidfd = w.fork()
+        deadline = time.monotonic() + timeout
         try:
-            w.send(request, payload)
-            del payload
-            started, _ = w.read(time.monotonic() + START_TIMEOUT)
-            pid = started.get("pid") if isinstance(started.get("pid"), int) else None
-            single_use = bool(started.get("single_use"))
-            deadline = time.monotonic() + timeout
+            _write_all(request_w, encode_frame(request, payload), deadline)
+        except BrokenPipeError:
+            pass  # the child ended early: its exit status says why
+        _close(request_w)
+        request_w = None
+        read = _reader(result_r, deadline)
+        try:
+            status = read_header_from(read)
+            data = read_payload_from(read, limit)
+        except TimeoutError:
+            _kill(pid, pidfd)
             try:
-                header, data = w.read(deadline)
-            except TimeoutError:
-                _kill(pid)
-                try:
-                    header, data = w.read(time.monotonic() + KILL_GRACE)
-                except (TimeoutError, FrameError, OSError):
-                    shutdown()
-                if single_use:
-                    shutdown()
-                return done(
-                    ok=False,
-                    error=CodeError(
-                        "timeout",
-                        "TimeoutError",
-                        f"the code was stopped after {timeout:g} s (time limit)",
-                    ),
-                )
-            if single_use:
+                w.event("ended", time.monotonic() + KILL_GRACE, pid)
+            except (TimeoutError, FrameError, OSError):
                 shutdown()
-        except KeyboardInterrupt:
-            _kill(pid)
-            shutdown()
-            raise
-        except (FrameError, OSError, TimeoutError) as e:
-            _kill(pid)
-            shutdown()
-            return _error_run("worker", "WorkerError", f"the worker failed: {e}", check=check)
-    return _outcome(header, data, done)
+            return {"event": "timeout"}, b""
+        except PayloadTooLarge as e:
+            _kill(pid, pidfd)
+            return _failed(
+                f"the result is too large to bring into the kernel ({e})",
+                "bad_result",
+                "ValueError",
+            ), b""
+        except FrameError as e:  # the child ended without a (whole) result
+            ended = w.event("ended", time.monotonic() + START_TIMEOUT, pid)
+            exit_code = ended.get("exit")
+            status = {"ok": False, "kind": "crashed", "type": "WorkerError", "message": str(e)}
+            return {"event": "done", "status": status, "ended": {"exit": exit_code}}, b""
+        _kill(pid, pidfd)  # it is done: nothing of it keeps running (the template reaps it)
+        return {"event": "done", "status": status, "ended": {"exit": 0}}, data
+    except KeyboardInterrupt:
+        _kill(pid, pidfd)
+        shutdown()
+        raise
+    except (FrameError, OSError, TimeoutError) as e:
+        _kill(pid, pidfd)
+        shutdown()
+        return _failed(f"the worker failed: {e or type(e).__name__}"), b""
+    finally:
+        _close(request_w, result_r, pidfd)
 
 
-def _outcome(header: dict, data: bytes, done: Any) -> CodeRun:
+def _run_single(
+    w: Worker, request: dict, payload: bytes, timeout: float, limit: int
+) -> tuple[dict, bytes]:
+    """One run in a worker that runs a single request itself (no ``fork``) and then ends."""
+    pid = None
+    try:
+        w.send(request, payload)
+        started, _ = w.read(time.monotonic() + START_TIMEOUT)
+        pid = started.get("pid") if isinstance(started.get("pid"), int) else None
+        deadline = time.monotonic() + timeout
+        try:
+            read = _reader(w.out_fd, deadline) if sys.platform != "win32" else None
+            if read is None:
+                header, data = w.read(deadline)
+            else:
+                header, data = read_header_from(read), read_payload_from(read, limit)
+        except TimeoutError:
+            _kill(pid)
+            shutdown()
+            return {"event": "timeout"}, b""
+        except PayloadTooLarge as e:
+            shutdown()
+            return _failed(
+                f"the result is too large to bring into the kernel ({e})",
+                "bad_result",
+                "ValueError",
+            ), b""
+        shutdown()
+        return header, data
+    except KeyboardInterrupt:
+        _kill(pid)
+        shutdown()
+        raise
+    except (FrameError, OSError, TimeoutError) as e:
+        _kill(pid)
+        shutdown()
+        return _failed(f"the worker failed: {e or type(e).__name__}"), b""
+
+
+def _outcome(
+    header: dict,
+    data: bytes,
+    done: Any,
+    row_limit: int | None = None,
+    result_bytes: int | None = None,
+) -> CodeRun:
     """The worker's ``done`` frame as a CodeRun (every field checked, text cut)."""
     status = header.get("status") if header.get("event") == "done" else None
     if not isinstance(status, dict):
@@ -410,7 +709,10 @@ def _outcome(header: dict, data: bytes, done: Any) -> CodeRun:
     output = cut(status.get("output", ""), lines=50, width=500)
     if status.get("ok") is True:
         try:
-            frame = from_ipc(data)
+            frame = from_ipc(data, row_limit, result_bytes)
+        except ResultRefused as e:
+            message = f"the result was refused: {cut(e, 1)}"
+            return done(ok=False, error=CodeError("bad_result", "ValueError", message))
         except Exception as e:  # noqa: BLE001 - a malformed result is reported, not raised
             message = f"the result could not be read ({type(e).__name__}: {cut(e, 1)})"
             return done(ok=False, error=CodeError("bad_result", "TypeError", message))

@@ -1,25 +1,36 @@
-"""The fallback's worker process: imports pandas once, forks one confined child per run.
+"""The fallback's worker process: a template that imports pandas once and never sees data.
 
 Started by :mod:`cadet_magic.fallback.worker` in the kernel as ``python -I`` with a clean
-environment, an empty temporary working folder and two pipes (frames of
-:mod:`cadet_magic.fallback.protocol`). On Linux it never runs the model's code itself (without
-``fork``, on macOS and Windows, it runs one request and ends):
+environment and an empty temporary working folder. On Linux it is a **template**: it never
+runs the model's code and never receives a request, rows or a result. Its stdin and stdout are
+one Unix socket to the kernel:
 
-1. at start it imports pandas, numpy, pyarrow and the confinement bindings and sends ``ready``;
-   it ends when its stdin closes (the kernel ended), also while a child runs;
-2. after its first answer it runs a small pandas workload once, so later children start warm;
-3. per request (the code, the limits and ``df`` as Arrow IPC bytes) it forks a child, sends
-   ``started`` with the child's pid (the kernel kills that pid at the time limit), relays the
-   child's single result frame and sends ``done`` with how the child ended.
+1. at start it imports pandas, numpy, pyarrow and the confinement bindings and sends ``ready``
+   (with what confinement this system offers); it ends when the socket closes (the kernel
+   ended), killing any child;
+2. per run the kernel sends one byte with two descriptors attached (``SCM_RIGHTS``): the read
+   end of a request pipe and the write end of a result pipe, both the kernel's. The template
+   forks a child that keeps only those two, sends ``started`` with the child's pid and, when
+   the child has ended, ``ended`` with its exit status;
+3. after the first child ended it runs a small pandas workload on made-up data once, so later
+   children start warm.
 
-Each child dies with the worker (``PR_SET_PDEATHSIG``). The child closes every inherited descriptor, applies the resource limits, Landlock and the
-seccomp filter (:mod:`cadet_magic.fallback.confine`), then reads ``df`` from the Arrow bytes,
-runs the code in a fresh namespace with the safe builtins (``df``, ``pd``, ``np``), captures
-printed output up to a cap and writes the result as Arrow IPC with a JSON status.
+The child reads the request's header (the code and the limits) from its pipe, applies the
+resource limits, Landlock, the capability drop and the seccomp filter
+(:mod:`cadet_magic.fallback.confine`), and only then reads ``df`` (Arrow IPC) from the same
+pipe; it runs the code in a fresh namespace with the safe builtins (``df``, ``pd``, ``np``),
+captures printed output up to a cap and writes the result as Arrow IPC with a JSON status to
+its result pipe, straight to the kernel. So the process a run's code executes in was forked
+from one that never held another run's data, and each run's rows reach only its own child.
+
+Where there is no ``fork`` (Windows) or forking is unsafe (macOS), the worker instead reads
+one request itself, runs it as the child would and ends: a fresh process per run. Each child
+dies with the template (``PR_SET_PDEATHSIG``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import signal
@@ -184,7 +195,16 @@ def _execute(request: dict, payload: bytes, pd: Any, np: Any, pa: Any) -> tuple[
     except Exception as e:  # noqa: BLE001 - an unusable result is feedback for the model
         message = f"`result` must be a DataFrame, Series or single value ({e})"
         return _error("bad_result", "TypeError", message), b""
-    return {"ok": True, "seconds": ran}, _ipc(_table(frame, pa), pa)
+    row_limit = request.get("row_limit")
+    if isinstance(row_limit, int) and len(frame) > row_limit + 1:
+        frame = frame.head(row_limit + 1)  # one more than shown: the kernel marks truncation
+    data = _ipc(_table(frame, pa), pa)
+    from cadet_magic.fallback.protocol import result_refusal, stream_shape
+
+    refusal = result_refusal(stream_shape(data), row_limit, request.get("result_bytes"))
+    if refusal:
+        return _error("bad_result", "ValueError", refusal), b""
+    return {"ok": True, "seconds": ran}, data
 
 
 #: Code run once in the worker before it forks any child: pandas initialises much of itself
@@ -229,37 +249,54 @@ def _warm_up() -> None:
     gc.freeze()  # children's collections skip what exists now: fewer copied pages per fork
 
 
-def _child(request: dict, payload: bytes, result_fd: int, parent: int, wrap: bool) -> None:
-    """The forked child (or, without ``fork``, the worker itself, used once): detach, confine,
-    run, write one frame to ``result_fd`` (as a ``done`` event when ``wrap``), exit. Never
-    returns."""
+def _detach(keep: tuple[int, ...]) -> None:
+    """Standard streams to /dev/null, every other inherited descriptor closed but ``keep``."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    kept = sorted({0, 1, 2, *keep})
+    for lo, hi in zip(kept, [*kept[1:], 65536], strict=True):
+        os.closerange(lo + 1, hi)
+
+
+def _confine(request: dict) -> dict[str, Any]:
+    """Applies the limits, then (Linux) Landlock, the capability drop and seccomp; raises
+    when a confinement the request requires could not be applied."""
     from cadet_magic.fallback import confine
-    from cadet_magic.fallback.protocol import encode_frame
+
+    confined: dict[str, Any] = {"limits": [], "landlock": False, "seccomp": False}
+    baseline = confine.address_space_now()
+    memory = int(request["memory"])
+    cpu = int(float(request["timeout"])) + 2
+    readable = confine.readable_dirs()
+    t_start = time.perf_counter()
+    # Limits first: the seccomp filter then forbids changing them.
+    confined["limits"] = confine.apply_limits(memory, cpu, baseline)
+    if sys.platform.startswith("linux"):
+        confined["landlock"] = _try(confine.landlock, readable)
+        confined["capabilities"] = _try(confine.drop_capabilities)
+        confined["seccomp"] = _try(confine.seccomp, os.getpid())
+    missing = [k for k in request.get("require", []) if confined.get(k) is not True]
+    if missing:
+        raise RuntimeError(f"confinement failed: {', '.join(missing)}")
+    confined["seconds"] = round(time.perf_counter() - t_start, 4)
+    return confined
+
+
+def _child(read: Any, result_fd: int, parent: int, keep: tuple[int, ...], wrap: bool) -> None:
+    """One run (a forked child, or without ``fork`` the worker itself, used once): detach,
+    read the request's header from ``read``, confine, only then read ``df``, run, write one
+    frame to ``result_fd`` (as a ``done`` event when ``wrap``), exit. Never returns."""
+    from cadet_magic.fallback.protocol import encode_frame, read_header_from, read_payload_from
 
     code = 0
     try:
         _die_with_parent(parent)
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        keep = sorted({0, 1, 2, result_fd})
-        for lo, hi in zip(keep, [*keep[1:], 65536], strict=True):
-            os.closerange(lo + 1, hi)
-        confined: dict[str, Any] = {"limits": [], "landlock": False, "seccomp": False}
-        baseline = confine.address_space_now()
-        memory = int(request["memory"])
-        cpu = int(float(request["timeout"])) + 2
-        readable = confine.readable_dirs()
-        # Limits first: the seccomp filter then forbids changing them.
+        _detach(keep)
+        request = read_header_from(read)
         t_start = time.perf_counter()
-        confined["limits"] = confine.apply_limits(memory, cpu, baseline)
-        if sys.platform.startswith("linux"):
-            confined["landlock"] = _try(confine.landlock, readable)
-            confined["seccomp"] = _try(confine.seccomp, os.getpid())
-            missing = [k for k in request.get("require", []) if confined.get(k) is not True]
-            if missing:
-                raise RuntimeError(f"confinement failed: {', '.join(missing)}")
-        confined["seconds"] = round(time.perf_counter() - t_start, 4)
+        confined = _confine(request)
+        payload = read_payload_from(read)
         status, data = run_child(request, payload, confined)
         status["child_seconds"] = round(time.perf_counter() - t_start, 4)
     except MemoryError:
@@ -289,74 +326,95 @@ def _try(func: Any, *args: Any) -> bool | str:
         return f"{type(e).__name__}: {e}"[:200]
 
 
-def _relay(request: dict, payload: bytes, out: Any, inp: int) -> None:
-    """Forks a child for one request and reports it on ``out``."""
-    from cadet_magic.fallback.protocol import FrameError, read_frame_from, write_frame
+def _serve_once(inp: Any, out: Any) -> None:
+    """Without ``fork``: this fresh worker reads one request and runs it itself, then ends."""
+    from cadet_magic.fallback.protocol import write_frame
 
-    if not FORK:  # this worker runs the code itself, once, and ends with it
-        result_fd = os.dup(out.fileno())
-        write_frame(out, {"event": "started", "pid": os.getpid(), "single_use": True})
-        _child(request, payload, result_fd, os.getppid(), wrap=True)
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child
-        os.close(read_fd)
-        _child(request, payload, write_fd, os.getppid(), wrap=False)
-    os.close(write_fd)
-    write_frame(out, {"event": "started", "pid": pid})
+    result_fd = os.dup(out.fileno())
+    inp_fd = os.dup(inp.fileno())
+    write_frame(out, {"event": "started", "pid": os.getpid(), "single_use": True})
+    _child(functools.partial(os.read, inp_fd), result_fd, os.getppid(), (inp_fd, result_fd), True)
 
-    def read(n: int) -> bytes:
-        # Wait for the child's bytes, or for the kernel's end (stdin readable at EOF).
-        while True:
-            ready, _, _ = select.select([read_fd, inp], [], [])
-            if read_fd in ready:
-                return os.read(read_fd, n)
-            if not os.read(inp, 1):  # the kernel is gone: so are the child and this worker
-                os.kill(pid, signal.SIGKILL)
-                os._exit(0)
 
-    try:
-        status, data = read_frame_from(read)
-    except FrameError as e:
-        status, data = None, b""
-        reason = str(e)
-    finally:
-        os.close(read_fd)
-    # The result is in (or the child is gone): the child is killed now; it is reaped after the
-    # answer is sent (tearing its memory down takes a while and is no reason to wait).
-    try:
-        wait_status: int | None
-        reaped, wait_status = os.waitpid(pid, os.WNOHANG)
-        if reaped == 0:
-            os.kill(pid, signal.SIGKILL)
-            wait_status = None
-    except ChildProcessError:
-        wait_status = 0
-    ended = {"exit": None if wait_status is None else os.waitstatus_to_exitcode(wait_status)}
-    if status is None:
-        if wait_status is None:  # a child that wrote nothing is reaped first, for its status
-            _, wait_status = os.waitpid(pid, 0)
-            ended = {"exit": os.waitstatus_to_exitcode(wait_status)}
-        status = {"ok": False, "kind": "crashed", "type": "WorkerError", "message": reason}
-    write_frame(out, {"event": "done", "status": status, "ended": ended}, data)
-    if wait_status is None:
+def _serve_forks(out: Any) -> None:
+    """The template's loop: a child per ``F`` message (two descriptors attached), an
+    ``ended`` event per child that ended, until the kernel's socket closes."""
+    import socket
+
+    from cadet_magic.fallback.protocol import write_frame
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=0)
+    children: dict[int, int | None] = {}  # pid -> pidfd (None: polled)
+    warm = False
+
+    def reap(pid: int, status: int) -> None:
+        nonlocal warm
+        pidfd = children.pop(pid, None)
+        if pidfd is not None:
+            os.close(pidfd)
+        write_frame(out, {"event": "ended", "pid": pid, "exit": os.waitstatus_to_exitcode(status)})
+        if not warm:  # after the first run, so that run does not wait for it
+            warm = True
+            _warm_up()
+
+    while True:
+        watched = [0, *(fd for fd in children.values() if fd is not None)]
+        polled = any(fd is None for fd in children.values())
+        ready, _, _ = select.select(watched, [], [], 0.05 if polled else None)
+        for pid, pidfd in list(children.items()):
+            if pidfd is None or pidfd in ready:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    reap(pid, status)
+        if 0 not in ready:
+            continue
         try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
+            message, fds, _, _ = socket.recv_fds(sock, 1, 2)
+        except OSError:
+            message, fds = b"", []
+        if not message:  # the kernel is gone: so are the children and this template
+            for pid in children:
+                os.kill(pid, signal.SIGKILL)
+            os._exit(0)
+        if message != b"F" or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            continue
+        request_fd, result_fd = fds
+        pid = os.fork()
+        if pid == 0:  # the child: only its own two pipes, never the template's socket
+            _child(
+                functools.partial(os.read, request_fd),
+                result_fd,
+                os.getppid(),
+                (request_fd, result_fd),
+                False,
+            )
+        os.close(request_fd)
+        os.close(result_fd)
+        try:
+            children[pid] = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            children[pid] = None
+        write_frame(out, {"event": "started", "pid": pid})
 
 
 def main() -> None:
-    """The worker's loop: ``ready``, then one child per request until stdin closes."""
+    """The worker: ``ready``, then (Linux) the template's loop, else one run."""
     # No PR_SET_PDEATHSIG here: it follows the kernel's thread that started this process,
-    # not the kernel. The kernel's end closes stdin instead, which ends this loop (and, while
-    # a child runs, kills it: see _relay).
+    # not the kernel. The kernel's end closes stdin instead, which ends this loop (and kills
+    # the children).
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr = open(os.devnull, "w")  # stray prints never enter the frames
-    from cadet_magic.fallback.protocol import FrameError, read_frame, write_frame
+    from cadet_magic.fallback.protocol import write_frame
 
     t0 = time.perf_counter()
-    info: dict[str, Any] = {"event": "ready", "pid": os.getpid(), "platform": sys.platform}
+    info: dict[str, Any] = {
+        "event": "ready",
+        "pid": os.getpid(),
+        "platform": sys.platform,
+        "fork": FORK,
+    }
     try:
         import numpy  # noqa: F401
         import pandas  # noqa: F401
@@ -368,31 +426,15 @@ def main() -> None:
         write_frame(out, {"event": "failed", "message": f"cannot import {e.name}: {e}"})
         return
     if sys.platform.startswith("linux"):
-        for binding in ("sandlock", "pyseccomp"):
-            try:
-                module = __import__(binding)
-                info[binding] = True
-                if binding == "sandlock":
-                    abi = module.landlock_abi_version()
-                    info["landlock_abi"] = abi
-                    info["landlock_abi_ok"] = abi >= module.min_landlock_abi()
-            except Exception as e:  # noqa: BLE001 - reported; the kernel decides
-                info[binding] = f"{type(e).__name__}: {e}"[:200]
+        from cadet_magic.fallback import confine
+
+        info.update(confine.available())
     info["import_seconds"] = time.perf_counter() - t0
     write_frame(out, info)
-    warm = False
-    while True:
-        try:
-            request, payload = read_frame(inp)
-        except FrameError:
-            return  # the kernel closed the pipe (or ended): so does the worker
-        if request.get("event") == "ping":
-            write_frame(out, {"event": "pong"})
-            continue
-        _relay(request, payload, out, inp.fileno())
-        if not warm:  # after the first answer, so the first run does not wait for it
-            warm = True
-            _warm_up()
+    if FORK:
+        _serve_forks(out)
+    else:
+        _serve_once(inp, out)
 
 
 if __name__ == "__main__":
