@@ -15,7 +15,7 @@ The model is the project's local one (``scripts/setup_llm.sh``) served by
 
 Run it in the background, it takes hours on 2 cores::
 
-    setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval > .cache/eval.log 2>&1 &
+    setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval >> .cache/eval.log 2>&1 < /dev/null &
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ MODEL_TIMEOUT = 600.0
 #: Load average (1 min) above which figures of time are marked as taken under load.
 LOADED = 1.5
 #: The command that starts (and resumes) the run, as BENCHMARKS.md gives it.
-COMMAND = "setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval > .cache/eval.log 2>&1 &"
+COMMAND = "setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval >> .cache/eval.log 2>&1 < /dev/null &"
 
 
 def spider_dir() -> Path:
@@ -114,11 +114,12 @@ def runs_log() -> list[str]:
     return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
 
 
-def section(evaluation: object, planned: int, loads: Sequence[str]) -> str:
-    """The BENCHMARKS.md section's body."""
+def section(evaluation: object, planned: int, loads: Sequence[str], databases: int = 0) -> str:
+    """The BENCHMARKS.md section's body (``databases``: how many the sample covers)."""
     runs = evaluation.runs  # type: ignore[attr-defined]
     done = {m: len(r.records) for m, r in runs.items()}
     partial = any(n < planned for n in done.values())
+    covered = len({r["db_id"] for run in runs.values() for r in run.records})
     commits = sorted(
         {ln.split("commit ", 1)[1].split(",", 1)[0] for ln in runs_log() if "commit " in ln}
     )
@@ -126,7 +127,9 @@ def section(evaluation: object, planned: int, loads: Sequence[str]) -> str:
     lines = [
         (
             f"**Partial run: {', '.join(f'{m} {n}' for m, n in done.items())} of the {planned} "
-            "questions done**; the run resumes (command below), figures will move."
+            f"questions done, from {covered} of the sample's {databases} databases** (the "
+            "questions run grouped by database); the run resumes (command below), figures "
+            "will move."
             if partial
             else f"All {planned} questions done in every mode."
         ),
@@ -229,7 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         evaluation = report_only(args.n, args.seed, modes, label)
     loads = [*starts[-6:], f"{load_average()} (now)"]
     print(f"load average: {load_average()}")
-    body = section(evaluation, args.n, loads)
+    databases = len({q.db_id for q in questions(args.n, args.seed)[1]})
+    body = section(evaluation, args.n, loads, databases)
     if args.no_write:
         print(body)
     else:

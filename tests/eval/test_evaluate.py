@@ -225,7 +225,7 @@ def test_cli_bad_input_is_one_line(tiny, tmp_path, capsys, argv, message):
 
 @pytest.mark.llm
 def test_evaluate_with_the_real_local_model(shared_data, tmp_path):
-    """Three Spider dev questions through the real local model: every line well formed (no
+    """Two Spider dev questions through the real local model: every line well formed (no
     accuracy asserted)."""
     from workloads.llm import llm_server, missing
 
