@@ -294,6 +294,7 @@ def summary_markdown(
                 ["first attempt", *modes], [[k, *(cell(figs[m], k) for m in modes)] for k in kinds]
             )
         )
+    lines += ["", *losses_markdown(figs)]
     errors: Counter = Counter()
     for f in figs.values():
         errors.update(f.errors)
@@ -305,6 +306,43 @@ def summary_markdown(
             + ".",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _share(k: int, n: int) -> str:
+    return f"{k} of {n}" + (f" ({100 * k / n:.0f}%)" if n else "")
+
+
+def losses_markdown(figs: dict[str, Figures]) -> list[str]:
+    """Where answers are lost, per mode, in counts: first attempts that ran but were wrong
+    (no error, so nothing for the loop to correct), first attempts that failed and what became
+    of them, answers made worse, answers with warnings.
+
+    Example:
+        >>> rec = lambda first, final, cat=None: {"first_match": first, "final_match": final,
+        ...     "fallback": False, "final_sql": "S", "warnings": [], "error": None,
+        ...     "attempts": [{"category": cat, "outcome": "ok" if cat is None else "error"}]}
+        >>> f = figures([rec(True, True), rec(False, False), rec(False, True, "syntax_error")])
+        >>> for line in losses_markdown({"targeted": f}):
+        ...     print(line)
+        Where answers are lost (counts):
+        <BLANKLINE>
+        - targeted, 3 questions: the first attempt ran without error but answered wrong on 1 of 3 (33%) (nothing for the loop to see); it failed on 1 of 3 (33%), of which self-correction fixed 1, the fallback 0, and 0 stayed wrong; 0 right at first were wrong in the end; 0 answered with warnings (0 of them wrong).
+    """
+    out = ["Where answers are lost (counts):", ""]
+    for mode, f in figs.items():
+        failed: Counter = Counter()
+        for kind, c in f.by_category.items():
+            if kind != RAN_WRONG:
+                failed.update(c)
+        out.append(
+            f"- {mode}, {f.n} questions: the first attempt ran without error but answered "
+            f"wrong on {_share(f.ran_wrong, f.n)} (nothing for the loop to see); it failed on "
+            f"{_share(failed['questions'], f.n)}, of which self-correction fixed "
+            f"{failed['fixed by correction']}, the fallback {failed['fixed by the fallback']}, "
+            f"and {failed['not fixed']} stayed wrong; {f.made_worse} right at first were wrong "
+            f"in the end; {f.warned} answered with warnings ({f.warned_wrong} of them wrong)."
+        )
+    return out
 
 
 # --------------------------------------------------------------------------- the chart
