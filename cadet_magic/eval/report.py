@@ -85,6 +85,8 @@ class Figures:
     warned_wrong: int
     ran_wrong: int
     made_worse: int
+    #: Why the runs that ended with a wrong answer stopped (``stop_reason``), by count.
+    wrong_stops: Counter = field(default_factory=Counter)
     by_category: dict[str, Counter] = field(default_factory=dict)
     cost: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
@@ -153,6 +155,9 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
         ran_wrong=sum(1 for r in ok if _first_kind(r) == RAN_WRONG and not r.get("first_match")),
         made_worse=sum(1 for r in ok if r.get("first_match") and not r.get("final_match")),
         by_category=by_category,
+        wrong_stops=Counter(
+            str(r["stop_reason"]) for r in ok if not r.get("final_match") and r.get("stop_reason")
+        ),
         cost=cost,
     )
 
@@ -341,6 +346,13 @@ def losses_markdown(figs: dict[str, Figures]) -> list[str]:
             f"{failed['fixed by correction']}, the fallback {failed['fixed by the fallback']}, "
             f"and {failed['not fixed']} stayed wrong; {f.made_worse} right at first were wrong "
             f"in the end; {f.warned} answered with warnings ({f.warned_wrong} of them wrong)."
+            + (
+                " Wrong answers by why the run stopped: "
+                + ", ".join(f"{why} {k}" for why, k in f.wrong_stops.most_common())
+                + "."
+                if f.wrong_stops
+                else ""
+            )
         )
     return out
 

@@ -56,6 +56,7 @@ KEYS = (
     "output_tokens",
     "seconds",
     "model_seconds",
+    "stop_reason",
     "error",
 )
 #: Rows the gold query (and a re-run of an answer's SQL) may return at most.
@@ -216,6 +217,7 @@ def record_of(
         fallback=result.fallback is not None,
         attempts=[{"category": a.category, "outcome": str(a.outcome)} for a in result.attempts],
         warnings=list(result.warnings),
+        stop_reason=str(result.stop_reason) if result.stop_reason else None,
     )
     return rec
 

@@ -194,6 +194,7 @@ def test_report_figures():
         "by_category"
     ]
     assert list(f.cost["calls"]) == want["calls"]
+    assert dict(f.wrong_stops) == want["wrong_stops"]
 
 
 def test_report_markdown_and_chart(tmp_path):
@@ -215,6 +216,7 @@ def test_report_markdown_and_chart(tmp_path):
     assert "execution accuracy, first attempt | 33.3% [" in text
     assert "gain of self-correction | +0.0 pts [" in text
     assert "targeted − none" in text  # the modes side by side, paired
+    assert "Wrong answers by why the run stopped: success 2, max_attempts 1." in text
     assert RAN_WRONG in text and "Could not run (not counted): gold query failed: 1." in text
     assert "![execution accuracy per feedback mode](chart.svg)" in text
     assert "Load average 1.0 (test)." in text
