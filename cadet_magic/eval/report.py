@@ -172,6 +172,32 @@ def paired(a: Sequence[dict], b: Sequence[dict], level: str, seed: int = 0) -> G
     return gain([x for x, _ in both], [y for _, y in both], seed=seed)
 
 
+def first_differences(runs: dict) -> str:
+    """How often the first attempt's SQL differs between modes on the same question: its
+    prompt is the same in every mode, so a difference is the model's own variation (a local
+    server's prompt cache changes the arithmetic even at temperature 0), and part of any
+    difference between the modes.
+
+    Example:
+        >>> from types import SimpleNamespace as R
+        >>> line = lambda sql: {"db_id": "d", "question": "q", "gold": "g", "first_sql": sql}
+        >>> first_differences({"a": R(records=[line("SELECT 1")]),
+        ...                    "b": R(records=[line("SELECT 2")])})
+        'First attempts (same prompt in every mode) that differ between modes: 1 of 1 questions.'
+    """
+    key = lambda r: (r["db_id"], r["question"], r["gold"])  # noqa: E731
+    firsts: dict[tuple, list] = {}
+    for run in runs.values():
+        for r in valid(run.records):
+            firsts.setdefault(key(r), []).append(r.get("first_sql"))
+    both = [sqls for sqls in firsts.values() if len(sqls) == len(runs)]
+    differ = sum(1 for sqls in both if len(set(sqls)) > 1)
+    return (
+        "First attempts (same prompt in every mode) that differ between modes: "
+        f"{differ} of {len(both)} questions."
+    )
+
+
 def gain_text(g: Gain) -> str:
     """E.g. ``+5.0 pts [+2.3, +7.7]; +17/−2; p=0.001``."""
     if not g.n:
@@ -272,6 +298,7 @@ def summary_markdown(
                 ],
             )
         )
+        lines += ["", first_differences(runs)]
     kinds = sorted(
         {k for f in figs.values() for k in f.by_category},
         key=lambda k: -max(figs[m].by_category.get(k, Counter())["questions"] for m in modes),
