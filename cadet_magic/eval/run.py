@@ -600,7 +600,8 @@ def _one(
     usage = usage_of(result)
     seconds = time.perf_counter() - t0
     if result.stop_reason == "model_error" and not result.ok:
-        last = result.attempts[-1] if result.attempts else None
+        tried = result.all_attempts  # the failed call may be a fallback attempt
+        last = tried[-1] if tried else None
         error = last.error if last is not None and last.error else (result.message or "")
         return line(f"{MODEL_ERROR}: {first_line(error, 300, mark='...')}", usage=usage)
     rec = line(None, result, gold, db, usage)

@@ -254,3 +254,36 @@ def test_evaluate_with_the_real_local_model(shared_data, tmp_path):
         if rec["error"] is None:
             assert rec["calls"] >= 1 and rec["input_tokens"] and rec["output_tokens"]
             assert isinstance(rec["first_match"], bool) and isinstance(rec["final_match"], bool)
+
+
+class FailsInTheFallback:
+    """Scripted: a wrong column first, then the model's server fails (the fallback's call)."""
+
+    cadet_scripted = True
+    name = "scripted: fails in the fallback"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def invoke(self, messages, *args, **kwargs):
+        self.calls += 1
+        if self.calls == 1:
+            return ScriptedModel({"q": [sql_reply("SELECT nme FROM orders")]}).invoke(
+                [("human", "Question: q")]
+            )
+        raise TimeoutError("the model server did not answer")
+
+
+def test_a_model_failure_in_the_fallback_is_named_and_runs_again(tmp_path):
+    from cadet_magic.options import AskOptions
+
+    q = {"db_id": "shop", "question": "q", "query": "SELECT count(*) FROM orders"}
+    root = make_spider(tmp_path / "d", [q])
+    out = tmp_path / "o.jsonl"
+    model = FailsInTheFallback()
+    ev = run(root, model, out=out, options=AskOptions(max_attempts=1))
+    (rec,) = ev.runs["targeted"].records
+    assert rec["error"].startswith(MODEL_ERROR) and "did not answer" in rec["error"], rec
+    again = FailsInTheFallback()
+    run(root, again, out=out, options=AskOptions(max_attempts=1))
+    assert again.calls == 2  # a model failure is not final: the question ran again
