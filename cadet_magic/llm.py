@@ -151,6 +151,7 @@ def load_model(
     api_key: str | None = None,
     base_url: str | None = None,
     timeout: float | None = None,
+    temperature: float | None = None,
 ) -> Any:
     """A chat model from a spec, a notebook variable name, or a model object.
 
@@ -159,6 +160,8 @@ def load_model(
     LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm_browser`.
     ``api_key`` and ``base_url`` (when given) go to the provider; ``timeout`` (seconds per
     request) goes to the provider client where it accepts one and bounds a browser client's call.
+    ``temperature`` (when given) is the sampling temperature of a model loaded from a spec; a
+    model object keeps its own.
     """
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get(ENV_VAR) or None
@@ -186,8 +189,14 @@ def load_model(
         from cadet_magic.llm_browser import BrowserChatModel, endpoint
 
         limit = timeout if timeout is not None else 120.0
-        return BrowserChatModel(endpoint(spec, base_url=base_url, api_key=api_key, timeout=limit))
+        return BrowserChatModel(
+            endpoint(
+                spec, base_url=base_url, api_key=api_key, timeout=limit, temperature=temperature
+            )
+        )
     extra: dict[str, Any] = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
+    if temperature is not None:
+        extra["temperature"] = temperature
     _warn_plaintext(spec, api_key, base_url)
     try:
         if timeout is None:

@@ -138,6 +138,7 @@ class EndpointOptions:
     base_url: str
     api_key: str | None = None
     timeout: float = 120.0
+    temperature: float | None = None
 
     @property
     def url(self) -> str:
@@ -155,6 +156,7 @@ def endpoint(
     api_key: str | None = None,
     timeout: float = 120.0,
     env: Mapping[str, str] | None = None,
+    temperature: float | None = None,
 ) -> EndpointOptions:
     """The endpoint for ``provider:model``; explicit values win over environment variables.
 
@@ -197,7 +199,7 @@ def endpoint(
             "(then delete it from the cell) or set OPENAI_API_KEY in the kernel's environment."
         )
     warn_plaintext_key(url, key)
-    return EndpointOptions(spec, model.strip(), url, key or None, float(timeout))
+    return EndpointOptions(spec, model.strip(), url, key or None, float(timeout), temperature)
 
 
 def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
@@ -219,7 +221,15 @@ def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
 
 
 def request_body(options: EndpointOptions, messages: Sequence[Any]) -> str:
-    return json.dumps({"model": options.model, "messages": chat_messages(messages)})
+    """The request's JSON (the temperature only when one is set).
+
+    >>> request_body(endpoint("ollama:m", env={}, temperature=0), [("human", "q")])
+    '{"model": "m", "messages": [{"role": "user", "content": "q"}], "temperature": 0}'
+    """
+    body: dict[str, Any] = {"model": options.model, "messages": chat_messages(messages)}
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    return json.dumps(body)
 
 
 def request_headers(options: EndpointOptions) -> dict[str, str]:

@@ -158,6 +158,14 @@ class AskMagic(Magics, Configurable):
         "(default: the provider's own, or OPENAI_BASE_URL / OLLAMA_HOST).",
     )
 
+    temperature = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="Sampling temperature for a model given by spec (None: the provider's default; "
+        "0 for repeatable replies).",
+    )
+
     prices = Dict(
         {},
         config=True,
@@ -294,6 +302,7 @@ class AskMagic(Magics, Configurable):
                     live=self.live,
                     api_key=self.api_key or None,
                     base_url=self.base_url or None,
+                    temperature=self.temperature,
                 )
                 result = ask(
                     question,

@@ -35,7 +35,8 @@ class AskState(AttemptInProgress, total=False):
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
     ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch),
     ``result_bytes`` (bytes of values a result may hold),
-    ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker).
+    ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker),
+    ``feedback`` (what a retry tells the model: ``targeted`` or ``raw``).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
     function allow-list, a ``FunctionCatalog``, or None).
     ``phase``: the phase in progress (:class:`~cadet_magic.result.Phase`); a later phase
@@ -56,6 +57,7 @@ class AskState(AttemptInProgress, total=False):
     fallback_row_limit: int
     result_bytes: int
     fallback_memory: int
+    feedback: str
     phase: str
 
     schema: Schema
@@ -101,6 +103,7 @@ STATE_OPTIONS = (
     "fallback_row_limit",
     "result_bytes",
     "fallback_memory",
+    "feedback",
 )
 
 
