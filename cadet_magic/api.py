@@ -71,6 +71,7 @@ def ask(
         api_key=opts.api_key,
         base_url=opts.base_url,
         timeout=opts.model_timeout,
+        temperature=opts.temperature,
     )
     runner = resolve_runner(con)
     result = run_agent(
@@ -83,6 +84,10 @@ def ask(
         model_label=model_label(chat_model, opts.model if isinstance(opts.model, str) else None),
         scripted=is_scripted(chat_model),
     )
+    if opts.prices:
+        from cadet_magic.metrics import cost_of, price_for
+
+        result.cost = cost_of(result.tokens, price_for(result.model, opts.prices))
     result.df = to_dataframe(result)
     (metrics if metrics is not None else SESSION).record(result)
     return result

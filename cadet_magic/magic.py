@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Float, Int, TraitError, TraitType, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, TraitError, TraitType, Unicode, validate
 from traitlets.config import Configurable
 
-from cadet_magic.errors import CadetError, ConfigurationError, ModelCallInterrupted
+from cadet_magic.errors import (
+    CadetError,
+    ConfigurationError,
+    ModelCallInterrupted,
+    UnsupportedConnectionError,
+)
 from cadet_magic.llm import ENV_VAR
 from cadet_magic.options import AskOptions, check_option
 
@@ -26,7 +32,7 @@ log = logging.getLogger("cadet_magic")
 
 
 class Message:
-    """One line of information for the user (``%cadet stats``); errors raise ``UsageError``."""
+    """One line of information for the user (``%cadet reset``); errors raise ``UsageError``."""
 
     def __init__(self, text: str, kind: str = "info") -> None:
         self.text = text
@@ -43,6 +49,27 @@ class Message:
             "text/plain": self.text,
             "text/html": f"<div class='cadet-message' style='color:{color}'>{escape(self.text)}</div>",
         }
+
+
+def option_hint(error: str, magic: Any) -> str:
+    """The " (did you mean --x?)" for an unknown option in argparse's ``error``, from the options
+    of ``magic`` (a function decorated with ``magic_arguments``); "" when none is close.
+
+    >>> def ask(): pass
+    >>> ask.parser = type("P", (), {"_option_string_actions": {"--max-attempts": 0, "-m": 0}})
+    >>> option_hint("unrecognized arguments: --max-attemps", ask)
+    ' (did you mean --max-attempts?)'
+    """
+    import difflib
+
+    found = re.search(r"unrecognized arguments: (.*)", error)
+    options = [o for o in getattr(getattr(magic, "parser", None), "_option_string_actions", {})]
+    hints = []
+    for word in found.group(1).split() if found else []:
+        name = word.split("=", 1)[0]
+        if name.startswith("--"):
+            hints += difflib.get_close_matches(name, [o for o in options if o.startswith("--")], 1)
+    return f" (did you mean {', '.join(dict.fromkeys(hints))}?)" if hints else ""
 
 
 def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]:
@@ -78,6 +105,8 @@ class SecretUnicode(Unicode):
 def _trait(f: Any) -> TraitType:
     """The configurable trait of one :class:`AskOptions` field: its kind, default and help."""
     meta = f.metadata
+    if meta["kind"] is dict:
+        return Dict({}, allow_none=meta["nullable"], config=True, help=meta["help"])
     kinds = {int: Int, float: Float, bool: Bool, str: SecretUnicode if meta["secret"] else Unicode}
     return kinds[meta["kind"]](
         f.default, allow_none=meta["nullable"], config=True, help=meta["help"]
@@ -91,7 +120,10 @@ def _check_trait(self: Any, proposal: Any) -> Any:
     try:
         check_option(name, value)
     except ConfigurationError as e:
-        raise TraitError(f"AskMagic.{e}") from None
+        message = str(e)
+        raise TraitError(
+            message if message.startswith("AskMagic.") else f"AskMagic.{message}"
+        ) from None
     return value
 
 
@@ -106,6 +138,30 @@ OptionTraits = type(
         "__doc__": "The options of :class:`AskOptions` as configurable traits.",
     },
 )
+
+
+def usage_error(error: BaseException, label: str, con_name: str | None) -> UsageError:
+    """The one line a failed ``%%ask`` shows for ``error`` (the kernel and the connection are
+    as they were)."""
+    if isinstance(error, UnsupportedConnectionError):
+        return UsageError(str(UnsupportedConnectionError(error.value, name=con_name)))
+    if isinstance(error, CadetError):
+        return UsageError(str(error))
+    if isinstance(error, ModelCallInterrupted):
+        return UsageError(
+            "Interrupted: the model call was stopped (no query was running); your "
+            "connection is unchanged."
+        )
+    if isinstance(error, KeyboardInterrupt):
+        return UsageError(
+            "Interrupted: the running query was cancelled; your connection is unchanged."
+        )
+    log.debug("%%ask failed", exc_info=error)
+    first = (str(error).strip().splitlines() or [""])[0][:300]
+    return UsageError(
+        f"{label} failed ({type(error).__name__}): {first}. Your connection is unchanged; "
+        "check the options and the connection, then run the cell again."
+    )
 
 
 @magics_class
@@ -149,7 +205,10 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
     @argument("--max-attempts", type=int, default=None, help="SQL attempts at most (default 3).")
     @argument("--no-fallback", action="store_true", help="Do not fall back to SELECT + pandas.")
     @argument(
-        "question", nargs="*", help="The question (line magic); in %%ask it is the cell body."
+        # argparse expands %-formats in help texts: %%%% shows as %%
+        "question",
+        nargs="*",
+        help="The question (line magic); in %%%%ask it is the cell body.",
     )
     @line_cell_magic
     def ask(self, line: str, cell: str | None = None) -> Any:
@@ -167,20 +226,21 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
             %ask --con engine How many orders were cancelled?
             %config AskMagic.model = "openai:gpt-4o-mini"
         """
+        label = "%%ask" if cell is not None else "%ask"
         try:
             args = parse_argstring(self.ask, line)
         except (UsageError, ValueError) as e:  # argparse's message, or unbalanced quotes
-            raise UsageError(f"%ask: {e}") from None
+            raise UsageError(f"{label}: {e}{option_hint(str(e), self.ask)}") from None
         question = (cell if cell is not None else " ".join(args.question)).strip()
         if cell is not None and args.question:
             question = (" ".join(args.question) + " " + question).strip()
         if not question:
             raise UsageError(
-                "%ask needs a question: write it after %ask or in the %%ask cell body."
+                f"{label} needs a question: write it after %ask or in the %%ask cell body."
             )
-        return self._run(question, args)
+        return self._run(question, args, label)
 
-    def _run(self, question: str, args: Any) -> Any:
+    def _run(self, question: str, args: Any, label: str = "%ask") -> Any:
         from cadet_magic.api import ask
         from cadet_magic.db.session import using
 
@@ -212,30 +272,10 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
                     namespace=ns,
                     metrics=self.metrics,
                 )
-        except CadetError as e:
+        except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - each becomes one line
             if display is not None:
                 display.close()
-            raise UsageError(str(e)) from None
-        except Exception as e:
-            if display is not None:
-                display.close()
-            log.debug("%%ask failed", exc_info=True)
-            first = (str(e).strip().splitlines() or [""])[0][:300]
-            raise UsageError(
-                f"%ask failed ({type(e).__name__}): {first}. Your connection is unchanged; "
-                "check the options and the connection, then run the cell again."
-            ) from None
-        except KeyboardInterrupt as e:
-            if display is not None:
-                display.close()
-            if isinstance(e, ModelCallInterrupted):
-                raise UsageError(
-                    "Interrupted: the model call was stopped (no query was running); your "
-                    "connection is unchanged."
-                ) from None
-            raise UsageError(
-                "Interrupted: the running query was cancelled; your connection is unchanged."
-            ) from None
+            raise usage_error(e, label, args.con) from None
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df
@@ -255,7 +295,9 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
         command = line.strip() or "stats"
         if command == "stats":
-            return Message(self.metrics.to_text())
+            from cadet_magic.display.stats import StatsView
+
+            return StatsView(self.metrics, self.prices)
         if command == "reset":
             self.metrics.reset()
             return Message("Session metrics cleared.")

@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,9 @@ RESULT_BYTES = 64 * 2**20
 
 #: The range ``max_attempts`` must lie in.
 MAX_ATTEMPTS_RANGE = (1, 10)
+
+#: What a retry may tell the model (:attr:`AskOptions.feedback`).
+FEEDBACK_MODES = ("targeted", "raw")
 
 
 def option(
@@ -46,9 +50,10 @@ def option(
     secret: bool = False,
 ) -> Any:
     """A field of :class:`AskOptions` with what the magic and the check need to know of it:
-    ``help`` (the trait's help), ``kind`` (``int``, ``float``, ``bool``, ``str``; ``object``
-    for an option the magic does not configure as such), ``check`` (``"positive"`` or
-    ``"attempts"``), ``nullable`` (None allowed) and ``secret`` (never shown)."""
+    ``help`` (the trait's help), ``kind`` (``int``, ``float``, ``bool``, ``str``, ``dict``; ``object``
+    for an option the magic does not configure as such), ``check`` (``"positive"``,
+    ``"attempts"``, ``"temperature"``, ``"feedback"`` or ``"prices"``), ``nullable`` (None
+    allowed) and ``secret`` (never shown)."""
     meta = {"help": help, "kind": kind, "check": check, "nullable": nullable, "secret": secret}
     return dataclasses.field(default=default, metadata=meta, repr=not secret)
 
@@ -75,6 +80,13 @@ class AskOptions:
         live: whether the magic shows the live attempts panel where widgets work.
         api_key, base_url: for a model given by spec (default: the provider's environment
             variables); ``base_url`` names any OpenAI-compatible server.
+        temperature: the sampling temperature a model given by spec is loaded with (None: the
+            provider's default; 0 makes replies repeatable).
+        prices: price per million tokens by model, ``{model: (input, output)}``: the result's
+            ``cost`` is what its reported tokens cost (None: no cost).
+        feedback: what a retry tells the model: ``"targeted"`` (the diagnosis: the error, its
+            cause and the fix, real names, JOIN paths) or ``"raw"`` (only the error text the
+            attempt failed with, the common baseline the evaluation compares against).
     """
 
     model: Any = option(
@@ -141,6 +153,30 @@ class AskOptions:
         kind=str,
         nullable=True,
     )
+    temperature: float | None = option(
+        None,
+        "Sampling temperature of a model given by spec, 0 to 2 (default: the provider's; 0 "
+        "makes replies repeatable).",
+        kind=float,
+        check="temperature",
+        nullable=True,
+    )
+    feedback: str = option(
+        "targeted",
+        "What a retry tells the model: 'targeted' (the diagnosis: error, cause, fix, real "
+        "names, JOIN paths) or 'raw' (only the error text, the evaluation's baseline).",
+        kind=str,
+        check="feedback",
+    )
+    prices: Mapping[str, Any] | None = option(
+        None,
+        "Price per million tokens by model, (input, output), e.g. "
+        '{"openai:gpt-4o-mini": (0.15, 0.60)}: the panel and %cadet stats show the cost of '
+        "the tokens the provider reported.",
+        kind=dict,
+        check="prices",
+        nullable=True,
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -193,8 +229,9 @@ def _field(name: str) -> dataclasses.Field | None:
 def check_option(name: str, value: Any) -> None:
     """Raises :class:`ConfigurationError` (one line saying what to do) for a value an option
     cannot take: ``max_attempts`` outside 1..10; a positive option (``row_limit``,
-    ``timeout`` ...) zero, negative or not a number; None where the option does not allow it
-    (``model_timeout`` and ``schema_budget`` do: no limit).
+    ``timeout`` ...) zero, negative or not a number; ``temperature`` outside 0..2;
+    ``feedback`` not one of :data:`FEEDBACK_MODES`; None where the option does not allow it
+    (``model_timeout``, ``schema_budget`` and ``temperature`` do: no limit, the default).
 
     Example:
         >>> check_option("row_limit", 10)
@@ -207,6 +244,24 @@ def check_option(name: str, value: Any) -> None:
     meta = f.metadata if f is not None else {}
     rule = meta.get("check")
     if rule is None or (value is None and meta.get("nullable")):
+        return
+    if rule == "prices":
+        from cadet_magic.metrics import check_prices
+
+        check_prices(value)
+        return
+    if rule == "feedback":
+        if value not in FEEDBACK_MODES:
+            raise ConfigurationError(
+                f"feedback must be one of {', '.join(FEEDBACK_MODES)} (got {value!r})."
+            )
+        return
+    if rule == "temperature":
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not 0 <= value <= 2:
+            raise ConfigurationError(
+                f"temperature must be from 0 to 2 (got {value!r}), e.g. temperature=0."
+            )
         return
     if rule == "attempts":
         low, high = MAX_ATTEMPTS_RANGE
@@ -247,7 +302,7 @@ def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
         >>> merged(None, row_limt=5)
         Traceback (most recent call last):
         ...
-        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices
     """
     given = {k: v for k, v in changes.items() if v is not UNSET}
     unknown = [k for k in given if k not in AskOptions.names()]

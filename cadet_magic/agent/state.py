@@ -6,7 +6,7 @@ from typing import Any, TypedDict
 
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.options import AskOptions, merged
-from cadet_magic.result import Attempt, Phase
+from cadet_magic.result import Attempt, Phase, Tokens
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.functions import FunctionCatalog
@@ -14,11 +14,13 @@ from cadet_magic.sql.validate import Validation
 
 
 class AttemptInProgress(TypedDict, total=False):
-    """The attempt in progress: what the model replied, its SQL, the check's verdict, the
-    engine's result or error, the diagnosis and the steps' timings. A new attempt starts with
-    all of it cleared (:func:`begin_attempt`)."""
+    """The attempt in progress: what the model replied (and the tokens and seconds its call
+    took), its SQL, the check's verdict, the engine's result or error, the diagnosis and the
+    steps' timings. A new attempt starts with all of it cleared (:func:`begin_attempt`)."""
 
     reply: str
+    tokens: Tokens | None
+    model_seconds: float | None
     sql: str | None
     check: Validation | None
     execution: RunResult | None
@@ -31,7 +33,8 @@ class AskState(AttemptInProgress, total=False):
     """Everything one question's run knows.
 
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``options`` (the
-    run's :class:`~cadet_magic.options.AskOptions`, whole: every step reads its options there).
+    run's :class:`~cadet_magic.options.AskOptions`, whole: every step reads its options there,
+    e.g. ``feedback``: what a retry tells the model).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
     function allow-list, a ``FunctionCatalog``, or None).
     ``phase``: the phase in progress (:class:`~cadet_magic.result.Phase`); a later phase

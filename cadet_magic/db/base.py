@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from cadet_magic.db.fetch import fetch_bounded, rows_bytes
+from cadet_magic.db.fetch import FIRST_CHUNK, fetch_bounded, rows_bytes
 from cadet_magic.errors import (
     CadetError,
     EngineError,
@@ -61,21 +61,25 @@ def read_exception(error: BaseException, **fields: Any) -> EngineError:
 @dataclass(frozen=True)
 class Statement:
     """A statement the engine is running: its columns, how to fetch its next rows, how to
-    size them (:func:`~cadet_magic.db.fetch.rows_bytes` or a column sizer), and what to close
-    once the rows are in."""
+    size them (:func:`~cadet_magic.db.fetch.rows_bytes` or a column sizer), how many rows the
+    first fetch asks for (fewer when a row's values may be large), and what to close once the
+    rows are in."""
 
     columns: list[str]
     fetchmany: Callable[[int], Sequence]
     size: Callable[[Sequence[Sequence[object]]], int] = rows_bytes
     close: Callable[[], None] | None = None
+    first: int = FIRST_CHUNK
 
 
 class RunControl:
     """What one run's deadline, its interrupt handler and its error reading share: whether the
-    deadline fired, whether the user pressed Ctrl-C, and when the run started."""
+    deadline fired, whether the user pressed Ctrl-C, when the run started, and its byte budget
+    (``max_bytes``, for an engine bounded during the run)."""
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, max_bytes: int | None = None) -> None:
         self.timeout = timeout
+        self.max_bytes = max_bytes
         self.started = time.perf_counter()
         self.deadline = time.monotonic() + timeout
         self.fired = threading.Event()
@@ -166,7 +170,7 @@ class BaseRunner:
     ) -> RunResult:
         """Runs ``sql`` (the check's :class:`CheckedQuery`, or a text) read-only, at most ``limit`` rows and about ``max_bytes`` bytes of
         values, stopped after ``timeout`` seconds; the connection is left as it was found."""
-        control = RunControl(timeout)
+        control = RunControl(timeout, max_bytes)
         timer = None
         try:
             with self.transaction(timeout, control) as handle:
@@ -222,7 +226,7 @@ class BaseRunner:
             box.append(self.execute(handle, sql, limit, control))
             statement = box[0]
             rows, truncated, why = fetch_bounded(
-                statement.fetchmany, limit, max_bytes, statement.size
+                statement.fetchmany, limit, max_bytes, statement.size, statement.first
             )
             self.fetched(handle, why)
         except KeyboardInterrupt:

@@ -18,7 +18,13 @@ from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exceptio
 from cadet_magic.db.fetch import column_sizer, rows_bytes
 from cadet_magic.db.functions import postgres_functions, with_functions
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import EngineError, FailedTransactionError, exception_chain
+from cadet_magic.errors import (
+    EngineError,
+    FailedTransactionError,
+    ResultTooLarge,
+    exception_chain,
+)
+from cadet_magic.options import RESULT_BYTES
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.dialect import resolve_dialect
@@ -222,19 +228,28 @@ class SQLAlchemyRunner(BaseRunner):
         if self.dialect == "postgres" and _server_cursors(raw):
             rows_cur = raw.cursor(name="cadet_magic_rows")
         close = rows_cur.close if rows_cur is not cur else None
+        limited = add_limit(sql, self.dialect, limit + 1)
         try:
-            rows_cur.execute(add_limit(sql, self.dialect, limit + 1))
+            if self.dialect == "postgres":
+                # The server bounds what it sends: a row past the byte budget fails there.
+                budget = RESULT_BYTES if control.max_bytes is None else control.max_bytes
+                rows_cur.execute(pg_bounded_sql(limited, budget))
+            else:
+                rows_cur.execute(limited)
         except BaseException:
             if close is not None:
                 close()
             raise
-        description = rows_cur.description or ()
-        size = (
-            column_sizer([pg_kind(d[1]) for d in description])
-            if self.dialect == "postgres"
-            else rows_bytes
+        if self.dialect != "postgres":
+            description = rows_cur.description or ()
+            return Statement([d[0] for d in description], rows_cur.fetchmany, rows_bytes, close)
+        description = (rows_cur.description or ())[:-GUARD_COLUMNS]
+        return Statement(
+            [d[0] for d in description],
+            _without_guard(rows_cur.fetchmany),
+            column_sizer([pg_kind(d[1]) for d in description]),
+            close,
         )
-        return Statement([d[0] for d in description], rows_cur.fetchmany, size, close)
 
     def cancel(self, handle: Any) -> None:
         _cancel(handle[1])
@@ -251,6 +266,11 @@ class SQLAlchemyRunner(BaseRunner):
 
     def out_of_memory(self, error: BaseException) -> bool:
         return isinstance(error, MemoryError) or "out of memory" in str(error).lower()
+
+    def failure(self, error: BaseException, control: RunControl) -> BaseException:
+        if any(m in str(error) for m in (ROW_TOO_LARGE, *PG_VALUE_TOO_LARGE)):
+            return ResultTooLarge(ROW_TOO_LARGE_LINE)  # past the server-side byte bound
+        return super().failure(error, control)
 
     def engine_error(self, error: BaseException) -> EngineError:
         return postgres_error(error)
@@ -355,6 +375,58 @@ class _OwnConnection:
 #: times, interval, uuid) and of text and binary values.
 _PG_FIXED = frozenset({16, 20, 21, 23, 26, 700, 701, 1082, 1083, 1114, 1184, 1186, 1266, 2950})
 _PG_TEXT = frozenset({17, 18, 19, 25, 1042, 1043})
+
+
+#: The marker of the server's refusal of a row larger than the byte budget, and its one line.
+ROW_TOO_LARGE = "cadet_magic_row_larger_than_the_result_budget"
+ROW_TOO_LARGE_LINE = (
+    "A row of the result is larger than the result budget: ask for fewer or shorter values, "
+    "or raise %config AskMagic.result_bytes."
+)
+#: PostgreSQL's own errors for a value beyond its 1 GB limit (raised while the guard measures
+#: or copies such a row).
+PG_VALUE_TOO_LARGE = ("invalid memory alloc request size", "Cannot enlarge string buffer")
+#: Columns :func:`pg_bounded_sql` adds after the query's own (stripped before anything sees them).
+GUARD_COLUMNS = 2
+
+
+def pg_bounded_sql(sql: str, budget: int) -> str:
+    """``sql`` wrapped so that the server itself bounds what it sends: a row whose values
+    take more than ``budget`` bytes (``pg_column_size`` of the row as the query produced it,
+    values decompressed) fails (:data:`ROW_TOO_LARGE`) before it is sent, and no row
+    is sent once the rows before it hold more than ``budget`` bytes (so the client receives
+    at most about twice the budget, however large the values the query builds; the byte
+    budget of the fetch then cuts the answer). Two columns are added after the query's own
+    (:data:`GUARD_COLUMNS`); the row order is the query's.
+
+    Example:
+        >>> print(pg_bounded_sql("SELECT 1 LIMIT 2", 100))  # doctest: +NORMALIZE_WHITESPACE
+        SELECT * FROM (SELECT cadet_m.*, sum(cadet_magic_size) OVER (ROWS BETWEEN UNBOUNDED
+        PRECEDING AND 1 PRECEDING) AS cadet_magic_before FROM (SELECT cadet_r.*,
+        pg_column_size(cadet_r) AS cadet_magic_size FROM (
+        SELECT 1 LIMIT 2
+        ) AS cadet_r) AS cadet_m) AS cadet_s WHERE coalesce(cadet_magic_before, 0) <= 100 AND
+        CAST(CASE WHEN cadet_magic_size > 100 THEN 'cadet_magic_row_larger_than_the_result_budget'
+        ELSE '0' END AS int) = 0
+    """
+    budget = int(budget)
+    return (
+        "SELECT * FROM (SELECT cadet_m.*, sum(cadet_magic_size) OVER (ROWS BETWEEN UNBOUNDED "
+        "PRECEDING AND 1 PRECEDING) AS cadet_magic_before FROM (SELECT cadet_r.*, "
+        f"pg_column_size(cadet_r) AS cadet_magic_size FROM (\n{sql}\n) AS cadet_r) "
+        f"AS cadet_m) AS cadet_s WHERE coalesce(cadet_magic_before, 0) <= {budget} AND "
+        f"CAST(CASE WHEN cadet_magic_size > {budget} THEN '{ROW_TOO_LARGE}' "
+        "ELSE '0' END AS int) = 0"
+    )
+
+
+def _without_guard(fetchmany: Any) -> Any:
+    """``fetchmany`` returning the rows without :func:`pg_bounded_sql`'s added columns."""
+
+    def fetch(n: int) -> list:
+        return [tuple(r)[:-GUARD_COLUMNS] for r in fetchmany(n)]
+
+    return fetch
 
 
 def pg_kind(type_oid: object) -> str:
