@@ -106,7 +106,11 @@ def _trait(f: Any) -> TraitType:
     """The configurable trait of one :class:`AskOptions` field: its kind, default and help."""
     meta = f.metadata
     if meta["kind"] is dict:
-        return Dict({}, allow_none=meta["nullable"], config=True, help=meta["help"])
+        trait = Dict(
+            default_value=f.default, allow_none=meta["nullable"], config=True, help=meta["help"]
+        )
+        trait.default_value = f.default  # None stays None (not an empty table)
+        return trait
     kinds = {int: Int, float: Float, bool: Bool, str: SecretUnicode if meta["secret"] else Unicode}
     return kinds[meta["kind"]](
         f.default, allow_none=meta["nullable"], config=True, help=meta["help"]
