@@ -182,7 +182,7 @@ def load_model(
     if spec.startswith("llamacpp:"):  # a GGUF file run in this process (llama-cpp-python)
         from cadet_magic.llm_llamacpp import load_llamacpp
 
-        return load_llamacpp(spec)
+        return load_llamacpp(spec, temperature=0.0 if temperature is None else temperature)
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:  # a Pyodide kernel: no LangChain there

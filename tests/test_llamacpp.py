@@ -101,3 +101,19 @@ def test_label_is_the_spec():
     model = LlamaCppChatModel("/m/qwen.gguf", llama=ScriptedLlama())
     assert model_label(model, "llamacpp:/m/qwen.gguf") == "llamacpp:/m/qwen.gguf"
     assert model.name == "llamacpp:/m/qwen.gguf"
+
+
+def test_the_temperature_option_reaches_the_gguf_model(files, monkeypatch):
+    """``ask(temperature=...)`` (and the evaluation's pinned 0) reaches a ``llamacpp:`` model."""
+    import cadet_magic.llm_llamacpp as module
+
+    seen: list[float] = []
+
+    def fake_load(spec: str, *, temperature: float = 0.0) -> object:
+        seen.append(temperature)
+        return object()
+
+    monkeypatch.setattr(module, "load_llamacpp", fake_load)
+    load_model(f"llamacpp:{files / 'model.gguf'}", temperature=0.7)
+    load_model(f"llamacpp:{files / 'model.gguf'}")
+    assert seen == [0.7, 0.0]
