@@ -9,7 +9,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
@@ -53,6 +53,13 @@ class Context:
     model_calls: int = 0
     code_runner: Callable[..., Any] | None = None
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
+    #: A rerun's recorded SQL: the ``recorded`` step stands in for ``generate`` (no model).
+    recorded_sql: str | None = None
+    #: Every model call's messages, in order, as ``{"role", "content"}`` dicts.
+    prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    #: Text added to the SQL prompt after the question (a follow-up's previous answer, kept
+    #: examples), each part fenced as data by whoever made it.
+    preamble: str = ""
 
 
 def timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
@@ -163,14 +170,28 @@ def read_schema(state: AskState, ctx: Context) -> dict:
 def generate(state: AskState, ctx: Context) -> dict:
     """Asks the model for SQL, with the earlier attempts and the feedback on a retry."""
     attempts = [a for a in state["attempts"] if a.phase == state["phase"]]
-    messages = build_messages(state["question"], state["dialect"], state["schema_text"], attempts)
+    messages = build_messages(
+        state["question"], state["dialect"], state["schema_text"], attempts, ctx.preamble
+    )
     return ask_model(state, ctx, messages)
+
+
+def recorded(state: AskState, ctx: Context) -> dict:
+    """A rerun's stand-in for :func:`generate`: the recorded SQL, with no model call."""
+    return {
+        "reply": "",
+        "sql": ctx.recorded_sql,
+        "tokens": None,
+        "model_seconds": None,
+        "timings": timed(state, "generate", 0.0),
+    }
 
 
 def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> dict:
     """Calls the model with ``messages``: the reply and its SQL, or the model's error; with the
     tokens the provider reported and the seconds the call took."""
     t0 = time.perf_counter()
+    ctx.prompts.append([{"role": role, "content": text} for role, text in messages])
     try:
         reply = call_model(ctx.model, messages, state["options"].model_timeout)
     except ModelCallError as e:

@@ -25,6 +25,7 @@ from cadet_magic.agent import nodes, record, result_step, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import AskOptions, merged
+from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
@@ -84,6 +85,14 @@ PHASES: dict[str, PhaseGraph] = {
     Phase.sql: PhaseGraph(NODES, EDGES, result_step.provisional_attempt),
     Phase.fallback: PhaseGraph(
         fallback_phase.NODES, fallback_phase.EDGES, fallback_phase.provisional_attempt
+    ),
+}
+
+#: A rerun: the SQL phase with its ``generate`` step replaced by the recorded SQL (no model
+#: call), one attempt and no fallback; the same check, runner, result check and diagnosis.
+RERUN: dict[str, PhaseGraph] = {
+    Phase.sql: PhaseGraph(
+        {**NODES, "generate": nodes.recorded}, EDGES, result_step.provisional_attempt
     ),
 }
 
@@ -148,6 +157,8 @@ def run_agent(
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
     scripted: bool = False,
+    recorded_sql: str | None = None,
+    preamble: str = "",
     **overrides: Any,
 ) -> AskResult:
     """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``.
@@ -166,14 +177,24 @@ def run_agent(
     ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
+
+    With ``recorded_sql`` the run is a rerun (:data:`RERUN`): that SQL goes through the same
+    check, runner and result check as the model's would, once, and ``model`` is never called.
+    ``preamble`` follows the question in the SQL prompt (a follow-up's previous answer,
+    kept examples; see :mod:`cadet_magic.conversation`).
     """
     opts = merged(options, **overrides)
+    phases = PHASES
+    if recorded_sql is not None:
+        phases, opts = RERUN, opts.replace(max_attempts=1, fallback=False)
     ctx = nodes.Context(
         model=model,
         runner=runner,
         schema=schema,
         code_runner=code_runner,
         frame_maker=frame_maker,
+        recorded_sql=recorded_sql,
+        preamble=preamble,
     )
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
@@ -182,7 +203,7 @@ def run_agent(
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        graph = PHASES[state["phase"]]
+        graph = phases[state["phase"]]
         update = graph.nodes[step](state, ctx)
         state = AskState(**{**state, **update})
         if on_event is not None:
@@ -269,6 +290,10 @@ def to_result(
     )
     if not ok:
         result.message = failure_message(result)
+    result.prompts = list(ctx.prompts)
+    result.provenance = build_provenance(
+        result, schema=state.get("schema"), share=state["options"].share
+    )
     return result
 
 

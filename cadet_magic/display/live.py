@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from cadet_magic.display.static import STYLE, mimebundle
+from cadet_magic.display.static import STYLE, metadata, mimebundle
 from cadet_magic.result import AskResult
 
 log = logging.getLogger("cadet_magic")
@@ -124,7 +124,7 @@ class LiveDisplay:
                 self.panel.finish(result)
             except Exception as e:  # noqa: BLE001
                 self._drop_panel(e)
-        self._show(mimebundle(result))
+        self._show(mimebundle(result), metadata(result))
 
     def close(self, text: str = "stopped before an answer") -> None:
         """Ends a run that raised (interrupt, configuration error).
@@ -144,9 +144,9 @@ class LiveDisplay:
             self.panel = None
         self._show({"text/plain": ""})
 
-    def _show(self, static: dict[str, str]) -> None:
+    def _show(self, static: dict[str, str], meta: dict | None = None) -> None:
         try:
-            self.handle.update(self._bundle(static), raw=True)
+            self.handle.update(self._bundle(static), raw=True, metadata=meta or {})
         except Exception as e:  # noqa: BLE001
             log.warning("display update failed: %s", e)
 

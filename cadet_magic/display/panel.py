@@ -29,6 +29,7 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
+from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.static import (
     STYLE,
     answer_html,
@@ -308,7 +309,7 @@ class AskPanel:
             result.elapsed,
             False,
         )
-        self.answer.value = answer_html(result)
+        self.answer.value = context_html(result) + answer_html(result) + prompts_html(result)
         sql = final_sql(result)
         if sql:
             self.actions.sql = sql
