@@ -31,6 +31,7 @@ from cadet_magic.result import Attempt, StopReason, Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
+from cadet_magic.schema.share import shared_attempts, shared_schema, with_stats
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line
@@ -159,17 +160,39 @@ def read_schema(state: AskState, ctx: Context) -> dict:
         log.warning("[schema] could not be read: %s", error_text(e))
         schema = Schema()
     log.info("[schema] %d table(s)", len(schema.tables))
+    shown = shared_view(schema, state, ctx)
     return {
         "schema": schema,
-        "schema_text": link(schema, state["question"], state["options"].schema_budget).text,
+        "schema_text": link(shown, state["question"], state["options"].schema_budget).text,
         "allowed_tables": schema.table_names() if schema.tables else None,
         "functions": schema.functions,
     }
 
 
+def shared_view(schema: Schema, state: AskState, ctx: Context) -> Schema:
+    """The schema as ``AskMagic.share`` lets the model see it (``stats`` reads its figures
+    through the runner, each query passed by the safety check first)."""
+    options = state["options"]
+    shown = shared_schema(schema, options.share)
+    if options.share != "stats" or not schema.tables:
+        return shown
+    tables, functions = schema.table_names(), schema.functions
+
+    def fetch(sql: str, timeout: float) -> list[tuple]:
+        run = ctx.runner.run(sql, limit=1, timeout=min(timeout, options.timeout), max_bytes=2**16)
+        return run.rows
+
+    return with_stats(
+        shown, fetch, lambda sql: validate_sql(sql, state["dialect"], tables, functions)
+    )
+
+
 def generate(state: AskState, ctx: Context) -> dict:
-    """Asks the model for SQL, with the earlier attempts and the feedback on a retry."""
-    attempts = [a for a in state["attempts"] if a.phase == state["phase"]]
+    """Asks the model for SQL, with the earlier attempts and the feedback on a retry (as
+    ``AskMagic.share`` lets the model see them)."""
+    attempts = shared_attempts(
+        [a for a in state["attempts"] if a.phase == state["phase"]], state["options"].share
+    )
     messages = build_messages(
         state["question"], state["dialect"], state["schema_text"], attempts, ctx.preamble
     )

@@ -50,6 +50,7 @@ from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.prompts import build_fallback_messages
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
+from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.simple import check_simple_select
@@ -128,12 +129,13 @@ def generate(state: FallbackState, ctx: Context) -> dict:
     """Asks the model for a simple SELECT plus pandas code, with the failed SQL attempts, the
     earlier fallback attempts and the feedback on a retry."""
     sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
+    share = state["options"].share
     messages = build_fallback_messages(
         state["question"],
         state["dialect"],
         state["schema_text"],
-        sql_attempts,
-        record.same_phase(state),
+        shared_attempts(sql_attempts, share),
+        shared_attempts(record.same_phase(state), share),
     )
     update = nodes.ask_model(state, ctx, messages)
     if "model_error" not in update:
