@@ -313,7 +313,9 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
                 from cadet_magic.display.live import live_display
 
                 shown = "rerun (no model)" if rerun else model
-                display = live_display(question, model=shown, con=args.con, namespace=ns)
+                display = live_display(
+                    question, model=shown, con=args.con, namespace=ns, keeper=self._keeper()
+                )
             with using(self.db):
                 options = self.options().replace(
                     model=model,
@@ -411,6 +413,15 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         raise UsageError(
             f"%cadet: unknown command {command!r}; use 'stats', 'reset', 'keep' or 'examples'."
         )
+
+    def _keeper(self) -> Any:
+        """What the panel's "Keep this answer" button calls (None without an examples file)."""
+        if not self.examples_path:
+            return None
+        from cadet_magic.kept import keep
+
+        path = self.examples_path
+        return lambda result: keep(path, result)
 
     def _keep(self) -> Message:
         """``%cadet keep``: the last question and its final SQL appended to the examples file."""

@@ -157,6 +157,7 @@ def live_display(
     model: Any = None,
     con: str | None = None,
     namespace: Mapping[str, Any] | None = None,
+    keeper: Any = None,
 ) -> LiveDisplay | None:
     """A live display for one question inside a kernel, or None elsewhere.
 
@@ -165,6 +166,7 @@ def live_display(
         model: the model spec, variable name or object the run will use (for the header).
         con: the name of the connection variable, if one was given.
         namespace: the notebook's namespace (to label a model held in a variable).
+        keeper: keeps an answer as an example (the panel's "Keep this answer" button).
     """
     if not in_kernel():
         return None
@@ -178,6 +180,7 @@ def live_display(
             model=label,
             scripted=scripted,
             connection=con or "%sql's current connection",
+            keeper=keeper,
         )
     except Exception as e:  # noqa: BLE001 - no widgets here: the static bundle still shows
         log.info("live panel unavailable (%s); showing the static account", e)

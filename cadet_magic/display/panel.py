@@ -75,7 +75,8 @@ def _mark_ready() -> None:
 
 
 class ActionBar(anywidget.AnyWidget):
-    """Buttons: insert the final SQL as a ``%%sql`` cell below, copy the SQL."""
+    """Buttons: insert the final SQL as a ``%%sql`` cell below, copy the SQL, keep the answer
+    (``keeper(result)``, given by the magic: what ``%cadet keep`` does)."""
 
     _esm = (Path(__file__).with_name("actions.js")).read_text()
     _css = """
@@ -90,15 +91,35 @@ class ActionBar(anywidget.AnyWidget):
     sql = traitlets.Unicode("").tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
     manual_text = traitlets.Unicode("").tag(sync=True)
+    can_keep = traitlets.Bool(False).tag(sync=True)
+    kept = traitlets.Bool(False).tag(sync=True)
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, keeper: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.on_msg(self._on_message)
         self.inserted = 0
+        self.keeper = keeper
+        self.result: AskResult | None = None
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("event") == "insert":
             self.insert_cell()
+        elif isinstance(content, dict) and content.get("event") == "keep":
+            self.keep_answer()
+
+    def keep_answer(self) -> bool:
+        """Keeps the answer shown (its question and final SQL) as an example."""
+        if self.keeper is None or self.result is None:
+            self.status = "Nothing to keep."
+            return False
+        try:
+            self.keeper(self.result)
+        except Exception as e:  # noqa: BLE001 - one line in the panel, the kernel goes on
+            self.status = f"Could not keep this answer: {e}"
+            return False
+        self.kept = True
+        self.status = "Kept: later questions on this database get it as an example."
+        return True
 
     def insert_cell(self) -> bool:
         """Asks JupyterLab to insert a ``%%sql`` cell with the SQL below the active cell."""
@@ -173,7 +194,12 @@ class AskPanel:
     """
 
     def __init__(
-        self, question: str, model: str = "", scripted: bool = False, connection: str = ""
+        self,
+        question: str,
+        model: str = "",
+        scripted: bool = False,
+        connection: str = "",
+        keeper: Any = None,
     ) -> None:
         self.question = question
         self.model = model
@@ -195,7 +221,7 @@ class AskPanel:
         )
         self.fallback.add_class("cadet-fallback")
         self.answer = W.HTML("")
-        self.actions = ActionBar(layout=W.Layout(display="none"))
+        self.actions = ActionBar(keeper=keeper, layout=W.Layout(display="none"))
         self.widget = W.VBox(
             [self.header, self.status, self.attempts, self.fallback, self.answer, self.actions]
         )
@@ -312,6 +338,8 @@ class AskPanel:
         self.answer.value = context_html(result) + answer_html(result) + prompts_html(result)
         sql = final_sql(result)
         if sql:
+            self.actions.result = result
+            self.actions.can_keep = self.actions.keeper is not None and result.ok
             self.actions.sql = sql
             self.actions.layout.display = ""
             if answered_by_fallback(result):

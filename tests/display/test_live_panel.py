@@ -187,3 +187,20 @@ def test_insert_without_jupyterlab_shows_the_cell_text(monkeypatch):
     assert p.actions.manual_text == sql_cell("SELECT 1") == "%%sql\nSELECT 1\n"
     assert "copy" in p.actions.status
     p.close()
+
+
+def test_keep_this_answer_button_and_what_was_sent():
+    result, _ = run(CORRECTED)
+    kept = []
+    p = AskPanel(CORRECTED, keeper=kept.append)
+    p.finish(result)
+    assert p.actions.can_keep and not p.actions.kept
+    p.actions._on_message(p.actions, {"event": "keep"}, [])  # the button's message
+    assert kept == [result] and p.actions.kept and "Kept" in p.actions.status
+    # the messages sent to the model, collapsed under the answer
+    assert "Sent to the model (2 call(s))" in html_text(p.answer.value)
+    p.close()
+    plain = AskPanel(CORRECTED)  # no examples file: no button
+    plain.finish(result)
+    assert not plain.actions.can_keep and not plain.actions.keep_answer()
+    plain.close()
