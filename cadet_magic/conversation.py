@@ -162,18 +162,39 @@ def recorded_sql(
     namespace: dict | None = None,
     cell: str | None = None,
 ) -> tuple[str, dict[str, Any]] | None:
-    """The SQL recorded for ``question`` and its record: in the notebook file (the record of
-    the cell whose source is ``cell`` first, else the last one for the same question), else
-    this session's last answer to it; None when there is none."""
+    """The SQL recorded for ``question`` and its record, from the first of: the notebook file
+    Jupyter names (the record of the cell whose source is ``cell`` first, else the last one for
+    the same question); this session's last answer to it; the other notebooks of the current
+    folder, most recently saved first (a notebook run by ``jupyter nbconvert --execute`` or in
+    JupyterLite, where the kernel is not told its file). None when there is none. The record's
+    ``source`` says where it came from."""
     key = normal(question)
     path = notebook_path(namespace)
-    if path is not None:
-        same = [(s, r) for s, r in notebook_records(path) if normal(r.get("question", "")) == key]
-        exact = [(s, r) for s, r in same if cell is not None and s.strip() == cell.strip()]
-        if exact or same:
-            record = (exact or same)[-1][1]
-            return record["sql"], {**record, "source": str(path)}
+    found = _in_notebook(path, key, cell) if path is not None else None
+    if found is not None:
+        return found
     previous = history.latest(question) if history is not None else None
     if previous is not None:
         return previous.final_sql, {**previous.provenance, "source": "session"}
+    try:
+        nearby = sorted(Path.cwd().glob("*.ipynb"), key=lambda p: -p.stat().st_mtime)
+    except OSError:
+        nearby = []
+    for other in nearby[:MAX_NEARBY]:
+        found = _in_notebook(other, key, cell) if other != path else None
+        if found is not None:
+            return found
     return None
+
+
+#: Notebooks of the current folder searched for a record at most.
+MAX_NEARBY = 20
+
+
+def _in_notebook(path: Path, key: str, cell: str | None) -> tuple[str, dict[str, Any]] | None:
+    same = [(s, r) for s, r in notebook_records(path) if normal(r.get("question", "")) == key]
+    exact = [(s, r) for s, r in same if cell is not None and s.strip() == cell.strip()]
+    if not (exact or same):
+        return None
+    record = (exact or same)[-1][1]
+    return record["sql"], {**record, "source": str(path)}

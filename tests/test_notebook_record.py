@@ -103,3 +103,13 @@ def test_provenance_saved_reloaded_converted_and_rerun_without_a_model(tmp_path,
     assert again["rerun_of"]["source"] == str(executed)
     last = nbformat.read(rerun, as_version=4).cells[3].outputs[0]["data"]["text/plain"]
     assert last.startswith("(0, [('cancelled', 1), ('paid', 1)])")
+
+    # as `jupyter nbconvert --execute` runs it: the kernel is not told its file, so the record
+    # is found in the notebooks of its folder (the most recently saved first)
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    ok, _ = run(rerun, tmp_path)
+    third = tmp_path / "orders.executed.executed.executed.ipynb"
+    assert ok, third.read_text()[-3000:]
+    found, _ = records(third)
+    assert found["model_calls"] == 0 and found["sql"] == PER_STATUS
+    assert found["rerun_of"]["source"].endswith(".ipynb")
