@@ -176,15 +176,19 @@ def rerun(
     sql: str | None,
     con: Any = None,
     *,
+    code: str | None = None,
     recorded: dict | None = None,
     on_event: Callable[[Event], None] | None = None,
+    code_runner: Callable[..., Any] | None = None,
     metrics: SessionMetrics | None = None,
     options: AskOptions | None = None,
     **option_values: Any,
 ) -> AskResult:
     """Re-executes ``sql``, recorded for ``question``, through the same check, read-only
     runner and result check as a model's SQL, with no model call (see
-    :meth:`AskResult.rerun`). When it no longer runs, ``message`` is one line saying so."""
+    :meth:`AskResult.rerun`); with ``code`` (a fallback answer's pandas code), the SELECT and
+    the code through the fallback's checks and code runner. When it no longer runs, ``message``
+    is one line saying so."""
     opts = merged(options, **option_values).replace(rerun=False)
     if not sql:
         raise ConfigurationError(
@@ -199,18 +203,27 @@ def rerun(
         on_event=on_event,
         model_label="rerun (no model)",
         recorded_sql=sql,
+        recorded_code=code,
+        code_runner=code_runner,
     )
     result.provenance["rerun_of"] = {
         k: (recorded or {}).get(k) for k in ("created", "model", "source", "database")
     }
+    then = ((recorded or {}).get("database") or {}).get("schema_fingerprint")
+    now = result.provenance.get("database", {}).get("schema_fingerprint")
     if not result.ok:
         result.message = rerun_failure(result, recorded or {})
+    elif then and now and then != now:
+        result.warnings.append(
+            "The schema changed since this SQL was recorded; it still runs, but check the "
+            "answer (or run %%ask without --rerun to ask the model again)."
+        )
     return _finish(result, opts, metrics)
 
 
 def rerun_failure(result: AskResult, recorded: dict) -> str:
     """The one line a rerun that no longer runs shows."""
-    last = result.attempts[-1] if result.attempts else None
+    last = result.all_attempts[-1] if result.all_attempts else None
     what = (last.category or last.outcome) if last is not None else "failed"
     if last is not None and last.error:
         what += f" ({first_line(last.error, 160)})"

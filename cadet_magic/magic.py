@@ -331,6 +331,7 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
                         question,
                         recorded[0],
                         con,
+                        code=recorded[1].get("code"),
                         recorded=recorded[1],
                         options=options,
                         on_event=on_event,

@@ -138,6 +138,8 @@ def build(
         "format": FORMAT,
         "question": result.question,
         "sql": result.final_sql,
+        # a fallback answer's pandas code: a rerun runs it again on the SELECT's rows
+        "code": result.fallback.code if result.answered_by == "fallback" else None,
         "answered_by": result.answered_by,
         "ok": result.ok,
         "model": result.model,

@@ -358,7 +358,9 @@ class AskResult:
 
     def rerun(self, con: Any = None, **options: Any) -> AskResult:
         """Re-executes this answer's SQL on ``con`` (default: jupysql's current connection)
-        through the same safety check and read-only runner, without calling a model: a new
+        through the same safety check and read-only runner (a fallback answer: its SELECT and
+        pandas code, through the fallback's checks and confined runner), without calling a
+        model: a new
         result, whose ``message`` says in one line when the SQL no longer runs (the schema
         changed) and that ``%%ask`` asks the model again. ``options`` are
         :class:`~cadet_magic.options.AskOptions` keywords (``row_limit=10`` ...)."""
@@ -368,7 +370,10 @@ class AskResult:
 
             importlib.import_module("cadet_magic.api")  # registers the hook
             rerun = HOOKS["rerun"]
-        return rerun(self.question, self.final_sql, con=con, recorded=self.provenance, **options)
+        code = self.fallback.code if self.answered_by == "fallback" and self.fallback else None
+        return rerun(
+            self.question, self.final_sql, con=con, code=code, recorded=self.provenance, **options
+        )
 
     def summary(self) -> str:
         """A plain-text account of what was tried and how it ended (rendered by the

@@ -100,6 +100,27 @@ def test_follow_after_a_fallback_answer_follows_its_simple_select(ip):
     assert second.provenance["followed"]["sql"] == "SELECT status, amount FROM orders"
 
 
+def test_rerun_of_a_fallback_answer_runs_its_select_and_code_without_a_model(ip):
+    fallback_reply = (
+        "```sql\nSELECT status, amount FROM orders\n```\n"
+        "```python\nresult = df.groupby('status', as_index=False)['amount'].sum()\n```"
+    )
+    bad = [sql_reply("SELECT nope1 FROM orders"), sql_reply("SELECT nope2 FROM orders")]
+    ip.user_ns["model"] = CountingModel(fake_model(*bad, fallback_reply))
+    ip.run_cell_magic("ask", "--model model --max-attempts 2", "Amount per status, fallback?")
+    first = ip.user_ns["_ask"]
+    if first.answered_by != "fallback":
+        pytest.skip(f"the fallback did not answer here: {first.message}")
+    assert "groupby" in first.provenance["code"]
+    model = CountingModel(fake_model())
+    ip.user_ns["model"] = model
+    ip.run_cell_magic("ask", "--model model --rerun", "Amount per status, fallback?")
+    again = ip.user_ns["_ask"]
+    assert model.prompts == [] and again.model_calls == 0
+    assert again.answered_by == "fallback" and again.rows == first.rows
+    assert again.fallback.code == first.fallback.code
+
+
 def test_rerun_makes_no_model_call_and_gives_the_same_answer(ip):
     first, _ = ask(ip, PER_STATUS)
     model = CountingModel(fake_model(sql_reply("SELECT 'must not be called'")))
@@ -137,6 +158,13 @@ def test_rerun_without_a_record_and_after_a_schema_change_are_one_line(ip):
         "SELECT customer, sum(amount) AS total FROM orders GROUP BY customer",
         question="Spent per customer?",
     )
+    ip.run_cell_magic("sql", "", "ALTER TABLE orders ADD COLUMN note VARCHAR")
+    try:  # the schema changed, the SQL still runs: answered, with a warning
+        ip.run_cell_magic("ask", "--model model --rerun", "Spent per customer?")
+        r = ip.user_ns["_ask"]
+        assert r.ok and any("schema changed" in w for w in r.warnings)
+    finally:
+        ip.run_cell_magic("sql", "", "ALTER TABLE orders DROP COLUMN note")
     ip.run_cell_magic("sql", "", "ALTER TABLE orders RENAME COLUMN customer TO client")
     try:
         model = CountingModel(fake_model())

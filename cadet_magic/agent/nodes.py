@@ -56,6 +56,8 @@ class Context:
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
     #: A rerun's recorded SQL: the ``recorded`` step stands in for ``generate`` (no model).
     recorded_sql: str | None = None
+    #: A rerun's recorded pandas code (a fallback answer's): its SELECT is ``recorded_sql``.
+    recorded_code: str | None = None
     #: Every model call's messages, in order, as ``{"role", "content"}`` dicts.
     prompts: list[list[dict[str, str]]] = field(default_factory=list)
     #: Text added to the SQL prompt after the question (a follow-up's previous answer, kept

@@ -97,6 +97,34 @@ RERUN: dict[str, PhaseGraph] = {
 }
 
 
+def recorded_fallback(state: AskState, ctx: nodes.Context) -> dict:
+    """A fallback rerun's stand-in for the fallback's ``generate``: the recorded SELECT and
+    pandas code, with no model call."""
+    return {**nodes.recorded(state, ctx), "code": ctx.recorded_code}
+
+
+def enter_fallback(state: AskState, ctx: nodes.Context) -> dict:
+    """A fallback rerun goes straight to the fallback phase (no SQL attempt)."""
+    return fallback_phase.start(state, ctx)
+
+
+#: The rerun of a fallback answer: the schema, then the fallback phase with its ``generate``
+#: replaced by the recorded SELECT and code: the same checks (SQL and Python), the same
+#: read-only runner and the same confined code runner, once.
+RERUN_FALLBACK: dict[str, PhaseGraph] = {
+    Phase.sql: PhaseGraph(
+        {"read_schema": nodes.read_schema, "enter_fallback": enter_fallback},
+        {"read_schema": "enter_fallback", "enter_fallback": fallback_phase.FIRST},
+        result_step.provisional_attempt,
+    ),
+    Phase.fallback: PhaseGraph(
+        {**fallback_phase.NODES, "generate": recorded_fallback},
+        fallback_phase.EDGES,
+        fallback_phase.provisional_attempt,
+    ),
+}
+
+
 def _anticipate(step: str, state: AskState, ctx: nodes.Context) -> None:
     """After a failed SQL attempt that the fallback phase may follow, its code runner starts
     getting ready while the model writes the next SQL."""
@@ -158,6 +186,7 @@ def run_agent(
     model_label: str = "",
     scripted: bool = False,
     recorded_sql: str | None = None,
+    recorded_code: str | None = None,
     preamble: str = "",
     **overrides: Any,
 ) -> AskResult:
@@ -179,14 +208,17 @@ def run_agent(
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
 
     With ``recorded_sql`` the run is a rerun (:data:`RERUN`): that SQL goes through the same
-    check, runner and result check as the model's would, once, and ``model`` is never called.
+    check, runner and result check as the model's would, once, and ``model`` is never called;
+    with ``recorded_code`` too, a fallback answer's SELECT and pandas code run through the
+    fallback phase's checks and runners (:data:`RERUN_FALLBACK`).
     ``preamble`` follows the question in the SQL prompt (a follow-up's previous answer,
     kept examples; see :mod:`cadet_magic.conversation`).
     """
     opts = merged(options, **overrides)
     phases = PHASES
     if recorded_sql is not None:
-        phases, opts = RERUN, opts.replace(max_attempts=1, fallback=False)
+        phases = RERUN if recorded_code is None else RERUN_FALLBACK
+        opts = opts.replace(max_attempts=1, fallback=recorded_code is not None)
     ctx = nodes.Context(
         model=model,
         runner=runner,
@@ -194,6 +226,7 @@ def run_agent(
         code_runner=code_runner,
         frame_maker=frame_maker,
         recorded_sql=recorded_sql,
+        recorded_code=recorded_code,
         preamble=preamble,
     )
     state = initial_state(
