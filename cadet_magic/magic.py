@@ -96,6 +96,15 @@ def follow_number(args: Any) -> int | None:
         ) from None
 
 
+def running_context(followed: Any, recorded: Any) -> str:
+    """What the panel says the question builds on while it runs."""
+    if recorded is not None:
+        return "Rerun of the recorded SQL: no model call"
+    if followed is not None:
+        return f"Following answer {followed.number}: {followed.question!r}"
+    return ""
+
+
 def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]:
     """The answer's rows as dicts keyed by column name (what ``-o`` stores without pandas).
 
@@ -314,7 +323,12 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
 
                 shown = "rerun (no model)" if rerun else model
                 display = live_display(
-                    question, model=shown, con=args.con, namespace=ns, keeper=self._keeper()
+                    question,
+                    model=shown,
+                    con=args.con,
+                    namespace=ns,
+                    keeper=self._keeper(),
+                    context=running_context(followed, recorded),
                 )
             with using(self.db):
                 options = self.options().replace(

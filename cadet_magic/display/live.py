@@ -158,6 +158,7 @@ def live_display(
     con: str | None = None,
     namespace: Mapping[str, Any] | None = None,
     keeper: Any = None,
+    context: str = "",
 ) -> LiveDisplay | None:
     """A live display for one question inside a kernel, or None elsewhere.
 
@@ -167,6 +168,7 @@ def live_display(
         con: the name of the connection variable, if one was given.
         namespace: the notebook's namespace (to label a model held in a variable).
         keeper: keeps an answer as an example (the panel's "Keep this answer" button).
+        context: what the question builds on, shown while it runs (a followed answer, a rerun).
     """
     if not in_kernel():
         return None
@@ -181,6 +183,7 @@ def live_display(
             scripted=scripted,
             connection=con or "%sql's current connection",
             keeper=keeper,
+            context=context,
         )
     except Exception as e:  # noqa: BLE001 - no widgets here: the static bundle still shows
         log.info("live panel unavailable (%s); showing the static account", e)

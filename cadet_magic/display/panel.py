@@ -200,8 +200,12 @@ class AskPanel:
         scripted: bool = False,
         connection: str = "",
         keeper: Any = None,
+        context: str = "",
     ) -> None:
         self.question = question
+        #: What the question builds on, shown under the header while it runs (the answer it
+        #: follows, a rerun); the finished panel shows the result's own account of it.
+        self.context = context
         self.model = model
         self.scripted = scripted
         self.connection = connection
@@ -233,8 +237,15 @@ class AskPanel:
     # -- rendering helpers -------------------------------------------------------------------
 
     def _header_value(self) -> str:
-        return STYLE + header_html(
-            self.question, self.model, self.connection, self.dialect, self.scripted
+        context = (
+            f"<div class='cadet-head cadet-muted cadet-context'>{escape(self.context)}</div>"
+            if self.context
+            else ""
+        )
+        return (
+            STYLE
+            + header_html(self.question, self.model, self.connection, self.dialect, self.scripted)
+            + context
         )
 
     def _status_value(self, text: str, elapsed: float, state: str = "running") -> str:
@@ -308,6 +319,7 @@ class AskPanel:
         self.scripted = result.scripted
         self.connection = result.connection or self.connection
         self.dialect = result.dialect or self.dialect
+        self.context = ""  # the answer's own account (context_html) replaces it
         self.header.value = self._header_value()
         self._set_sections("sql", [_section(a) for a in result.attempts])
         fb = result.fallback

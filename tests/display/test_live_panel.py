@@ -204,3 +204,13 @@ def test_keep_this_answer_button_and_what_was_sent():
     plain.finish(result)
     assert not plain.actions.can_keep and not plain.actions.keep_answer()
     plain.close()
+
+
+def test_the_header_says_what_a_running_question_follows():
+    result, events = run(CORRECTED)
+    p = AskPanel(CORRECTED, context="Following answer 2: 'Orders per status?'")
+    p.update(events[0])
+    assert "Following answer 2" in html_text(p.header.value)
+    p.finish(result)
+    assert "Following answer 2" not in html_text(p.header.value)  # the result's account now
+    p.close()
