@@ -229,6 +229,33 @@ def test_panel_in_jupyterlab(lab):
     slow.locator(".cadet-status.cadet-ok").wait_for(timeout=20_000)
     assert "Attempt 2" in slow.locator(".cadet-attempts").inner_text()
 
+    # keep the corrected answer as an example, through the panel's button
+    panel.locator("button.cadet-keep").click()
+    page.wait_for_function(
+        "e => /Kept/.test(e.innerText)", arg=note.element_handle(), timeout=15_000
+    )
+    assert panel.locator("button.cadet-keep").is_disabled()
+
+    # rerun the corrected question without a model: JupyterLab tells the kernel its notebook
+    # file (JPY_SESSION_NAME), whose saved outputs hold the recorded SQL
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    question = sources[corrected].split("\n", 1)[1]
+    index = len(page.evaluate(SOURCES))
+    rerun_cell = f"%%ask --rerun --model no-such-model\n{question}"
+    page.evaluate(
+        f"""() => {{
+      const nb = ({NOTEBOOK})();
+      nb.content.model.sharedModel.insertCell({index}, {{cell_type: 'code', source: {rerun_cell!r}}});
+      nb.content.activeCellIndex = {index};
+    }}"""
+    )
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-cell'); }")
+    rerun = cells.nth(index).locator(".cadet-panel")
+    rerun.locator(".cadet-status.cadet-ok").wait_for(timeout=30_000)
+    text = rerun.inner_text()
+    assert "no model call" in text and "quickstart.ipynb" in text, text
+    _shot(page, "panel-rerun.png", top=rerun)
+
     # the dark theme
     page.evaluate(
         "() => window.jupyterapp.commands.execute('apputils:change-theme', "
