@@ -176,8 +176,8 @@ def shared_view(schema: Schema, state: AskState, ctx: Context) -> Schema:
     through the runner, each query passed by the safety check first)."""
     options = state["options"]
     shown = shared_schema(schema, options.share)
-    if options.share != "stats" or not schema.tables:
-        return shown
+    if options.share != "stats" or not schema.tables or ctx.recorded_sql is not None:
+        return shown  # (a rerun sends no prompt: no figures to read)
     tables, functions = schema.table_names(), schema.functions
 
     def fetch(sql: str, timeout: float) -> list[tuple]:
