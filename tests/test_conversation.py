@@ -94,7 +94,14 @@ def test_follow_after_a_fallback_answer_follows_its_simple_select(ip):
     first = ip.user_ns["_ask"]
     if first.answered_by != "fallback":
         pytest.skip(f"the fallback did not answer here: {first.message}")
-    second, follow_model = ask(ip, ONLY_2025, options="--follow", question="only for 2025")
+    # the follow-up's SQL fails twice: its fallback prompt carries the previous answer too
+    model = CountingModel(fake_model(*bad, fallback_reply))
+    ip.user_ns["model"] = model
+    ip.run_cell_magic("ask", "--model model --max-attempts 2 --follow", "only the paid ones")
+    assert "SELECT status, amount FROM orders" in human(model.prompts[-1])
+    assert "```python" in model.prompts[-1][0][1]  # that was the fallback's prompt
+    n = first.provenance["number"]
+    second, follow_model = ask(ip, ONLY_2025, options=f"--follow {n}", question="only for 2025")
     prompt = human(follow_model.prompts[0])
     assert "SELECT status, amount FROM orders" in prompt and "Amount per status?" in prompt
     assert second.provenance["followed"]["sql"] == "SELECT status, amount FROM orders"

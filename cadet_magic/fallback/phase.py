@@ -130,8 +130,11 @@ def generate(state: FallbackState, ctx: Context) -> dict:
     earlier fallback attempts and the feedback on a retry."""
     sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
     share = state["options"].share
+    # a follow-up's previous answer and the kept examples follow the question, as in the SQL
+    # phase's prompt
+    context = f"\n\n{ctx.preamble.strip()}" if ctx.preamble.strip() else ""
     messages = build_fallback_messages(
-        state["question"],
+        state["question"] + context,
         state["dialect"],
         state["schema_text"],
         shared_attempts(sql_attempts, share),
