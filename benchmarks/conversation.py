@@ -31,7 +31,7 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -261,18 +261,8 @@ def summary(path: Path) -> str:
     return table(["part", "mode", "n", "first attempt", "final", "prompt tokens / question"], rows)
 
 
-def server(base_url: str | None) -> Iterator[str]:
-    if base_url:
-        yield base_url
-        return
-    from workloads.llm import llm_server
-
-    with llm_server(timeout=600.0) as url:
-        yield url
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    import contextlib
+    from benchmarks.eval import server
 
     p = argparse.ArgumentParser(prog="python -m benchmarks.conversation")
     p.add_argument("--parts", default="follow,examples,share")
@@ -285,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     if not args.report_only:
         parts = args.parts.split(",")
-        with contextlib.contextmanager(server)(args.base_url) as url:
+        with server(args.base_url) as url:
             r = Runner(url, time.monotonic() + 60 * args.minutes, args.out)
             try:
                 if "follow" in parts:
