@@ -40,6 +40,8 @@ from benchmarks.report import table, write_section
 HERE = Path(__file__).resolve().parent / "conversation"
 CHAINS = HERE / "chains.json"
 RESULTS = HERE / "results.jsonl"
+#: One line per run: when it started, its parts and the load average then.
+RUNS_LOG = HERE / "runs.log"
 #: Measured questions per database in the examples and share parts (the rest are kept pairs).
 MEASURED_PER_DB = 4
 #: Kept pairs per database (held apart from the measured questions).
@@ -261,6 +263,13 @@ def summary(path: Path) -> str:
     return table(["part", "mode", "n", "first attempt", "final", "prompt tokens / question"], rows)
 
 
+def starts() -> list[str]:
+    """The load averages at the starts of the runs (``runs.log``)."""
+    if not RUNS_LOG.exists():
+        return []
+    return [ln.rsplit("load average ", 1)[1] for ln in RUNS_LOG.read_text().splitlines()]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks.eval import server
 
@@ -275,6 +284,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     if not args.report_only:
         parts = args.parts.split(",")
+        if args.out == RESULTS:
+            stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+            with RUNS_LOG.open("a") as f:
+                f.write(f"{stamp} parts {args.parts} load average {load}\n")
         with server(args.base_url) as url:
             r = Runner(url, time.monotonic() + 60 * args.minutes, args.out)
             try:
@@ -297,7 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "",
             summary(args.out),
             "",
-            f"Load average (1, 5, 15 min) at the start: {load}; at the end: {end} "
+            f"Load average (1, 5, 15 min) at each run's start: {'; '.join(starts()) or load}; "
+            f"at the end: {end} "
             "(**taken under load**: the machine was shared; accuracy does not depend on it at "
             "temperature 0, time does). Command: `nice -n 10 .venv/bin/python -m "
             "benchmarks.conversation --minutes N` (resumes from "
