@@ -104,14 +104,18 @@ def ask(
     return _finish(result, opts, metrics)
 
 
-def _finish(result: AskResult, opts: AskOptions, metrics: SessionMetrics | None) -> AskResult:
-    """The result's cost, DataFrame and count in the session's metrics."""
+def _finish(
+    result: AskResult, opts: AskOptions, metrics: SessionMetrics | None, count: bool = True
+) -> AskResult:
+    """The result's cost, DataFrame and (unless ``count`` is off) its count in the session's
+    metrics."""
     if opts.prices:
         from cadet_magic.metrics import cost_of, price_for
 
         result.cost = cost_of(result.tokens, price_for(result.model, opts.prices))
     result.df = to_dataframe(result)
-    (metrics if metrics is not None else SESSION).record(result)
+    if count:
+        (metrics if metrics is not None else SESSION).record(result)
     return result
 
 
@@ -180,7 +184,6 @@ def rerun(
     recorded: dict | None = None,
     on_event: Callable[[Event], None] | None = None,
     code_runner: Callable[..., Any] | None = None,
-    metrics: SessionMetrics | None = None,
     options: AskOptions | None = None,
     **option_values: Any,
 ) -> AskResult:
@@ -188,7 +191,8 @@ def rerun(
     runner and result check as a model's SQL, with no model call (see
     :meth:`AskResult.rerun`); with ``code`` (a fallback answer's pandas code), the SELECT and
     the code through the fallback's checks and code runner. When it no longer runs, ``message``
-    is one line saying so."""
+    is one line saying so. A rerun is not counted in the session's metrics (``%cadet stats``
+    measures the model's answers)."""
     opts = merged(options, **option_values).replace(rerun=False)
     if not sql:
         raise ConfigurationError(
@@ -218,7 +222,7 @@ def rerun(
             "The schema changed since this SQL was recorded; it still runs, but check the "
             "answer (or run %%ask without --rerun to ask the model again)."
         )
-    return _finish(result, opts, metrics)
+    return _finish(result, opts, None, count=False)
 
 
 def rerun_failure(result: AskResult, recorded: dict) -> str:

@@ -349,7 +349,6 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
                         recorded=recorded[1],
                         options=options,
                         on_event=on_event,
-                        metrics=self.metrics,
                     )
                 else:
                     result = ask(

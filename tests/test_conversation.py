@@ -276,3 +276,12 @@ def test_keep_without_an_answer_is_one_line(ip):
         assert "nothing to keep yet" in usage_error(ip, "cadet", "keep")
     finally:
         magics.last = saved
+
+
+def test_a_rerun_is_not_counted_in_the_session_metrics(ip):
+    ask(ip, PER_STATUS)
+    metrics = ip.magics_manager.registry["AskMagic"].metrics
+    before = json.dumps(metrics.rows(), default=str)
+    ip.run_cell_magic("ask", "--rerun", "Orders per status?")
+    assert ip.user_ns["_ask"].ok
+    assert json.dumps(metrics.rows(), default=str) == before
