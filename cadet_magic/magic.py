@@ -406,7 +406,9 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
 
     @line_magic
     def cadet(self, line: str) -> Any:
-        """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
+        """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them;
+        ``%cadet keep`` keeps the last answer (its question and SQL) as an example for later
+        questions on the same database; ``%cadet examples`` lists the kept answers."""
         command = line.strip() or "stats"
         if command == "stats":
             from cadet_magic.display.stats import StatsView
