@@ -30,6 +30,8 @@ CORE_MODULES = (
     "errors",
     "runner",
     "provenance",
+    "conversation",
+    "kept",
     "db.base",
     "db.fetch",
 )
