@@ -1,6 +1,8 @@
-"""The agent's steps. Each takes the state (and the run's context) and returns a partial update.
+"""The SQL phase's steps (and the model call and SQL run the fallback phase's steps reuse).
+Each takes the state (and the run's context) and returns a partial update.
 
-Nodes never mutate the state they are given; the runner merges what they return.
+Nodes never mutate the state they are given; the loop merges what they return. The control
+steps every phase shares (next attempt, hand over, finish) are in :mod:`cadet_magic.agent.pipeline`.
 """
 
 from __future__ import annotations
@@ -13,13 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
-from cadet_magic.agent.record import answered, close_attempt
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
-from cadet_magic.agent.routes import decide
-from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
-from cadet_magic.diagnose.failures import (
-    NoSQL,
-)
+from cadet_magic.agent.state import AskState
+from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.errors import (
     FailedTransactionError,
@@ -27,7 +25,7 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.result import Attempt, StopReason, Tokens
+from cadet_magic.result import Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
@@ -54,10 +52,8 @@ class Context:
     model_calls: int = 0
     code_runner: Callable[..., Any] | None = None
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
-    #: A rerun's recorded SQL: the ``recorded`` step stands in for ``generate`` (no model).
-    recorded_sql: str | None = None
-    #: A rerun's recorded pandas code (a fallback answer's): its SELECT is ``recorded_sql``.
-    recorded_code: str | None = None
+    #: Whether the run is a rerun of recorded SQL (no ``generate`` step, no prompt).
+    rerun: bool = False
     #: Every model call's messages, in order, as ``{"role", "content"}`` dicts.
     prompts: list[list[dict[str, str]]] = field(default_factory=list)
     #: Text added to the SQL prompt after the question (a follow-up's previous answer, kept
@@ -176,7 +172,7 @@ def shared_view(schema: Schema, state: AskState, ctx: Context) -> Schema:
     through the runner, each query passed by the safety check first)."""
     options = state["options"]
     shown = shared_schema(schema, options.share)
-    if options.share != "stats" or not schema.tables or ctx.recorded_sql is not None:
+    if options.share != "stats" or not schema.tables or ctx.rerun:
         return shown  # (a rerun sends no prompt: no figures to read)
     tables, functions = schema.table_names(), schema.functions
 
@@ -199,17 +195,6 @@ def generate(state: AskState, ctx: Context) -> dict:
         state["question"], state["dialect"], state["schema_text"], attempts, ctx.preamble
     )
     return ask_model(state, ctx, messages)
-
-
-def recorded(state: AskState, ctx: Context) -> dict:
-    """A rerun's stand-in for :func:`generate`: the recorded SQL, with no model call."""
-    return {
-        "reply": "",
-        "sql": ctx.recorded_sql,
-        "tokens": None,
-        "model_seconds": None,
-        "timings": timed(state, "generate", 0.0),
-    }
 
 
 def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> dict:
@@ -300,41 +285,3 @@ def diagnose(state: AskState, ctx: Context) -> dict:
         # knows what it renamed).
         diagnosis = diagnose_failure(state["error"], **where)
     return {"diagnosis": diagnosis, "timings": timed(state, "diagnose", time.perf_counter() - t0)}
-
-
-@dataclass(frozen=True)
-class PhaseRecord:
-    """How a phase records its attempts, for the one :func:`next_attempt` and :func:`finish`
-    every phase uses: the fields its attempt in progress clears, its attempt's record, whether
-    it answered, its retry decision, and the name the log gives it."""
-
-    fields: tuple[str, ...] = ATTEMPT_FIELDS
-    close: Callable[..., Attempt] = close_attempt
-    answered: Callable[[Any], bool] = answered
-    decide: Callable[[Any], str] = decide
-    name: str = "sql"
-
-
-#: The SQL phase's record.
-SQL = PhaseRecord()
-
-
-def next_attempt(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
-    """Records the failed attempt with the feedback that goes to the model and starts the next."""
-    done = phase.close(state, feedback_sent=True)
-    number = state["attempt"] + 1
-    return {"attempts": (*state["attempts"], done), **begin_attempt(number, phase.fields)}
-
-
-def finish(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
-    """Records the last attempt and why the run stopped."""
-    done = phase.close(state, feedback_sent=False)
-    if state.get("model_error"):
-        reason = StopReason.model_error
-    elif phase.answered(state):
-        reason = StopReason.success
-    else:
-        reason = StopReason(phase.decide(state))
-    label = "" if phase is SQL else phase.name + " "
-    log.info("[end] %s%s after %d attempt(s)", label, reason, done.number)
-    return {"attempts": (*state["attempts"], done), "stop_reason": reason}

@@ -15,15 +15,17 @@ Example (a scripted model and stdlib sqlite3):
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from cadet_magic.agent import nodes, record, result_step, routes
+from cadet_magic.agent import fallback_phase, nodes, result_step, routes
+from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
+from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
-from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
@@ -32,104 +34,31 @@ from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
 
 
-def hand_over(state: AskState, ctx: nodes.Context) -> dict:
-    """The SQL phase ends (its last attempt recorded, without feedback) and the fallback phase
-    starts, seeded with the SQL attempts."""
-    done = record.close_attempt(state, feedback_sent=False)
-    return fallback_phase.start(AskState(**{**state, "attempts": (*state["attempts"], done)}), ctx)
+def without_generate(phase: PhaseSpec) -> PhaseSpec:
+    """``phase`` for a rerun: its attempt without the ``generate`` step (the query is known, no
+    model is called), once, handing over to no other phase; the same checks and runners."""
+    steps = tuple(s for s in phase.steps if s.name != "generate")
+    return dataclasses.replace(phase, steps=steps, next=None, hands_over=lambda state: False)
 
 
-#: The SQL phase's graph: node name -> the function that runs it.
-NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
-    "read_schema": nodes.read_schema,
-    "generate": nodes.generate,
-    "check": nodes.check,
-    "execute": nodes.execute,
-    "check_result": result_step.check_result,
-    "diagnose": nodes.diagnose,
-    "next_attempt": nodes.next_attempt,
-    "retry_suspect": result_step.retry_suspect,
-    "hand_over": hand_over,
-    "finish": nodes.finish,
-    "finish_suspect": result_step.finish_suspect,
-}
-
-#: node name -> where to go next (a fixed edge or a route_* function); ``hand_over`` leads
-#: into the fallback phase's graph.
-EDGES: dict[str, str | Callable[[AskState], str]] = {
-    "read_schema": "generate",
-    "generate": routes.route_after_generate,
-    "check": routes.route_after_check,
-    "execute": routes.route_after_execute,
-    "check_result": routes.route_after_check_result,
-    "diagnose": routes.route_after_diagnose,
-    "next_attempt": "generate",
-    "retry_suspect": "generate",
-    "hand_over": fallback_phase.FIRST,
-    "finish": "end",
-    "finish_suspect": "end",
-}
+#: A rerun of an SQL answer: its recorded SQL checked, run read-only and its result checked.
+RERUN_SQL = without_generate(SQL_PHASE)
+#: A rerun of a fallback answer: its recorded SELECT and pandas code checked and run (the
+#: SELECT on the read-only runner, the code in the confined worker).
+RERUN_FALLBACK = without_generate(FALLBACK_PHASE)
 
 
-@dataclass(frozen=True)
-class PhaseGraph:
-    """One phase for the runner: its graph and the record of its attempt in progress."""
-
-    nodes: Mapping[str, Callable[[Any, nodes.Context], dict]]
-    edges: Mapping[str, str | Callable[[Any], str]]
-    provisional: Callable[[Any], Attempt]
-
-
-#: Each phase's graph, in the order they run.
-PHASES: dict[str, PhaseGraph] = {
-    Phase.sql: PhaseGraph(NODES, EDGES, result_step.provisional_attempt),
-    Phase.fallback: PhaseGraph(
-        fallback_phase.NODES, fallback_phase.EDGES, fallback_phase.provisional_attempt
-    ),
-}
-
-#: A rerun: the SQL phase with its ``generate`` step replaced by the recorded SQL (no model
-#: call), one attempt and no fallback; the same check, runner, result check and diagnosis.
-RERUN: dict[str, PhaseGraph] = {
-    Phase.sql: PhaseGraph(
-        {**NODES, "generate": nodes.recorded}, EDGES, result_step.provisional_attempt
-    ),
-}
-
-
-def recorded_fallback(state: AskState, ctx: nodes.Context) -> dict:
-    """A fallback rerun's stand-in for the fallback's ``generate``: the recorded SELECT and
-    pandas code, with no model call."""
-    return {**nodes.recorded(state, ctx), "code": ctx.recorded_code}
-
-
-def enter_fallback(state: AskState, ctx: nodes.Context) -> dict:
-    """A fallback rerun goes straight to the fallback phase (no SQL attempt)."""
-    return fallback_phase.start(state, ctx)
-
-
-#: The rerun of a fallback answer: the schema, then the fallback phase with its ``generate``
-#: replaced by the recorded SELECT and code: the same checks (SQL and Python), the same
-#: read-only runner and the same confined code runner, once.
-RERUN_FALLBACK: dict[str, PhaseGraph] = {
-    Phase.sql: PhaseGraph(
-        {"read_schema": nodes.read_schema, "enter_fallback": enter_fallback},
-        {"read_schema": "enter_fallback", "enter_fallback": fallback_phase.FIRST},
-        result_step.provisional_attempt,
-    ),
-    Phase.fallback: PhaseGraph(
-        {**fallback_phase.NODES, "generate": recorded_fallback},
-        fallback_phase.EDGES,
-        fallback_phase.provisional_attempt,
-    ),
-}
-
-
-def _anticipate(step: str, state: AskState, ctx: nodes.Context) -> None:
-    """After a failed SQL attempt that the fallback phase may follow, its code runner starts
-    getting ready while the model writes the next SQL."""
-    if step == "diagnose" and state["phase"] == Phase.sql and routes.fallback_due(state):
-        fallback_phase.prepare(ctx)
+def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: nodes.Context) -> None:
+    """After a failed attempt that the next phase may follow, the next phase gets ready (the
+    fallback's code runner starts its worker) while the model writes the next attempt."""
+    following = phase.next
+    if (
+        step == "diagnose"
+        and following is not None
+        and following.prepare
+        and phase.hands_over(state)
+    ):
+        following.prepare(ctx)
 
 
 @dataclass(frozen=True)
@@ -207,43 +136,49 @@ def run_agent(
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
 
-    With ``recorded_sql`` the run is a rerun (:data:`RERUN`): that SQL goes through the same
-    check, runner and result check as the model's would, once, and ``model`` is never called;
-    with ``recorded_code`` too, a fallback answer's SELECT and pandas code run through the
-    fallback phase's checks and runners (:data:`RERUN_FALLBACK`).
-    ``preamble`` follows the question in the SQL prompt (a follow-up's previous answer,
-    kept examples; see :mod:`cadet_magic.conversation`).
+    With ``recorded_sql`` the run is a rerun: the phase runs without its ``generate`` step
+    (:data:`RERUN_SQL`), so that SQL goes through the same check, runner and result check as the
+    model's would, once, and ``model`` is never called; with ``recorded_code`` too, a fallback
+    answer's SELECT and pandas code run through the fallback phase's checks and runners
+    (:data:`RERUN_FALLBACK`). ``preamble`` follows the question in the prompts (a follow-up's
+    previous answer, kept examples; see :mod:`cadet_magic.conversation`).
     """
     opts = merged(options, **overrides)
-    phases = PHASES
+    phases: dict[str, PhaseSpec] = PHASES
     if recorded_sql is not None:
-        phases = RERUN if recorded_code is None else RERUN_FALLBACK
-        opts = opts.replace(max_attempts=1, fallback=recorded_code is not None)
+        opts = opts.replace(max_attempts=1)
+        rerun = RERUN_SQL if recorded_code is None else RERUN_FALLBACK
+        phases = {rerun.name: rerun}
     ctx = nodes.Context(
         model=model,
         runner=runner,
         schema=schema,
         code_runner=code_runner,
         frame_maker=frame_maker,
-        recorded_sql=recorded_sql,
-        recorded_code=recorded_code,
         preamble=preamble,
+        rerun=recorded_sql is not None,
     )
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )
+    if recorded_sql is not None:
+        known = {"sql": recorded_sql, "reply": "", "timings": {}}
+        if recorded_code is not None:
+            fallback_phase.prepare(ctx)
+            known.update(phase=Phase.fallback, code=recorded_code)
+        state = AskState(**{**state, **known})  # type: ignore[typeddict-item]
     start = time.perf_counter()
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        graph = phases[state["phase"]]
-        update = graph.nodes[step](state, ctx)
+        phase = phases[state["phase"]]
+        run = nodes.read_schema if step == "read_schema" else phase.node(step)
+        update = run(state, ctx)
         state = AskState(**{**state, **update})
         if on_event is not None:
             on_event(Event(step, update, state, time.perf_counter() - start))
-        _anticipate(step, state, ctx)
-        edge = graph.edges[step]
-        step = edge(state) if callable(edge) else edge
+        _anticipate(step, state, phase, ctx)
+        step = routes.route(phase, step, state)
         if step == "end":
             break
     else:  # pragma: no cover - the routes guarantee termination
