@@ -263,6 +263,23 @@ def summary(path: Path) -> str:
     return table(["part", "mode", "n", "first attempt", "final", "prompt tokens / question"], rows)
 
 
+def planned(path: Path) -> str:
+    """How much of the planned measurement the results file holds (runs are partial when a
+    time budget ended them)."""
+    steps = sum(len(c["steps"]) - 1 for c in chains())
+    measured = MEASURED_PER_DB * len({c["db_id"] for c in chains()})
+    lines = [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+    have = {
+        p: sum(1 for r in lines if r["part"] == p and r["mode"] != "first")
+        for p in ("follow", "examples", "share")
+    }
+    return (
+        f"**Partial** where the counts fall short of the plan: follow {have['follow']} of "
+        f"{2 * steps} (question, mode) pairs, examples {have['examples']} of {2 * measured}, "
+        f"share {have['share']} of {3 * measured}; the run resumes where it stopped."
+    )
+
+
 def starts() -> list[str]:
     """The load averages at the starts of the runs (``runs.log``)."""
     if not RUNS_LOG.exists():
@@ -307,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{KEPT_PER_DB} held-apart kept pairs per database (`kept`) or none; `share`: the same "
             "questions at each sharing level. Wilson 95% intervals; at these n the intervals "
             "overlap widely: read them as a first look, not a verdict.",
+            "",
+            planned(args.out),
             "",
             summary(args.out),
             "",
