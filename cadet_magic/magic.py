@@ -216,6 +216,12 @@ class AskMagic(Magics, Configurable):
         return self._run(question, args)
 
     def _run(self, question: str, args: Any) -> Any:
+        from cadet_magic import lite
+
+        try:
+            lite.require()  # JupyterLite: the SQL parser and widgets still loading
+        except ImportError as e:
+            raise UsageError(str(e)) from None
         from cadet_magic.api import ask
         from cadet_magic.db.session import using
 

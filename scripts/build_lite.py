@@ -12,6 +12,23 @@ Two variants, each a static folder to serve:
 
 Both ship the browser tutorial notebook (``lite/content/``) and the sample shop as SQLite.
 
+What makes the site open quickly (each measured by ``python -m benchmarks.lite``):
+
+* every wheel the kernel loads carries its modules compiled by the site's own Pyodide
+  (``scripts/lite_compile.mjs``: unchecked-hash ``__pycache__`` bytecode beside the sources),
+  so nothing is compiled in the browser;
+* one parallel load at boot: the kernel's own packages (micropip, piplite, the ipykernel
+  stand-in, pyodide-kernel) come from the lock file with the rest (``PRELOAD``) instead of
+  being installed one by one through piplite's index;
+* cadet_magic is preloaded with IPython only; its other dependencies
+  (``cadet_magic.lite.DEFERRED``) stay in the lock and load in the background at
+  ``%load_ext``; SQLAlchemy is in the lock for ``import sqlalchemy`` but never preloaded;
+* jedi (IPython's completion) ships without typeshed's third-party stubs and django-stubs
+  (4,800 of its 5,600 files: completion of installed packages reads their sources);
+* ``_headers`` (the format Netlify and Cloudflare Pages read; ``tests/lite/site.py`` serves it)
+  lets browsers keep the content-hashed bundles and the versioned Pyodide files for a year and
+  revalidate the rest.
+
 Inputs, prepared by scripts/setup_pyodide.sh and scripts/setup_lite.sh: ``.cache/pyodide/``
 (the npm package and a copy with micropip's wheel beside it) and ``.cache/lite/wheels/``.
 """
@@ -40,10 +57,45 @@ KERNEL_WHEELS = (
     / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
 )
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
-#: Preloaded at kernel start with their dependencies, from the site's lock file (the kernel then
-#: skips installing these three through piplite).
-PRELOAD = ["cadet-magic", "ipython", "jedi", "comm"]
+#: The kernel extension's wheels that boot the kernel (piplite: ``%pip``; ipykernel: a stand-in).
+KERNEL_BOOT = ("piplite-", "pyodide_kernel-", "ipykernel-", "widgetsnbextension-4.")
+#: Preloaded at kernel start with their dependencies, in one parallel load from the site's lock
+#: file. The kernel installs each of micropip, piplite, ipykernel, comm, pyodide-kernel, jedi and
+#: ipython through piplite (one by one, after reading piplite's index) unless it is named here.
+PRELOAD = [
+    "micropip",
+    "piplite",
+    "ipykernel",
+    "pyodide-kernel",
+    "comm",
+    "jedi",
+    "ipython",
+    "cadet-magic",
+]
+#: Paths left out of a wheel: jedi's stubs of third-party packages (completion of an installed
+#: package reads its source; typeshed's standard-library stubs stay).
+DROP = {
+    "jedi": ["jedi/third_party/typeshed/stubs/", "jedi/third_party/django-stubs/"],
+}
+COMPILER = ROOT / "scripts" / "lite_compile.mjs"
 SHOP_FILE = "shop.sqlite"
+#: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages): JupyterLab's
+#: bundles and the pinned Pyodide core never change under their names; wheels and pages may
+#: (cadet_magic keeps its version between builds), so they are revalidated (a 304 when unchanged).
+HEADERS = """\
+/build/*
+  Cache-Control: public, max-age=31536000, immutable
+/extensions/*
+  Cache-Control: public, max-age=31536000, immutable
+/static/pyodide/pyodide.asm.wasm
+  Cache-Control: public, max-age=31536000, immutable
+/static/pyodide/pyodide.asm.mjs
+  Cache-Control: public, max-age=31536000, immutable
+/static/pyodide/python_stdlib.zip
+  Cache-Control: public, max-age=31536000, immutable
+/*
+  Cache-Control: public, max-age=0, must-revalidate
+"""
 
 
 def pyodide_version() -> str:
@@ -114,6 +166,37 @@ def stage(stage_dir: Path, settings: dict) -> None:
     (stage_dir / "jupyter-lite.json").write_text(json.dumps(page, indent=2))
 
 
+def compile_wheels(wheels: list[Path]) -> list[Path]:
+    """``wheels`` with their modules compiled by the site's Pyodide (cached by content)."""
+    cache = CACHE / "lite" / "compiled" / pyodide_version()
+    jobs, out = [], []
+    for wheel in wheels:
+        target = cache / sha256(wheel)[:16] / wheel.name
+        out.append(target)
+        if not target.exists():
+            drop = DROP.get(wheel.name.split("-")[0].lower(), [])
+            jobs.append({"src": str(wheel), "out": str(target), "drop": drop})
+    if jobs:
+        cache.mkdir(parents=True, exist_ok=True)
+        job_file = cache / "jobs.json"
+        job_file.write_text(json.dumps(jobs))
+        subprocess.run(
+            ["node", str(COMPILER), "--dist", str(PYODIDE_DIST), "--jobs", str(job_file)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        job_file.unlink()
+    return out
+
+
+def prune_compiled(keep: list[Path]) -> None:
+    """Drops the compiled cadet_magic wheels of earlier builds (one per change of the code)."""
+    folders = {p.parent for p in keep}
+    for old in (CACHE / "lite" / "compiled").glob("*/*/cadet_magic-*.whl"):
+        if old.parent not in folders:
+            shutil.rmtree(old.parent)
+
+
 def jupyter_lite_build(stage_dir: Path, out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
@@ -153,7 +236,20 @@ def add_wheels(lock_path: Path, wheels: list[Path], dest: Path) -> None:
     for w in local:
         name = next(n for n, e in spec.packages.items() if e.file_name == w.name)
         raw["packages"][name] = spec.packages[name].model_dump()
+    defer(raw["packages"])
     lock_path.write_text(json.dumps(raw))
+
+
+def defer(packages: dict) -> None:
+    """cadet-magic's lock entry keeps only what ``%load_ext`` needs: the deferred dependencies
+    (loaded by ``import cadet_magic`` in the background) must be in the lock themselves."""
+    from cadet_magic.lite import DEFERRED
+
+    entry = packages["cadet-magic"]
+    for name in DEFERRED:
+        if name not in packages:
+            raise SystemExit(f"build_lite: {name} (loaded by cadet_magic) is not in the lock")
+    entry["depends"] = [d for d in entry["depends"] if d not in DEFERRED]
 
 
 def pyodide_settings(pyodide_url: str) -> dict:
@@ -170,6 +266,9 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     jupyter_lite_build(stage_dir, out)
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
+    for wheel in target.glob("micropip-*.whl"):  # Pyodide's own package manager, compiled too
+        (compiled,) = compile_wheels([wheel])
+        shutil.copy(compiled, wheel)
     for junk in ("README.md", "console.html", "console-v2.html"):
         (target / junk).unlink(missing_ok=True)
     for mapfile in target.glob("*.map"):
@@ -230,8 +329,11 @@ def main() -> None:
         if not need.exists():
             raise SystemExit(f"build_lite: {need} missing; run bash scripts/{hint}")
     t0 = time.perf_counter()
-    wheels = sorted(WHEELS.glob("*.whl")) + sorted(KERNEL_WHEELS.glob("widgetsnbextension-4.*.whl"))
+    wheels = sorted(WHEELS.glob("*.whl"))
+    wheels += sorted(w for w in KERNEL_WHEELS.glob("*.whl") if w.name.startswith(KERNEL_BOOT))
     wheels.append(build_cadet_wheel(ROOT / "build" / "lite-stage" / "wheels"))
+    wheels = compile_wheels(wheels)
+    prune_compiled(wheels)
     built = {}
     if args.variant in ("offline", "both"):
         t = time.perf_counter()
@@ -245,6 +347,8 @@ def main() -> None:
         build_online(out, wheels)
         check_site(out, cdn_url(pyodide_version()) + "pyodide.mjs")
         built["online"] = (out, time.perf_counter() - t)
+    for out, _ in built.values():
+        (out / "_headers").write_text(HEADERS)
     for name, (out, seconds) in built.items():
         files = sum(1 for f in out.rglob("*") if f.is_file())
         print(
