@@ -40,20 +40,20 @@ def missing() -> list[str]:
 
 
 def start() -> bool:
-    """Starts loading the missing deferred packages (Pyodide only); True if a load started."""
+    """Starts loading the missing deferred packages from the site's lock file (in JupyterLite's
+    Pyodide kernel only); True if a load started."""
     global _pending
     if not in_pyodide() or _pending is not None:
         return False
     names = missing()
-    if not names:
+    manager = _transform_manager()
+    if not names or manager is None:  # elsewhere in Pyodide: installed as usual (micropip)
         return False
     import pyodide_js  # type: ignore[import-not-found]
     from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
     _pending = pyodide_js.loadPackage(to_js(names))
-    manager = _transform_manager()
-    if manager is not None:
-        manager.line_transforms.insert(0, wait_for_packages)
+    manager.line_transforms.insert(0, wait_for_packages)
     return True
 
 
@@ -82,8 +82,8 @@ async def wait_for_packages(lines: list[str]) -> list[str]:
 
 
 def require() -> None:
-    """Raises a one-line ImportError while the background load is still running (Pyodide)."""
-    names = missing() if in_pyodide() else []
+    """Raises a one-line ImportError while the background load is still running (JupyterLite)."""
+    names = missing() if in_pyodide() and _transform_manager() is not None else []
     if names:
         start()
         raise ImportError(

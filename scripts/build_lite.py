@@ -26,7 +26,7 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
 * jedi (IPython's completion) ships without typeshed's third-party stubs and django-stubs
   (4,800 of its 5,600 files: completion of installed packages reads their sources);
 * ``_headers`` (the format Netlify and Cloudflare Pages read; ``tests/lite/site.py`` serves it)
-  lets browsers keep the content-hashed bundles and the versioned Pyodide files for a year and
+  lets browsers keep JupyterLab's content-hashed bundles and the versioned Pyodide files for a year and
   revalidate the rest.
 
 Inputs, prepared by scripts/setup_pyodide.sh and scripts/setup_lite.sh: ``.cache/pyodide/``
@@ -77,15 +77,25 @@ PRELOAD = [
 DROP = {
     "jedi": ["jedi/third_party/typeshed/stubs/", "jedi/third_party/django-stubs/"],
 }
+#: Modules left as source (compiled on import if ever imported): pygments' ~600 lexers and styles
+#: and wcwidth's override tables, which would triple those wheels; the ones a session imports
+#: (IPython's and the panel's lexers, the default style) are compiled.
+SOURCE_ONLY = {
+    "pygments": ["pygments/lexers/", "pygments/styles/"],
+    "wcwidth": ["wcwidth/table_grapheme_overrides/"],
+}
+COMPILE_ANYWAY = [
+    f"pygments/lexers/{m}.py" for m in ("__init__", "_mapping", "python", "sql", "special")
+] + [f"pygments/styles/{m}.py" for m in ("__init__", "_mapping", "default")]
 COMPILER = ROOT / "scripts" / "lite_compile.mjs"
 SHOP_FILE = "shop.sqlite"
 #: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages): JupyterLab's
-#: bundles and the pinned Pyodide core never change under their names; wheels and pages may
-#: (cadet_magic keeps its version between builds), so they are revalidated (a 304 when unchanged).
+#: content-hashed bundles and the pinned Pyodide core never change under their names. Everything
+#: else (pages, configuration, wheels: cadet_magic keeps its version between builds) gets those
+#: hosts' default, revalidation on each visit (a 304 when unchanged). The rules do not overlap:
+#: both hosts join the values of every matching rule.
 HEADERS = """\
 /build/*
-  Cache-Control: public, max-age=31536000, immutable
-/extensions/*
   Cache-Control: public, max-age=31536000, immutable
 /static/pyodide/pyodide.asm.wasm
   Cache-Control: public, max-age=31536000, immutable
@@ -93,8 +103,6 @@ HEADERS = """\
   Cache-Control: public, max-age=31536000, immutable
 /static/pyodide/python_stdlib.zip
   Cache-Control: public, max-age=31536000, immutable
-/*
-  Cache-Control: public, max-age=0, must-revalidate
 """
 
 
@@ -166,16 +174,30 @@ def stage(stage_dir: Path, settings: dict) -> None:
     (stage_dir / "jupyter-lite.json").write_text(json.dumps(page, indent=2))
 
 
+#: Changes when the compile rules or the compiler change (part of the compiled wheels' cache key).
+RULES = hashlib.sha256(
+    json.dumps([DROP, SOURCE_ONLY, COMPILE_ANYWAY]).encode() + COMPILER.read_bytes()
+).hexdigest()[:8]
+
+
 def compile_wheels(wheels: list[Path]) -> list[Path]:
     """``wheels`` with their modules compiled by the site's Pyodide (cached by content)."""
     cache = CACHE / "lite" / "compiled" / pyodide_version()
     jobs, out = [], []
     for wheel in wheels:
-        target = cache / sha256(wheel)[:16] / wheel.name
+        target = cache / f"{sha256(wheel)[:12]}-{RULES}" / wheel.name
         out.append(target)
         if not target.exists():
-            drop = DROP.get(wheel.name.split("-")[0].lower(), [])
-            jobs.append({"src": str(wheel), "out": str(target), "drop": drop})
+            project = wheel.name.split("-")[0].lower()
+            jobs.append(
+                {
+                    "src": str(wheel),
+                    "out": str(target),
+                    "drop": DROP.get(project, []),
+                    "source_only": SOURCE_ONLY.get(project, []),
+                    "compile": COMPILE_ANYWAY,
+                }
+            )
     if jobs:
         cache.mkdir(parents=True, exist_ok=True)
         job_file = cache / "jobs.json"

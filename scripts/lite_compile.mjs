@@ -3,7 +3,8 @@
 //   node scripts/lite_compile.mjs --dist DIR --jobs FILE
 //
 // --dist  the Pyodide folder the site ships (its Python compiles: same version, same magic)
-// --jobs  JSON [{"src": wheel, "out": wheel, "drop": [path prefixes to leave out]}]
+// --jobs  JSON [{"src": wheel, "out": wheel, "drop": [path prefixes to leave out],
+//                "source_only": [path prefixes not compiled], "compile": [paths compiled anyway]}]
 //
 // Each output wheel holds the input's files (minus the dropped prefixes) plus, for every module,
 // __pycache__/<name>.<cache tag>.pyc as an unchecked-hash pyc (PEP 552): the kernel imports the
@@ -23,7 +24,7 @@ from importlib._bootstrap_external import _code_to_hash_pyc
 def digest(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
-def repack(src, out, drop):
+def repack(src, out, drop, source_only, always):
     compiled = 0
     with zipfile.ZipFile(src) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
         names = set(zin.namelist())
@@ -38,6 +39,8 @@ def repack(src, out, drop):
             if not name.endswith("/"):
                 rows.append(f"{name},{digest(data)},{len(data)}")
             if not name.endswith(".py"):
+                continue
+            if any(name.startswith(p) for p in source_only) and name not in always:
                 continue
             try:
                 code = compile(data, name, "exec", dont_inherit=True)
@@ -77,9 +80,9 @@ const repack = pyodide.globals.get("repack");
 let compiled = 0;
 for (const job of JSON.parse(fs.readFileSync(args.jobs, "utf8"))) {
   pyodide.FS.writeFile("/tmp/in.whl", fs.readFileSync(job.src));
-  const drop = pyodide.toPy(job.drop || []);
-  compiled += repack("/tmp/in.whl", "/tmp/out.whl", drop);
-  drop.destroy();
+  const lists = [job.drop, job.source_only, job.compile].map((x) => pyodide.toPy(x || []));
+  compiled += repack("/tmp/in.whl", "/tmp/out.whl", ...lists);
+  lists.forEach((x) => x.destroy());
   fs.mkdirSync(path.dirname(job.out), { recursive: true });
   fs.writeFileSync(job.out, pyodide.FS.readFile("/tmp/out.whl"));
 }

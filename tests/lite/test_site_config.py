@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import zipfile
 
 import pytest
 
+from cadet_magic.lite import DEFERRED
 from tests.lite.site import OFFLINE, ONLINE, ROOT
 
 pytestmark = pytest.mark.lite
@@ -53,9 +55,40 @@ def test_offline_site(lite_build):
     for name, entry in lock["packages"].items():
         assert "://" not in entry["file_name"], name
         assert _sha(folder / entry["file_name"]) == entry["sha256"], name
-    needed = _closure(lock["packages"], "cadet-magic")
+    at_boot = set().union(
+        *(_closure(lock["packages"], n) for n in settings["loadPyodideOptions"]["packages"])
+    )
+    later = set().union(*(_closure(lock["packages"], n) for n in DEFERRED))
+    needed = _closure(lock["packages"], "cadet-magic") | later
     assert {"sqlglot", "sqlparse", "ipywidgets", "anywidget", "ipylab", "ipython"} <= needed
     assert not needed & NOT_IN_BROWSER
+    # the kernel boots from one load of the lock (no piplite install at boot), and neither the
+    # deferred packages nor SQLAlchemy are among it
+    assert {
+        "micropip",
+        "piplite",
+        "ipykernel",
+        "pyodide-kernel",
+        "comm",
+        "jedi",
+        "ipython",
+    } <= at_boot
+    assert not at_boot & (set(DEFERRED) | {"sqlalchemy"})
+    assert "sqlalchemy" in lock["packages"]  # `import sqlalchemy` in a cell loads it
+    # every wheel carries bytecode for the site's Python, beside its sources
+    for name in ("cadet-magic", "sqlglot", "ipython", "jedi"):
+        with zipfile.ZipFile(folder / lock["packages"][name]["file_name"]) as whl:
+            files = whl.namelist()
+        pycs = [f for f in files if f.endswith(".cpython-314.pyc")]
+        assert pycs and all(
+            f.replace(".cpython-314.pyc", ".py").replace("__pycache__/", "") in files for f in pycs
+        ), name
+    assert not [f for f in files if f.startswith("jedi/third_party/typeshed/stubs/")]
+    # caching rules a static host reads: hashed bundles for a year, nothing else
+    assert (
+        "/build/*\n  Cache-Control: public, max-age=31536000, immutable"
+        in (OFFLINE / "_headers").read_text()
+    )
     con = sqlite3.connect(OFFLINE / "files" / "shop.sqlite")
     assert con.execute("SELECT count(*) FROM orders").fetchone() == (600,)
     assert (OFFLINE / "files" / "cadet_in_the_browser.ipynb").exists()
