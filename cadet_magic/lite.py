@@ -49,8 +49,8 @@ def start() -> bool:
     manager = _transform_manager()
     if not names or manager is None:  # elsewhere in Pyodide: installed as usual (micropip)
         return False
-    import pyodide_js  # type: ignore[import-not-found]
-    from pyodide.ffi import to_js  # type: ignore[import-not-found]
+    import pyodide_js
+    from pyodide.ffi import to_js
 
     _pending = pyodide_js.loadPackage(to_js(names))
     manager.line_transforms.insert(0, wait_for_packages)
