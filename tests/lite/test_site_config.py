@@ -126,3 +126,36 @@ def test_online_site(lite_build):
     needed = _closure(lock["packages"], "cadet-magic")
     assert not needed & NOT_IN_BROWSER
     assert "cadet-magic" in local
+
+
+def _build_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_lite", ROOT / "scripts" / "build_lite.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("path", "kept"),
+    [
+        ("/build/lab/1234.0a1b2c3d4e5f6a7b8c9d.js", True),  # content-hashed bundle
+        ("/static/pyodide/pyodide.asm.wasm", True),  # pinned Pyodide core
+        ("/static/pyodide/python_stdlib.zip", True),
+        ("/static/pyodide/cadet_magic-0.1.0-py3-none-any.whl", False),  # same name, new code
+        ("/static/pyodide/pyodide-lock.json", False),
+        ("/lab/index.html", False),
+        ("/jupyter-lite.json", False),
+        ("/files/shop.sqlite", False),
+    ],
+)
+def test_cache_headers(tmp_path, path, kept):
+    """What a static host reading the site's ``_headers`` sends (the tests' server does the same):
+    one Cache-Control per file, a year for files that never change under their name."""
+    from tests.lite.site import cache_headers
+
+    (tmp_path / "_headers").write_text(_build_script().HEADERS)
+    headers = cache_headers(str(tmp_path), path)
+    assert [n for n, _ in headers] == ["Cache-Control"]
+    assert ("immutable" in headers[0][1]) is kept
