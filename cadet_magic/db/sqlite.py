@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import quote
@@ -94,6 +95,13 @@ class SQLiteRunner:
         self.label = label
         self.session = session or current()
         self._file: str | None | bool = False  # not looked up yet
+        #: The agent's own read-only connections to a file database, opened once per runner (one
+        #: question: schema, query, value checks), with the read-only authorizer (queries) and
+        #: without it (catalog reads); closed with the runner. Each open reads the file's header
+        #: and looks for its journal: in JupyterLite, where /drive is served by the page, a round
+        #: of requests each time.
+        self._opened: dict[bool, sqlite3.Connection] = {}
+        weakref.finalize(self, _close_all, self._opened)
 
     def _own(self, timeout: float, authorizer: bool = True) -> sqlite3.Connection | None:
         """The agent's own read-only connection for a file database; None in memory."""
@@ -101,10 +109,23 @@ class SQLiteRunner:
             self._file = database_file(self.connection)
         if not self._file:
             return None
+        con = self._opened.get(authorizer)
+        if con is not None:  # this run's wait for a writer's lock
+            con.set_authorizer(None)
+            con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            if authorizer:
+                con.set_authorizer(read_only_authorizer)
+            return con
         try:
-            return open_read_only(str(self._file), timeout, authorizer)
+            con = open_read_only(str(self._file), timeout, authorizer)
         except sqlite3.Error:  # e.g. a WAL database in a folder we cannot write to
             return None
+        self._opened[authorizer] = con
+        return con
+
+    def close(self) -> None:
+        """Closes the agent's own connections (the user's is never closed)."""
+        _close_all(self._opened)
 
     def run(
         self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
@@ -112,10 +133,7 @@ class SQLiteRunner:
         own = self._own(timeout)
         if own is None:
             return self._run(self.connection, True, sql, limit, timeout, max_bytes)
-        try:
-            return self._run(own, False, sql, limit, timeout, max_bytes)
-        finally:
-            own.close()
+        return self._run(own, False, sql, limit, timeout, max_bytes)
 
     def _run(
         self,
@@ -185,12 +203,7 @@ class SQLiteRunner:
         def on_own(read):
             def call():
                 own = self._own(5.0, authorizer=False)
-                if own is None:
-                    return read(self.connection)
-                try:
-                    return read(own)
-                finally:
-                    own.close()
+                return read(self.connection if own is None else own)
 
             return call
 
@@ -201,6 +214,11 @@ class SQLiteRunner:
                 lambda con: with_functions(sqlite_schema(con, samples=True), sqlite_functions(con))
             ),
         )
+
+
+def _close_all(connections: dict[bool, sqlite3.Connection]) -> None:
+    while connections:
+        connections.popitem()[1].close()
 
 
 def sqlite_fingerprint(con: sqlite3.Connection) -> tuple | None:
