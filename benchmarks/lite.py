@@ -150,19 +150,9 @@ class Visit:
         self.page.set_default_timeout(300_000)
         self.base = base
         self.cells = 0
-        self.t0 = time.perf_counter()
-        #: Pyodide's "Loading ..." / "Loaded ..." lines in the kernel worker's console, with the
-        #: time they arrived (s from opening the page)
-        self.console: list[tuple[float, str]] = []
-        self.page.on("worker", lambda w: w.on("console", self._console))
-
-    def _console(self, message) -> None:
-        text = message.text
-        if text.startswith(("Loading ", "Loaded ")):
-            self.console.append((time.perf_counter() - self.t0, text))
 
     def open(self) -> float:
-        t0 = self.t0 = time.perf_counter()
+        t0 = time.perf_counter()
         self.page.goto(f"{self.base}/lab/index.html?path={NOTEBOOK}")
         self.page.wait_for_function(IDLE, polling=20)
         self.cells = self.page.evaluate(
@@ -259,10 +249,6 @@ def cold_and_warm(pw, base: str, files: str) -> dict:
         idle_ms = visit.page.evaluate(IDLE)
         page, worker = visit.timelines()
         run["breakdown"] = boot_breakdown(page, worker, idle_ms)
-        loading = [t for t, text in visit.console if text.startswith("Loading ")]
-        loaded = [t for t, text in visit.console if text.startswith("Loaded ")]
-        run["breakdown"]["packages_loading"] = 1000 * min(loading, default=float("nan"))
-        run["breakdown"]["packages_loaded"] = 1000 * max(loaded, default=float("nan"))
         visit.run(PROBE)  # untimed: starts the in-kernel timers
         for key, cell in SETUP_CELLS:
             run[key], _ = visit.run(
@@ -392,16 +378,6 @@ def breakdown_table(runs: list[dict]) -> str:
         ],
         ["first package fetch starts", f"{med('wheels_first_start') / 1000:.2f} s", ""],
         ["last package fetched", f"{med('wheels_last_end') / 1000:.2f} s", ""],
-        [
-            "Pyodide running: its first package load starts (worker console)",
-            f"{med('packages_loading') / 1000:.2f} s",
-            "",
-        ],
-        [
-            "its last package load ends (unpacked into the kernel's file system)",
-            f"{med('packages_loaded') / 1000:.2f} s",
-            "",
-        ],
         ["kernel idle", f"{med('idle') / 1000:.2f} s", ""],
     ]
     return table(["cold visit: milestone (median)", "time from opening the page", "size"], rows)
