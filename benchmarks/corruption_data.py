@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from cadet_magic.schema.model import Column, Schema, Table
+from workloads.gold import DATA
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SPIDER = DATA / "spider-dev"
 TPCH = DATA / "tpch"
 ENGINES = ("duckdb", "sqlite", "postgresql")

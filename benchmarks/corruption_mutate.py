@@ -589,10 +589,11 @@ def _foreign_tables() -> list[str]:
     global _FOREIGN
     if _FOREIGN is None:
         import json
-        from pathlib import Path
+
+        from workloads.gold import DATA
 
         names: list[str] = []
-        path = Path(__file__).resolve().parents[2] / "shared/data/spider-dev/tables.json"
+        path = DATA / "spider-dev" / "tables.json"
         if path.is_file():
             for db in json.loads(path.read_text()):
                 names.extend(db["table_names_original"])

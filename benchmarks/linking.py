@@ -26,15 +26,16 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from benchmarks.report import ROOT, table, write_section
+from benchmarks.report import table, write_section
 from cadet_magic.schema.link import index_for, link
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.render import render_schema
 from cadet_magic.schema.samples import is_text_type, sample_sql, samples_from_rows
 from cadet_magic.schema.text import words
+from workloads.gold import DATA
 
-SPIDER = ROOT.parent / "shared" / "data" / "spider-dev"
-BIRD = ROOT.parent / "shared" / "data" / "bird-minidev"
+SPIDER = DATA / "spider-dev"
+BIRD = DATA / "bird-minidev"
 
 
 @dataclass(frozen=True)

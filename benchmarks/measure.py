@@ -6,9 +6,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchmarks.report import ROOT
+from workloads.gold import DATA
 
-SPIDER = ROOT.parent / "shared" / "data" / "spider-dev"
+SPIDER = DATA / "spider-dev"
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Accuracy and speed of the SQL safety check on the shared corpus and gold queries.
+"""Accuracy and speed of the SQL safety check on our corpus and the public gold queries.
 
 Run ``python -m benchmarks.validate``: prints one row per dataset (queries, accepted,
 refused, what was expected, mean µs per query) and writes the section "validate" of
@@ -20,13 +20,15 @@ from workloads.gold import (  # noqa: F401 - re-exported: the benchmark's datase
     ANY_ACCEPT_DIALECTS,
     ANY_DIALECTS,
     CONCERT_SINGER,
-    EXTRA_ACCEPT_TABLES,
+    CORPUS,
+    DATA,
     ROOT,
-    SHARED,
+    SHOP,
     Case,
     Dataset,
     all_datasets,
     bird,
+    data_missing,
     gold,
     must_accept,
     must_refuse,
@@ -180,6 +182,9 @@ def catalog_overhead(data: Path) -> str:
 
 
 def main() -> None:
+    missing = data_missing()
+    if missing:
+        raise SystemExit(f"benchmarks.validate: {missing}")
     rows = []
     wrong: list[str] = []
     for ds in all_datasets():
@@ -232,9 +237,10 @@ def main() -> None:
         + ", ".join(ANY_DIALECTS)
         + ", must_accept ones in "
         + ", ".join(ANY_ACCEPT_DIALECTS)
-        + "; must_refuse entries are checked with the `concert_singer` allow-list and again with "
-        "the allow-list off (except the two about tables outside the schema); must_accept entries "
-        "with and without an allow-list. Gold queries use their database's tables as the "
+        + "; the corpus (workloads/corpus/, written for this repository over the sample shop) "
+        "is checked with the shop's tables as the allow-list and again with the allow-list off "
+        "(must_refuse: except the entries about tables outside the schema). Gold queries (the "
+        "public data sets, `CADET_DATA`) use their database's tables as the "
         "allow-list and their own dialect. Times are mean wall time per query, single-threaded, "
         f"best of {REPEATS} passes: "
         "`validate_sql` (parse, tree checks, SQL generation) and `add_limit(sql, dialect, 1001)` "
@@ -242,7 +248,7 @@ def main() -> None:
     )
     if wrong:
         body += "\n\nWrong verdicts:\n\n" + "\n".join(f"- {w}" for w in wrong)
-    queries, comparisons, equal, us = limit_on_spider(SHARED / "data")
+    queries, comparisons, equal, us = limit_on_spider(DATA)
     body += (
         "\n\n**Row limit** (`add_limit`, on the tree): Spider dev gold queries on their SQLite "
         f"databases, {queries} queries × N in (1, 3, rows + 1): {equal}/{comparisons} limited "
@@ -257,7 +263,7 @@ def main() -> None:
         "harmless volatile ones, minus the never-list). The same gold queries checked without "
         "and with the catalog, side by side in one run: each query both ways in alternating "
         f"order, best of {CATALOG_REPEATS} each, summed; target: ratio at most 1.10.\n\n"
-        + catalog_overhead(SHARED / "data")
+        + catalog_overhead(DATA)
     )
     write_section(
         "validate",

@@ -48,6 +48,8 @@ def ask(
     api_key: str | None = UNSET,
     base_url: str | None = UNSET,
     metrics: SessionMetrics | None = None,
+    temperature: float | None = UNSET,
+    feedback: str = UNSET,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
 
@@ -86,6 +88,10 @@ def ask(
             (None: no limit of ours).
         api_key, base_url: for a model given by spec (default: the provider's environment
             variables); ``base_url`` names any OpenAI-compatible server.
+        temperature: the sampling temperature a model given by spec is loaded with (None: the
+            provider's default; 0 for repeatable replies).
+        feedback: what a retry tells the model: ``"targeted"`` (default, the diagnosis) or
+            ``"raw"`` (only the error text, a baseline for evaluations).
         metrics: where the run is counted (default :data:`cadet_magic.metrics.SESSION`, the
             process's; the ``%%ask`` magic passes the one it holds).
 
@@ -114,6 +120,8 @@ def ask(
         "fallback_unconfined": fallback_unconfined,
         "api_key": api_key,
         "base_url": base_url,
+        "temperature": temperature,
+        "feedback": feedback,
     }
     opts = (options or AskOptions()).replace(**{k: v for k, v in given.items() if v is not UNSET})
     opts.check()
@@ -123,6 +131,7 @@ def ask(
         api_key=opts.api_key,
         base_url=opts.base_url,
         timeout=opts.model_timeout,
+        temperature=opts.temperature,
     )
     runner = resolve_runner(con)
     result = run_agent(

@@ -8,6 +8,7 @@ single clear line instead of a traceback::
     ├── ConfigurationError        something the user must set up first
     │   ├── NoModelError          no chat model configured
     │   └── NoConnectionError     no database connection to ask
+    │       └── UnsupportedConnectionError   the object given is not a connection we can ask
     ├── ModelCallError            the model call itself failed (network, auth, rate limit,
     │                             no answer within the model timeout)
     ├── QueryTimeout              a query ran past its time limit and was cancelled
@@ -55,6 +56,29 @@ class NoConnectionError(ConfigurationError):
             or "No database connection. Connect first with %sql (e.g. %sql duckdb:///shop.duckdb) "
             "or pass --con VAR naming a SQLAlchemy engine/connection, a duckdb or a sqlite3 "
             "connection."
+        )
+
+
+class UnsupportedConnectionError(NoConnectionError):
+    """The object given as the connection (``--con VAR``, ``ask(con=...)``) is not one
+    cadet_magic can ask; ``name`` is the notebook variable holding it, when known.
+
+    Example:
+        >>> print(UnsupportedConnectionError(42, name="n"))
+        --con n holds an int (42), not a database connection: pass a SQLAlchemy engine or connection, a duckdb, sqlite3 or PyMySQL connection, or a SparkSession (or connect with %sql and leave out --con).
+    """
+
+    def __init__(self, value: object, name: str | None = None) -> None:
+        self.value = value
+        kind = type(value).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        shown = repr(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        what = f"--con {name} holds" if name else "The connection given is"
+        super().__init__(
+            f"{what} {article} {kind} ({shown}), not a database connection: pass a SQLAlchemy "
+            "engine or connection, a duckdb, sqlite3 or PyMySQL connection, or a SparkSession "
+            "(or connect with %sql and leave out --con)."
         )
 
 

@@ -3,24 +3,43 @@
 A spec is ``provider:model`` for LangChain's ``init_chat_model`` (e.g.
 ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3.1``), or
 ``scripted:PATH`` for a :class:`ScriptedModel` whose replies are stored in a JSON
-file. Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
+file, or ``llamacpp:PATH`` for a GGUF model file run in this process
+(:mod:`cadet_magic.llm_llamacpp`). Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
 and OpenAI-compatible specs are served by :mod:`cadet_magic.llm_browser` instead. Anything with ``invoke(messages)`` returning an object with ``.content`` is a
 model already and passes through.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cadet_magic.errors import ConfigurationError, NoModelError
+from cadet_magic.errors import ConfigurationError, ModelCallError, NoModelError
 
 ENV_VAR = "CADET_MODEL"
 SCRIPTED_LABEL = "scripted stand-in (replies stored in advance, not a real LLM)"
+#: The providers whose LangChain package an extra of ours installs (pyproject.toml).
+EXTRAS = {
+    "langchain-openai": "openai",
+    "langchain-anthropic": "anthropic",
+    "langchain-ollama": "ollama",
+}
+#: Providers named when LangChain's own list cannot be read.
+KNOWN_PROVIDERS = (
+    "anthropic",
+    "azure_openai",
+    "google_genai",
+    "groq",
+    "mistralai",
+    "ollama",
+    "openai",
+)
 
 
 @dataclass
@@ -98,7 +117,13 @@ class ScriptedModel:
         question = self._question(messages)
         script = self.replies.get(question)
         if script is None:
-            raise KeyError(f"no scripted reply stored for the question {question!r}")
+            raise ModelCallError(
+                f"The scripted replies ({self.name}) hold no answer for the question "
+                f"{question!r}: a scripted stand-in only replays the replies stored for the "
+                "questions in its file, word for word. To ask your own questions, use a real "
+                "model: --model openai:gpt-4o-mini (or %config AskMagic.model, or the "
+                f"{ENV_VAR} environment variable)."
+            )
         n = self.calls.get(question, 0)
         self.calls[question] = n + 1
         return ScriptedReply(script[min(n, len(script) - 1)])
@@ -126,14 +151,17 @@ def load_model(
     api_key: str | None = None,
     base_url: str | None = None,
     timeout: float | None = None,
+    temperature: float | None = None,
 ) -> Any:
     """A chat model from a spec, a notebook variable name, or a model object.
 
     Order: a model object passes through; a name of a variable in ``namespace``
-    holding a model; ``scripted:PATH``; then ``init_chat_model(spec)``, or, where
+    holding a model; ``scripted:PATH``; ``llamacpp:PATH``; then ``init_chat_model(spec)``, or, where
     LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm_browser`.
     ``api_key`` and ``base_url`` (when given) go to the provider; ``timeout`` (seconds per
     request) goes to the provider client where it accepts one and bounds a browser client's call.
+    ``temperature`` (when given) is the sampling temperature of a model loaded from a spec; a
+    model object keeps its own.
     """
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get(ENV_VAR) or None
@@ -151,14 +179,24 @@ def load_model(
         raise ConfigurationError(f"The variable {spec!r} is not a chat model (it has no invoke).")
     if spec.startswith("scripted:"):
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
+    if spec.startswith("llamacpp:"):  # a GGUF file run in this process (llama-cpp-python)
+        from cadet_magic.llm_llamacpp import load_llamacpp
+
+        return load_llamacpp(spec, temperature=0.0 if temperature is None else temperature)
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:  # a Pyodide kernel: no LangChain there
         from cadet_magic.llm_browser import BrowserChatModel, endpoint
 
         limit = timeout if timeout is not None else 120.0
-        return BrowserChatModel(endpoint(spec, base_url=base_url, api_key=api_key, timeout=limit))
+        return BrowserChatModel(
+            endpoint(
+                spec, base_url=base_url, api_key=api_key, timeout=limit, temperature=temperature
+            )
+        )
     extra: dict[str, Any] = {k: v for k, v in (("api_key", api_key), ("base_url", base_url)) if v}
+    if temperature is not None:
+        extra["temperature"] = temperature
     _warn_plaintext(spec, api_key, base_url)
     try:
         if timeout is None:
@@ -169,12 +207,75 @@ def load_model(
             return init_chat_model(spec, **extra)
     except ImportError as e:
         raise ConfigurationError(
-            f"The provider package for {spec!r} is missing: {e}. Install it, e.g. "
-            "pip install 'cadet-magic[openai]'."
+            f"The provider package for {spec!r} is not installed: run "
+            f"{install_hint(spec, str(e))} in this kernel's environment, then run the cell again."
         ) from e
     except Exception as e:
-        first = (str(e).strip().splitlines() or [""])[0]
-        raise ConfigurationError(f"Cannot set up the model {spec!r}: {first}") from e
+        raise ConfigurationError(setup_error_text(spec, str(e))) from e
+
+
+def _providers() -> tuple[str, ...]:
+    """The provider names ``init_chat_model`` knows (LangChain's table; ours if unreadable)."""
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+
+        return tuple(sorted(_BUILTIN_PROVIDERS))
+    except (ImportError, AttributeError):
+        return KNOWN_PROVIDERS
+
+
+def install_hint(spec: str, error: str = "") -> str:
+    """The one install command for the provider of ``spec``: our extra when there is one,
+    else the LangChain package the error (or LangChain's provider table) names.
+
+    >>> install_hint("anthropic:claude-sonnet-4-5", "requires the langchain-anthropic package")
+    "pip install 'cadet-magic[anthropic]'"
+    >>> install_hint("groq:llama-3.3", "requires the langchain-groq package")
+    'pip install langchain-groq'
+    """
+    found = re.search(r"requires the ([A-Za-z0-9_.-]+) package", error)
+    package = found.group(1) if found else None
+    if package is None:
+        provider = spec.split(":", 1)[0].strip().lower()
+        try:
+            from langchain.chat_models.base import _BUILTIN_PROVIDERS
+
+            module = _BUILTIN_PROVIDERS[provider][0]
+        except (ImportError, AttributeError, KeyError):
+            module = f"langchain_{provider}"
+        package = module.split(".", 1)[0].replace("_", "-")
+    extra = EXTRAS.get(package)
+    return f"pip install 'cadet-magic[{extra}]'" if extra else f"pip install {package}"
+
+
+def setup_error_text(spec: str, error: str) -> str:
+    """One line for a model that could not be set up: a misspelt provider gets the closest
+    one, a missing key says where to put it; anything else keeps the provider's first line.
+
+    >>> setup_error_text("opneai:gpt-4o-mini", "Unable to infer model provider for model=...")
+    "Unknown model provider 'opneai' in 'opneai:gpt-4o-mini': did you mean openai:gpt-4o-mini?"
+    """
+    first = (error.strip().splitlines() or [""])[0]
+    if first.startswith("Unable to infer model provider"):
+        provider, _, name = spec.partition(":")
+        close = difflib.get_close_matches(provider.lower(), _providers(), n=1, cutoff=0.6)
+        if name and close:
+            return (
+                f"Unknown model provider {provider!r} in {spec!r}: did you mean {close[0]}:{name}?"
+            )
+        return (
+            f"Cannot tell the provider of {spec!r}: write it as provider:model, e.g. "
+            f"openai:gpt-4o-mini (providers: {', '.join(_providers())})."
+        )
+    if re.search(r"api[_ ]?key", first, re.IGNORECASE):
+        var = re.search(r"\b[A-Z][A-Z0-9_]*_API_KEY\b", first)
+        where = var.group(0) if var else "the provider's API key variable"
+        return (
+            f"Cannot set up the model {spec!r}: no API key. Set it for this session with "
+            f'%config AskMagic.api_key = "..." (then delete it from the cell; it is never '
+            f"shown), or set {where} in the kernel's environment."
+        )
+    return f"Cannot set up the model {spec!r}: {first}"
 
 
 def _warn_plaintext(spec: str, api_key: str | None, base_url: str | None) -> None:

@@ -138,6 +138,7 @@ class EndpointOptions:
     base_url: str
     api_key: str | None = None
     timeout: float = 120.0
+    temperature: float | None = None
 
     @property
     def url(self) -> str:
@@ -155,6 +156,7 @@ def endpoint(
     api_key: str | None = None,
     timeout: float = 120.0,
     env: Mapping[str, str] | None = None,
+    temperature: float | None = None,
 ) -> EndpointOptions:
     """The endpoint for ``provider:model``; explicit values win over environment variables.
 
@@ -197,7 +199,7 @@ def endpoint(
             "(then delete it from the cell) or set OPENAI_API_KEY in the kernel's environment."
         )
     warn_plaintext_key(url, key)
-    return EndpointOptions(spec, model.strip(), url, key or None, float(timeout))
+    return EndpointOptions(spec, model.strip(), url, key or None, float(timeout), temperature)
 
 
 def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
@@ -219,7 +221,15 @@ def chat_messages(messages: Sequence[Any]) -> list[dict[str, str]]:
 
 
 def request_body(options: EndpointOptions, messages: Sequence[Any]) -> str:
-    return json.dumps({"model": options.model, "messages": chat_messages(messages)})
+    """The request's JSON (the temperature only when one is set).
+
+    >>> request_body(endpoint("ollama:m", env={}, temperature=0), [("human", "q")])
+    '{"model": "m", "messages": [{"role": "user", "content": "q"}], "temperature": 0}'
+    """
+    body: dict[str, Any] = {"model": options.model, "messages": chat_messages(messages)}
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    return json.dumps(body)
 
 
 def request_headers(options: EndpointOptions) -> dict[str, str]:
@@ -263,9 +273,27 @@ def reply_content(options: EndpointOptions, status: int, text: str) -> str:
     return content or ""
 
 
+def reply_usage(text: str) -> dict[str, Any] | None:
+    """The ``usage`` report of an OpenAI chat answer (``prompt_tokens``,
+    ``completion_tokens``), or None when the server sent none.
+
+    >>> reply_usage('{"choices": [], "usage": {"prompt_tokens": 90, "completion_tokens": 7}}')
+    {'prompt_tokens': 90, 'completion_tokens': 7}
+    >>> reply_usage("not json") is None
+    True
+    """
+    try:
+        usage = json.loads(text).get("usage")
+    except (ValueError, AttributeError):
+        return None
+    return dict(usage) if isinstance(usage, Mapping) else None
+
+
 @dataclass
 class BrowserReply:
     content: str
+    #: The server's ``usage`` report (read by the agent as the attempt's tokens), or None.
+    usage: dict[str, Any] | None = None
 
 
 class BrowserChatModel:
@@ -288,7 +316,8 @@ class BrowserChatModel:
             if e.kind == "timeout":
                 raise ModelCallError(
                     f"The model did not answer within AskMagic.model_timeout = {o.timeout:g} s "
-                    f"({url}); raise it with %config AskMagic.model_timeout = 300."
+                    f"({url}); raise it with %config AskMagic.model_timeout = "
+                    f"{max(300, 2 * o.timeout):g}."
                 ) from None
             if e.kind == "blocked":
                 raise ModelCallError(
@@ -303,7 +332,7 @@ class BrowserChatModel:
                 ) from None
             detail = redact(e.detail or e.kind, [o.api_key])
             raise ModelCallError(f"Could not reach {url}: {detail}.") from None
-        return BrowserReply(reply_content(o, status, text))
+        return BrowserReply(reply_content(o, status, text), reply_usage(text))
 
 
 def xhr_transport(

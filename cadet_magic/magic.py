@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, validate
 from traitlets.config import Configurable
 
-from cadet_magic.errors import CadetError, ModelCallInterrupted
+from cadet_magic.errors import CadetError, ModelCallInterrupted, UnsupportedConnectionError
 from cadet_magic.llm import ENV_VAR
 from cadet_magic.options import DEFAULTS, AskOptions
 
@@ -26,7 +27,7 @@ log = logging.getLogger("cadet_magic")
 
 
 class Message:
-    """One line of information for the user (``%cadet stats``); errors raise ``UsageError``."""
+    """One line of information for the user (``%cadet reset``); errors raise ``UsageError``."""
 
     def __init__(self, text: str, kind: str = "info") -> None:
         self.text = text
@@ -43,6 +44,27 @@ class Message:
             "text/plain": self.text,
             "text/html": f"<div class='cadet-message' style='color:{color}'>{escape(self.text)}</div>",
         }
+
+
+def option_hint(error: str, magic: Any) -> str:
+    """The " (did you mean --x?)" for an unknown option in argparse's ``error``, from the options
+    of ``magic`` (a function decorated with ``magic_arguments``); "" when none is close.
+
+    >>> def ask(): pass
+    >>> ask.parser = type("P", (), {"_option_string_actions": {"--max-attempts": 0, "-m": 0}})
+    >>> option_hint("unrecognized arguments: --max-attemps", ask)
+    ' (did you mean --max-attempts?)'
+    """
+    import difflib
+
+    found = re.search(r"unrecognized arguments: (.*)", error)
+    options = [o for o in getattr(getattr(magic, "parser", None), "_option_string_actions", {})]
+    hints = []
+    for word in found.group(1).split() if found else []:
+        name = word.split("=", 1)[0]
+        if name.startswith("--"):
+            hints += difflib.get_close_matches(name, [o for o in options if o.startswith("--")], 1)
+    return f" (did you mean {', '.join(dict.fromkeys(hints))}?)" if hints else ""
 
 
 def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]:
@@ -136,6 +158,32 @@ class AskMagic(Magics, Configurable):
         "(default: the provider's own, or OPENAI_BASE_URL / OLLAMA_HOST).",
     )
 
+    temperature = Float(
+        None,
+        allow_none=True,
+        config=True,
+        help="Sampling temperature for a model given by spec (None: the provider's default; "
+        "0 for repeatable replies).",
+    )
+
+    prices = Dict(
+        {},
+        config=True,
+        help="Price per million tokens by model, (input, output), e.g. "
+        '{"openai:gpt-4o-mini": (0.15, 0.60)}: the panel and %cadet stats show the cost of '
+        "the tokens the provider reported.",
+    )
+
+    @validate("prices")
+    def _check_prices(self, proposal: Any) -> dict:
+        from cadet_magic.metrics import check_prices
+
+        try:
+            check_prices(proposal["value"])
+        except CadetError as e:
+            raise TraitError(str(e)) from None
+        return proposal["value"]
+
     @validate("max_attempts")
     def _check_max_attempts(self, proposal: Any) -> int:
         value = proposal["value"]
@@ -184,7 +232,10 @@ class AskMagic(Magics, Configurable):
     @argument("--max-attempts", type=int, default=None, help="SQL attempts at most (default 3).")
     @argument("--no-fallback", action="store_true", help="Do not fall back to SELECT + pandas.")
     @argument(
-        "question", nargs="*", help="The question (line magic); in %%ask it is the cell body."
+        # argparse expands %-formats in help texts: %%%% shows as %%
+        "question",
+        nargs="*",
+        help="The question (line magic); in %%%%ask it is the cell body.",
     )
     @line_cell_magic
     def ask(self, line: str, cell: str | None = None) -> Any:
@@ -202,20 +253,21 @@ class AskMagic(Magics, Configurable):
             %ask --con engine How many orders were cancelled?
             %config AskMagic.model = "openai:gpt-4o-mini"
         """
+        label = "%%ask" if cell is not None else "%ask"
         try:
             args = parse_argstring(self.ask, line)
         except (UsageError, ValueError) as e:  # argparse's message, or unbalanced quotes
-            raise UsageError(f"%ask: {e}") from None
+            raise UsageError(f"{label}: {e}{option_hint(str(e), self.ask)}") from None
         question = (cell if cell is not None else " ".join(args.question)).strip()
         if cell is not None and args.question:
             question = (" ".join(args.question) + " " + question).strip()
         if not question:
             raise UsageError(
-                "%ask needs a question: write it after %ask or in the %%ask cell body."
+                f"{label} needs a question: write it after %ask or in the %%ask cell body."
             )
-        return self._run(question, args)
+        return self._run(question, args, label)
 
-    def _run(self, question: str, args: Any) -> Any:
+    def _run(self, question: str, args: Any, label: str = "%ask") -> Any:
         from cadet_magic import lite
 
         try:
@@ -256,6 +308,7 @@ class AskMagic(Magics, Configurable):
                     live=self.live,
                     api_key=self.api_key or None,
                     base_url=self.base_url or None,
+                    temperature=self.temperature,
                 )
                 result = ask(
                     question,
@@ -265,6 +318,10 @@ class AskMagic(Magics, Configurable):
                     namespace=ns,
                     metrics=self.metrics,
                 )
+        except UnsupportedConnectionError as e:
+            if display is not None:
+                display.close()
+            raise UsageError(str(UnsupportedConnectionError(e.value, name=args.con))) from None
         except CadetError as e:
             if display is not None:
                 display.close()
@@ -275,7 +332,7 @@ class AskMagic(Magics, Configurable):
             log.debug("%%ask failed", exc_info=True)
             first = (str(e).strip().splitlines() or [""])[0][:300]
             raise UsageError(
-                f"%ask failed ({type(e).__name__}): {first}. Your connection is unchanged; "
+                f"{label} failed ({type(e).__name__}): {first}. Your connection is unchanged; "
                 "check the options and the connection, then run the cell again."
             ) from None
         except KeyboardInterrupt as e:
@@ -289,6 +346,10 @@ class AskMagic(Magics, Configurable):
             raise UsageError(
                 "Interrupted: the running query was cancelled; your connection is unchanged."
             ) from None
+        if self.prices:
+            from cadet_magic.metrics import cost_of, price_for
+
+            result.cost = cost_of(result.tokens, price_for(result.model, self.prices))
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df
@@ -308,7 +369,9 @@ class AskMagic(Magics, Configurable):
         """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
         command = line.strip() or "stats"
         if command == "stats":
-            return Message(self.metrics.to_text())
+            from cadet_magic.display.stats import StatsView
+
+            return StatsView(self.metrics, self.prices)
         if command == "reset":
             self.metrics.reset()
             return Message("Session metrics cleared.")

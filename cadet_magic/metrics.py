@@ -16,9 +16,87 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from cadet_magic.result import AskResult
+from cadet_magic.errors import ConfigurationError
+from cadet_magic.result import AskResult, Tokens
+
+#: How a price table is written: model -> (input, output) per million tokens.
+PRICES_EXAMPLE = '%config AskMagic.prices = {"openai:gpt-4o-mini": (0.15, 0.60)}'
+
+
+def check_prices(prices: Any) -> dict[str, tuple[float, float]]:
+    """A price table as ``{model: (input, output)}`` per million tokens, or one clear
+    :class:`ConfigurationError` line. A price is a pair of numbers, or a mapping with
+    ``input`` and ``output``.
+
+    Example:
+        >>> check_prices({"openai:gpt-4o-mini": [0.15, 0.6], "qwen": {"input": 0, "output": 0}})
+        {'openai:gpt-4o-mini': (0.15, 0.6), 'qwen': (0.0, 0.0)}
+        >>> check_prices({"gpt-4o": 2.5})
+        Traceback (most recent call last):
+        ...
+        cadet_magic.errors.ConfigurationError: AskMagic.prices['gpt-4o'] must be (input, output) per million tokens, two numbers of 0 or more (got 2.5), e.g. %config AskMagic.prices = {"openai:gpt-4o-mini": (0.15, 0.60)}.
+    """
+    if not isinstance(prices, Mapping):
+        raise ConfigurationError(
+            f"AskMagic.prices must map a model to (input, output) per million tokens (got "
+            f"{type(prices).__name__}), e.g. {PRICES_EXAMPLE}."
+        )
+    table = {}
+    for model, price in prices.items():
+        pair = (price.get("input"), price.get("output")) if isinstance(price, Mapping) else price
+        numbers = (
+            isinstance(pair, list | tuple)
+            and len(pair) == 2
+            and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in pair)
+        )
+        if not isinstance(model, str) or not numbers:
+            raise ConfigurationError(
+                f"AskMagic.prices[{model!r}] must be (input, output) per million tokens, two "
+                f"numbers of 0 or more (got {price!r}), e.g. {PRICES_EXAMPLE}."
+            )
+        assert isinstance(pair, list | tuple)  # checked above
+        table[model] = (float(pair[0]), float(pair[1]))
+    return table
+
+
+def price_for(model: str, prices: Mapping[str, Any] | None) -> tuple[float, float] | None:
+    """The price of ``model`` (a result's model label): the entry of that name, else the entry
+    naming the same model without or with its provider (``gpt-4o-mini`` for
+    ``openai:gpt-4o-mini``); None without one.
+
+    Example:
+        >>> price_for("openai:gpt-4o-mini", {"gpt-4o-mini": (0.15, 0.6)})
+        (0.15, 0.6)
+        >>> price_for("openai:qwen", {"gpt-4o-mini": (0.15, 0.6)}) is None
+        True
+    """
+    if not prices or not model:
+        return None
+    table = check_prices(prices)
+    if model in table:
+        return table[model]
+    bare = model.split(":", 1)[-1]
+    for name, price in table.items():
+        if name.split(":", 1)[-1] == bare:
+            return price
+    return None
+
+
+def cost_of(tokens: Tokens | None, price: tuple[float, float] | None) -> float | None:
+    """What ``tokens`` cost at ``price`` (input, output per million tokens); None when either
+    is unknown (a count the provider did not report counts as 0).
+
+    Example:
+        >>> cost_of(Tokens(2_000, 100), (0.15, 0.60))
+        0.00036
+    """
+    if tokens is None or price is None:
+        return None
+    return round(((tokens.input or 0) * price[0] + (tokens.output or 0) * price[1]) / 1e6, 10)
 
 
 @dataclass
@@ -39,6 +117,15 @@ class SessionMetrics:
     suspect_corrected: int = 0
     suspect_answers: int = 0
     warned_answers: int = 0
+    #: The model: calls, the seconds spent waiting for it, and the tokens its provider
+    #: reported (``calls_unreported``: calls that reported none), per model label too (for
+    #: the cost at ``AskMagic.prices``).
+    model_calls: int = 0
+    calls_unreported: int = 0
+    model_seconds: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    tokens_by_model: dict[str, list[int]] = field(default_factory=dict)
 
     def record(self, result: AskResult) -> None:
         sql_attempts = [a for a in result.attempts if a.phase == "sql"]
@@ -62,6 +149,17 @@ class SessionMetrics:
             self.suspect_questions += 1
             self.suspect_corrected += int(answered_by_sql)
         self.warned_answers += int(result.ok and bool(getattr(result, "warnings", None)))
+        called = [a for a in result.all_attempts if a.model_seconds is not None]
+        self.model_calls += result.model_calls or len(called)
+        self.calls_unreported += sum(1 for a in called if a.tokens is None)
+        self.model_seconds += result.model_seconds
+        tokens = result.tokens
+        if tokens is not None:
+            self.input_tokens += tokens.input or 0
+            self.output_tokens += tokens.output or 0
+            by_model = self.tokens_by_model.setdefault(result.model, [0, 0])
+            by_model[0] += tokens.input or 0
+            by_model[1] += tokens.output or 0
         # every error category met on the way, counted once per question
         for category in dict.fromkeys(a.category for a in sql_attempts if a.category):
             entry = self.by_error.setdefault(category, {"count": 0, "corrected": 0})
@@ -72,9 +170,24 @@ class SessionMetrics:
         """Clears every count (the object stays the one the magic holds)."""
         vars(self).update(vars(SessionMetrics()))
 
-    def as_dict(self) -> dict:
+    def cost(self, prices: Mapping[str, Any] | None) -> tuple[float | None, list[str]]:
+        """The session's tokens at ``prices`` (``AskMagic.prices``), and the models that used
+        tokens without a price there (their tokens are not in the cost)."""
+        if not prices:
+            return None, sorted(self.tokens_by_model)
+        total, unpriced = 0.0, []
+        for model, (input_, output) in sorted(self.tokens_by_model.items()):
+            cost = cost_of(Tokens(input_, output), price_for(model, prices))
+            if cost is None:
+                unpriced.append(model)
+            else:
+                total += cost
+        return round(total, 10), unpriced
+
+    def as_dict(self, prices: Mapping[str, Any] | None = None) -> dict:
         n = self.total
         failed_first = n - self.first_attempt_success
+        cost, unpriced = self.cost(prices)
         return {
             "total_queries": n,
             "first_attempt_success": self.first_attempt_success,
@@ -97,31 +210,95 @@ class SessionMetrics:
                 k: {**v, "correction_rate": round(v["corrected"] / v["count"], 3)}
                 for k, v in sorted(self.by_error.items())
             },
+            "model_calls": self.model_calls,
+            "calls_without_token_count": self.calls_unreported,
+            "model_seconds": round(self.model_seconds, 3),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": cost,
+            "models_without_price": unpriced if prices else [],
         }
 
-    def to_text(self) -> str:
-        d = self.as_dict()
-        if not d["total_queries"]:
-            return "No questions asked yet in this session."
-        lines = [
-            f"Questions asked:          {d['total_queries']}",
-            f"First-attempt success:    {d['first_attempt_success']} ({d['first_attempt_rate']:.0%})",
-            f"Corrected success:        {d['corrected_success']}",
-            f"Answered by fallback:     {d['fallback_success']}",
-            f"Final failures:           {d['final_failures']}",
-            f"Suspect results (a filter value not in the data): {d['suspect_questions']}, "
-            f"corrected {d['suspect_corrected']}, answered with warnings {d['suspect_answers']}",
-            f"Answers with warnings:    {d['warned_answers']}",
-            f"Average SQL attempts:     {d['avg_attempts']}",
-            f"Overall success rate:     {d['overall_success_rate']:.0%}",
+    def rows(self, prices: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        """The summary as (label, value) rows, in order: the text and the HTML table of
+        ``%cadet stats`` are both drawn from them, so a new figure is one more row here."""
+        d = self.as_dict(prices)
+        return [
+            ("Questions asked", f"{d['total_queries']}"),
+            (
+                "First-attempt success",
+                f"{d['first_attempt_success']} ({d['first_attempt_rate']:.0%})",
+            ),
+            ("Corrected success", f"{d['corrected_success']}"),
+            ("Answered by fallback", f"{d['fallback_success']}"),
+            ("Final failures", f"{d['final_failures']}"),
+            (
+                "Suspect results (a filter value not in the data)",
+                f"{d['suspect_questions']}, corrected {d['suspect_corrected']}, "
+                f"answered with warnings {d['suspect_answers']}",
+            ),
+            ("Answers with warnings", f"{d['warned_answers']}"),
+            ("Average SQL attempts", f"{d['avg_attempts']}"),
+            ("Overall success rate", f"{d['overall_success_rate']:.0%}"),
+            *self._model_rows(d, prices),
         ]
-        if d["by_error_type"]:
+
+    #: The columns of :meth:`category_rows`.
+    CATEGORY_HEADER = ("error category", "questions that met it", "then answered", "rate")
+
+    def category_rows(self) -> list[tuple[str, str, str, str]]:
+        """One row per error category met: questions that met it, how many were answered."""
+        return [
+            (k, f"{v['count']}", f"{v['corrected']}", f"{v['correction_rate']:.0%}")
+            for k, v in self.as_dict()["by_error_type"].items()
+        ]
+
+    def to_text(self, prices: Mapping[str, Any] | None = None) -> str:
+        if not self.total:
+            return "No questions asked yet in this session."
+        rows = self.rows(prices)
+        width = max(len(label) for label, _ in rows) + 2
+        lines = [f"{label + ':':<{width}}{value}" for label, value in rows]
+        if self.by_error:
             lines.append("By error category (questions that met it / then answered):")
-            for k, v in d["by_error_type"].items():
-                lines.append(
-                    f"  {k:<20} {v['count']:>3} / {v['corrected']:>3}  ({v['correction_rate']:.0%})"
-                )
+            for k, met, answered, rate in self.category_rows():
+                lines.append(f"  {k:<20} {met:>3} / {answered:>3}  ({rate})")
         return "\n".join(lines)
+
+    def _model_rows(self, d: dict, prices: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+        """The model's rows of :meth:`rows`: calls, time, tokens, cost (none before a call)."""
+        calls, n = d["model_calls"], d["total_queries"]
+        if not calls:
+            return []
+        unreported = d["calls_without_token_count"]
+        rows = [
+            (
+                "Model calls",
+                f"{calls}" + (f" ({unreported} without a token count)" if unreported else ""),
+            ),
+            (
+                "Model time",
+                f"{d['model_seconds']:.1f} s ({d['model_seconds'] / calls:.1f} s per call)",
+            ),
+        ]
+        if unreported < calls:
+            rows.append(
+                (
+                    "Tokens",
+                    f"{d['input_tokens']:,} in / {d['output_tokens']:,} out "
+                    f"({d['input_tokens'] // n:,} in / {d['output_tokens'] // n:,} out per question)",
+                )
+            )
+        if prices and d["cost"] is not None:
+            missing = d["models_without_price"]
+            rows.append(
+                (
+                    "Cost (AskMagic.prices)",
+                    f"{d['cost']:.6g}"
+                    + (f"; no price for {', '.join(missing)}" if missing else ""),
+                )
+            )
+        return rows
 
 
 #: The metrics of this Python session.

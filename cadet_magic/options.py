@@ -32,6 +32,9 @@ RESULT_BYTES = 64 * 2**20
 #: The range ``max_attempts`` must lie in.
 MAX_ATTEMPTS_RANGE = (1, 10)
 
+#: What a retry may tell the model (:attr:`AskOptions.feedback`).
+FEEDBACK_MODES = ("targeted", "raw")
+
 
 @dataclass(frozen=True)
 class AskOptions:
@@ -55,6 +58,11 @@ class AskOptions:
         live: whether the magic shows the live attempts panel where widgets work.
         api_key, base_url: for a model given by spec (default: the provider's environment
             variables); ``base_url`` names any OpenAI-compatible server.
+        temperature: the sampling temperature a model given by spec is loaded with (None: the
+            provider's default; 0 makes replies repeatable).
+        feedback: what a retry tells the model: ``"targeted"`` (the diagnosis: the error, its
+            cause and the fix, real names, JOIN paths) or ``"raw"`` (only the error text the
+            attempt failed with, the common baseline the evaluation compares against).
     """
 
     model: Any = None
@@ -71,6 +79,8 @@ class AskOptions:
     live: bool = True
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
+    temperature: float | None = None
+    feedback: str = "targeted"
 
     def replace(self, **changes: Any) -> AskOptions:
         """A copy with ``changes`` applied (unknown names raise ``TypeError``).
@@ -95,6 +105,8 @@ class AskOptions:
             timeout=self.timeout,
             model_timeout=self.model_timeout,
             schema_budget=self.schema_budget,
+            temperature=self.temperature,
+            feedback=self.feedback,
         )
         return self
 
@@ -116,7 +128,8 @@ DEFAULTS = AskOptions()
 def check_options(**options: Any) -> None:
     """Raises :class:`ConfigurationError` (one line saying what to do) for an option out of range:
     ``max_attempts`` outside 1..10; ``row_limit``, ``timeout``, ``model_timeout`` or
-    ``schema_budget`` zero or negative (None is allowed for the last two).
+    ``schema_budget`` zero or negative (None is allowed for the last two); ``temperature``
+    outside 0..2 (None allowed); ``feedback`` not one of :data:`FEEDBACK_MODES`.
 
     Example:
         >>> check_options(max_attempts=3, row_limit=10, timeout=1.5)
@@ -127,7 +140,20 @@ def check_options(**options: Any) -> None:
     """
     low, high = MAX_ATTEMPTS_RANGE
     for name, value in options.items():
-        if value is None and name in ("model_timeout", "schema_budget"):
+        if value is None and name in ("model_timeout", "schema_budget", "temperature"):
+            continue
+        if name == "feedback":
+            if value not in FEEDBACK_MODES:
+                raise ConfigurationError(
+                    f"feedback must be one of {', '.join(FEEDBACK_MODES)} (got {value!r})."
+                )
+            continue
+        if name == "temperature":
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or not 0 <= value <= 2:
+                raise ConfigurationError(
+                    f"temperature must be from 0 to 2 (got {value!r}), e.g. temperature=0."
+                )
             continue
         if name == "max_attempts":
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:

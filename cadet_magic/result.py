@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from cadet_magic.sql.pretty import format_sql
 
@@ -122,6 +122,48 @@ class StopReason(StrEnum):
 OUTCOMES = tuple(o.value for o in Outcome)
 
 
+class Tokens(NamedTuple):
+    """Tokens one model call used, as its provider reported them: ``input`` (the prompt) and
+    ``output`` (the reply); either is None when the provider does not report it.
+
+    A plain pair: ``tokens.input``, ``tokens.output``, or ``input, output = tokens``; it
+    serialises to JSON as ``[input, output]``.
+
+    Example:
+        >>> t = Tokens(812, 41)
+        >>> t.input, t.output, t.total, list(t)
+        (812, 41, 853, [812, 41])
+        >>> add_tokens([Tokens(10, 2), None, Tokens(5, None)])
+        Tokens(input=15, output=2)
+        >>> add_tokens([None, None]) is None
+        True
+    """
+
+    input: int | None
+    output: int | None
+
+    @property
+    def total(self) -> int | None:
+        """Input plus output (None when neither is known)."""
+        if self.input is None and self.output is None:
+            return None
+        return (self.input or 0) + (self.output or 0)
+
+
+def add_tokens(counts: Any) -> Tokens | None:
+    """The sum of several :class:`Tokens` (None entries: calls without usage are skipped); None
+    when no call reported any."""
+    known = [t for t in counts if t is not None]
+    if not known:
+        return None
+
+    def total(values: list[int | None]) -> int | None:
+        given = [v for v in values if v is not None]
+        return sum(given) if given else None
+
+    return Tokens(total([t.input for t in known]), total([t.output for t in known]))
+
+
 @dataclass
 class Attempt:
     """One try: the SQL the model wrote, what happened to it, and what we told the model.
@@ -144,6 +186,12 @@ class Attempt:
         retryable: whether the diagnosis said another attempt could fix the failure.
         running: True for the provisional record of an attempt still in progress (progress
             events carry one; ``outcome`` and ``error`` say what is known so far).
+        tokens: the tokens of the attempt's model call (:class:`Tokens`: ``input``,
+            ``output``), from the provider's usage report (LangChain's ``usage_metadata``, the
+            OpenAI ``usage`` of the browser client and of a ``llamacpp:`` model); None when the
+            provider reports none or no call was made.
+        model_seconds: seconds spent in the attempt's model call (waiting for its reply);
+            None when no call was made.
     """
 
     number: int
@@ -160,6 +208,8 @@ class Attempt:
     code: str | None = None
     retryable: bool = True
     running: bool = False
+    tokens: Tokens | None = None
+    model_seconds: float | None = None
 
     @property
     def elapsed(self) -> float:
@@ -215,6 +265,12 @@ class AskResult:
         model_calls: how many times the model was called.
         warnings: what looks wrong with the answer (a filter value that does not occur, an
             empty result), in words every display shows; empty when nothing does.
+        tokens: the tokens of every model call of the question (SQL and fallback attempts),
+            summed (a property; None when the provider reported none).
+        model_seconds: seconds spent waiting for the model, summed over every attempt (a
+            property).
+        cost: what :attr:`tokens` cost at the price given for the model
+            (``AskMagic.prices``, per million tokens), or None without a price.
     """
 
     question: str
@@ -236,10 +292,33 @@ class AskResult:
     elapsed: float = 0.0
     model_calls: int = 0
     warnings: list[str] = field(default_factory=list)
+    cost: float | None = None
 
     @property
     def row_count(self) -> int:
         return len(self.rows)
+
+    @property
+    def all_attempts(self) -> list[Attempt]:
+        """The SQL attempts, then the fallback's."""
+        return [*self.attempts, *(self.fallback.attempts if self.fallback is not None else ())]
+
+    @property
+    def tokens(self) -> Tokens | None:
+        """Every model call's tokens summed (None when no call reported usage).
+
+        Example:
+            >>> r = AskResult("q", attempts=[Attempt(1, tokens=Tokens(100, 9)),
+            ...                              Attempt(2, tokens=Tokens(120, 11))])
+            >>> r.tokens
+            Tokens(input=220, output=20)
+        """
+        return add_tokens(a.tokens for a in self.all_attempts)
+
+    @property
+    def model_seconds(self) -> float:
+        """Seconds spent waiting for the model over every attempt."""
+        return sum(a.model_seconds or 0.0 for a in self.all_attempts)
 
     @property
     def answered_by(self) -> str | None:

@@ -10,7 +10,8 @@ Two variants, each a static folder to serve:
   duckdb, ...) load from Pyodide's CDN; the lock file served by the site is the npm package's
   full lock with every CDN file named by its absolute CDN address, plus the same local wheels.
 
-Both ship the browser tutorial notebook (``lite/content/``) and the sample shop as SQLite.
+Both ship the browser tutorial notebook (``lite/content/``), which the site opens on, and the
+sample shop as SQLite; the front ends are the venv's JupyterLab extensions but jupysql's.
 
 What makes the site open quickly (each measured by ``python -m benchmarks.lite``):
 
@@ -104,6 +105,15 @@ HEADERS = """\
 /static/pyodide/python_stdlib.zip
   Cache-Control: public, max-age=31536000, immutable
 """
+#: The notebook the site opens on (its root page goes straight to it).
+TUTORIAL = "cadet_in_the_browser.ipynb"
+LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
+#: Front ends installed in the venv that the site leaves out: jupysql's (the %%sql cell toolbar
+#: and formatter) serves a kernel with jupysql, which the browser kernel does not have, and in
+#: the site it threw "Cannot read properties of undefined (reading 'toolbar')" on load.
+LEFT_OUT_FRONT_ENDS = {"jupysql-plugin"}
+#: The root page's redirect to the app (JupyterLite's own), replaced by one to the tutorial.
+ROOT_REDIRECT = "await import('./config-utils.js');"
 
 
 def pyodide_version() -> str:
@@ -146,6 +156,27 @@ def make_shop(path: Path) -> None:
         con.close()
 
 
+def front_ends() -> list[Path]:
+    """The venv's prebuilt JupyterLab extensions the site ships (all but the left-out ones)."""
+    found = [*LABEXTENSIONS.glob("*/package.json"), *LABEXTENSIONS.glob("@*/*/package.json")]
+    keep = [p.parent for p in found if json.loads(p.read_text())["name"] not in LEFT_OUT_FRONT_ENDS]
+    return sorted(keep)
+
+
+def open_on_tutorial(out: Path) -> None:
+    """The site's root page opens the tutorial in the lab (JupyterLite's opens an empty file
+    browser). The page keeps its configuration block, which the app's pages read. The app's icon
+    is copied to the root too: the browser asks for /favicon.ico before the app names its own,
+    and a 404 there is an error in the console."""
+    shutil.copy(out / "lab" / "favicon.ico", out / "favicon.ico")
+    index = out / "index.html"
+    html = index.read_text()
+    if ROOT_REDIRECT not in html:
+        raise SystemExit(f"build_lite: {index} has no {ROOT_REDIRECT!r} to replace")
+    target = f"./lab/index.html?path={TUTORIAL}"
+    index.write_text(html.replace(ROOT_REDIRECT, f"window.location.replace({target!r});"))
+
+
 def stage(stage_dir: Path, settings: dict) -> None:
     """The lite dir: build configuration, the page configuration and the contents."""
     if stage_dir.exists():
@@ -159,7 +190,10 @@ def stage(stage_dir: Path, settings: dict) -> None:
             "contents": ["files"],
             "no_sourcemaps": True,
             "no_unused_shared_packages": True,
-        }
+            # the front ends named one by one, instead of every one in the venv
+            "ignore_sys_prefix": ["federated_extensions"],
+            "federated_extensions": [str(p) for p in front_ends()],
+        },
     }
     (stage_dir / "jupyter_lite_config.json").write_text(json.dumps(config, indent=2))
     page = {
@@ -286,6 +320,7 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     stage_dir = ROOT / "build" / "lite-stage" / "offline"
     stage(stage_dir, pyodide_settings("./static/pyodide/pyodide.mjs"))
     jupyter_lite_build(stage_dir, out)
+    open_on_tutorial(out)
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
     for wheel in target.glob("micropip-*.whl"):  # Pyodide's own package manager, compiled too
@@ -317,6 +352,7 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     settings["loadPyodideOptions"]["lockFileURL"] = "./static/pyodide-lock/pyodide-lock.json"
     stage(stage_dir, settings)
     jupyter_lite_build(stage_dir, out)
+    open_on_tutorial(out)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)
     lock = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())

@@ -20,6 +20,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_quickstart import local_kernel
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 
@@ -31,20 +34,21 @@ def tutorials() -> list[Path]:
 def run(notebook: Path, workdir: Path, kernel: str = "python3") -> tuple[bool, float]:
     """Runs ``notebook`` in ``workdir``; returns (ok, seconds) and writes the executed copy."""
     nb = nbformat.read(notebook, as_version=4)
-    client = NotebookClient(
-        nb,
-        timeout=600,
-        kernel_name=kernel,
-        store_widget_state=False,
-        resources={"metadata": {"path": str(workdir)}},
-    )
     t0 = time.monotonic()
     ok = True
-    try:
-        client.execute()
-    except CellExecutionError as e:
-        print(f"{notebook.name} failed: {str(e)[:2000]}", file=sys.stderr)
-        ok = False
+    with local_kernel(kernel) as kernel_args:
+        client = NotebookClient(
+            nb,
+            timeout=600,
+            store_widget_state=False,
+            resources={"metadata": {"path": str(workdir)}},
+            **kernel_args,
+        )
+        try:
+            client.execute()
+        except CellExecutionError as e:
+            print(f"{notebook.name} failed: {str(e)[:2000]}", file=sys.stderr)
+            ok = False
     nbformat.write(nb, workdir / notebook.name.replace(".ipynb", ".executed.ipynb"))
     return ok, time.monotonic() - t0
 

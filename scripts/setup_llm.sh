@@ -62,9 +62,19 @@ fi
 
 if ! "$PY" -c "import llama_cpp, llama_cpp.server, uvicorn" >/dev/null 2>&1; then
   if ! ls "$CACHE/wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+    # llama.cpp compiles with the system's C++ compiler (CMake comes from PyPI when missing).
+    if ! command -v c++ >/dev/null 2>&1; then
+      SUDO=""
+      if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
+      echo "setup_llm: installing a C++ compiler (Debian package g++)"
+      $SUDO apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends g++ >/dev/null
+    fi
     echo "setup_llm: building llama-cpp-python $LLAMA_VERSION (compiles llama.cpp, about ten minutes)"
-    "$PY" -m pip wheel -q --disable-pip-version-check -w "$CACHE/wheels" \
-      "llama-cpp-python[server]==$LLAMA_VERSION"
+    # LLAVA_BUILD=OFF: without the multimodal library (mtmd, about a third of the C++ files),
+    # which a text model never loads.
+    CMAKE_ARGS="${CMAKE_ARGS:-} -DLLAVA_BUILD=OFF" "$PY" -m pip wheel -q --disable-pip-version-check \
+      -w "$CACHE/wheels" "llama-cpp-python[server]==$LLAMA_VERSION"
   fi
   "$PY" -m pip install -q --disable-pip-version-check --find-links "$CACHE/wheels" \
     "llama-cpp-python[server]==$LLAMA_VERSION"

@@ -1,12 +1,15 @@
 """Shared fixtures: real engines, started and stopped by the suite.
 
 A component that is missing locally makes its tests skip with the reason; with
-``CI=true`` the same absence fails them instead.
+``CI=true`` the same absence fails them instead. The public data sets are the exception: they
+are not part of the repository, so their tests skip (naming ``CADET_DATA``) when the variable is
+unset and no ``../shared/data`` exists, even in CI; with the variable set, CI fails without them.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -21,10 +24,13 @@ if _OWN_JUPYTER not in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
         p for p in (_OWN_JUPYTER, os.environ.get("JUPYTER_PATH")) if p
     )
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-DATA = SHARED / "data"
-CORPUS = SHARED / "corpus"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# A suite started in the background by a non-interactive shell (`bash scripts/test.sh &`, nohup)
+# inherits SIGINT ignored, and Python keeps it so: the Ctrl-C tests (an interrupt sent to the
+# main thread) would then wait for the query's time limit. They need Python's own handler.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def need(condition: bool, reason: str) -> None:
@@ -36,16 +42,23 @@ def need(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
-def shared_data() -> Path:
-    need(DATA.is_dir(), f"shared data not found at {DATA}")
+def need_data() -> Path:
+    """The public data sets' folder (``CADET_DATA``, see workloads/gold.py); skips the test when
+    they are absent, or fails it under CI when the variable names them."""
+    from workloads.gold import DATA, DATA_VAR, data_missing
+
+    why = data_missing()
+    if why is not None:
+        if IN_CI and os.environ.get(DATA_VAR):
+            pytest.fail(f"required component missing in CI: {why}")
+        pytest.skip(why)
     return DATA
 
 
 @pytest.fixture(scope="session")
-def shared_corpus() -> Path:
-    need(CORPUS.is_dir(), f"shared corpus not found at {CORPUS}")
-    return CORPUS
+def shared_data() -> Path:
+    """The public data sets (Spider dev, BIRD mini-dev, TPC-H, TPC-DS): see :func:`need_data`."""
+    return need_data()
 
 
 @pytest.fixture(scope="session")
@@ -203,3 +216,51 @@ def spark_connect(spark_connect_url):
 def spark(request):
     """Each Spark test once on the classic session and once on Spark Connect."""
     return request.getfixturevalue(f"spark_{request.param}")
+
+
+# --- The real local model (marker ``llm``): one llama.cpp server per test session -------------
+
+
+class LocalLLM:
+    """The session's local model server (workloads/llm.py): its OpenAI base URL, and chat models
+    on it with the sampling temperature pinned (0: the same prompt gets the same reply)."""
+
+    #: Seconds a model call may take (the tests' ``model_timeout``, not the 120 s default): on
+    #: a busy shared 2-core machine one call took over two minutes; a timeout fails the test.
+    TIMEOUT = 600.0
+    #: Tokens a reply may have: SQL and the fallback's pandas code fit well within; it bounds
+    #: a call's time (about 20 s of generation on an idle 2-core machine).
+    MAX_TOKENS = 512
+
+    def __init__(self, base_url: str) -> None:
+        from workloads.llm import MODEL_ALIAS, model_path
+
+        self.base_url = base_url
+        self.spec = f"openai:{MODEL_ALIAS}"
+        self.gguf = model_path()
+
+    def chat_model(self, temperature: float = 0.0):
+        """langchain-openai's chat model on the server (what ``openai:qwen`` with
+        ``base_url=`` loads), with ``temperature`` set."""
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(
+            self.spec,
+            base_url=self.base_url,
+            api_key="local",
+            temperature=temperature,
+            max_tokens=self.MAX_TOKENS,
+            timeout=self.TIMEOUT,
+        )
+
+
+@pytest.fixture(scope="session")
+def llm():
+    """The real local model (Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF) served on 127.0.0.1 by
+    llama-cpp-python for the whole session; set up by scripts/setup_llm.sh."""
+    from workloads.llm import llm_server, missing
+
+    why = missing()
+    need(why is None, why or "")
+    with llm_server() as url:
+        yield LocalLLM(url)

@@ -3,6 +3,7 @@ the user's connection as before."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import warnings
@@ -23,6 +24,9 @@ def shell(ipython_shell, tmp_path):
     (tmp_path / "not_json.json").write_text("{replies: nope")
     (tmp_path / "not_a_list.json").write_text(json.dumps({"replies": {"q": "SELECT 1"}}))
     (tmp_path / "numbers.json").write_text(json.dumps({"q": [1, 2]}))
+    (tmp_path / "replies.json").write_text(
+        json.dumps({"Another question?": [sql_reply("SELECT 1")]})
+    )
     con = duckdb.connect()
     con.execute("CREATE TABLE t (x INT); INSERT INTO t VALUES (1)")
     ip.user_ns.update(
@@ -30,20 +34,41 @@ def shell(ipython_shell, tmp_path):
         model=fake_model(sql_reply("SELECT x FROM t")),
         unreachable=sa.create_engine("postgresql+psycopg://nobody@127.0.0.1:9/none"),
         not_a_connection=42,
+        a_name="orders",
     )
     yield ip
     con.close()
 
 
-@pytest.mark.parametrize("case", CASES["ask"], ids=lambda c: c["id"])
-def test_ask_options(shell, tmp_path: Path, case: dict) -> None:
+def _line(case: dict, tmp_path: Path, monkeypatch) -> str:
+    if case.get("absent") and importlib.util.find_spec(case["absent"]) is not None:
+        pytest.skip(f"{case['absent']} is installed here: the case needs it absent")
+    for var in case.get("unset_env", []):
+        monkeypatch.delenv(var, raising=False)
     model = case.get("model", "model").replace("{tmp}", str(tmp_path))
-    con = case.get("con", "duck")
-    line = f"--model {model} --con {con} {case.get('options', '')}"
-    text = usage_error(shell, "ask", line, "How many rows?")
+    return f"--model {model} --con {case.get('con', 'duck')} {case.get('options', '')}"
+
+
+def _says(case: dict, text: str) -> None:
     for fragment in case["says"]:
         assert fragment in text, text
+    for fragment in case.get("says_not", []):
+        assert fragment not in text, text
+
+
+@pytest.mark.parametrize("case", CASES["ask"], ids=lambda c: c["id"])
+def test_ask_options(shell, tmp_path: Path, monkeypatch, case: dict) -> None:
+    text = usage_error(shell, "ask", _line(case, tmp_path, monkeypatch), "How many rows?")
+    _says(case, text)
     assert shell.user_ns["duck"].execute("SELECT count(*) FROM t").fetchall() == [(1,)]
+
+
+@pytest.mark.parametrize("case", CASES["answered"], ids=lambda c: c["id"])
+def test_answered_with_a_message(shell, tmp_path: Path, monkeypatch, case: dict) -> None:
+    result = shell.run_cell_magic("ask", _line(case, tmp_path, monkeypatch), "How many rows?")
+    assert not result.ok and result.stop_reason == "model_error"
+    _says(case, result.message)
+    assert "Traceback" not in result._repr_mimebundle_()["text/plain"]
 
 
 @pytest.mark.parametrize("case", CASES["config"], ids=lambda c: c["id"])

@@ -214,9 +214,51 @@ def test_help_and_stats(ip):
     assert (
         "--model" in doc and "--con" in doc and "--no-fallback" in doc and "--max-attempts" in doc
     )
+    assert "in %%ask it is the cell body" in " ".join(doc.split())  # argparse kept the %%
     stats = ip.run_line_magic("cadet", "stats")
     assert "First-attempt success" in stats.text and "Average SQL attempts" in stats.text
     assert "unknown command" in usage_error(ip, "cadet", "nonsense")
+
+
+def test_stats_is_a_table(duck):
+    """%cadet stats: one row per figure in an HTML table (not newlines in a div), the same
+    rows as the text."""
+    from html.parser import HTMLParser
+
+    bad = sql_reply("SELECT nope FROM orders")
+    duck.user_ns["model"] = fake_model(bad, sql_reply("SELECT count(*) AS n FROM orders"))
+    duck.run_line_magic("cadet", "reset")
+    duck.run_cell_magic("ask", "--model model", "How many orders?")
+    stats = duck.run_line_magic("cadet", "stats")
+    bundle = stats._repr_mimebundle_()
+
+    class Cells(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tables, self.rows, self.cells, self.inside = 0, [], [], False
+
+        def handle_starttag(self, tag, attrs):
+            self.tables += tag == "table"
+            if tag == "tr":
+                self.rows.append([])
+            self.inside = tag in ("th", "td")
+
+        def handle_data(self, data):
+            if self.inside and self.rows:
+                self.rows[-1].append(data)
+
+        def handle_endtag(self, tag):
+            self.inside = False
+
+    cells = Cells()
+    cells.feed(bundle["text/html"])
+    rows = {r[0]: r[1:] for r in cells.rows if r}
+    assert cells.tables == 2  # the figures, and the error categories met
+    assert rows["Questions asked"] == ["1"] and rows["Corrected success"] == ["1"]
+    assert rows["column_not_found"] == ["1", "1", "100%"]
+    text = bundle["text/plain"].splitlines()
+    assert len([label for label in rows if label in bundle["text/plain"]]) == len(rows)
+    assert text[0].startswith("Questions asked:") and text[0].endswith(" 1")
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,13 @@ def test_quickstart_runs_headless_with_the_labelled_scripted_model(tmp_path):
     assert "USB-C Charger" in fallback and "Strategy Board Game" in fallback
     errors = [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
+    # A quiet notebook: nothing on stderr (PySpark's pandas FutureWarning came from jupysql
+    # importing pyspark), no jupysql notes about its configuration, no kernel warnings.
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert [o for o in outputs if o.get("name") == "stderr"] == []
+    shown = "".join(str(o.get("data", "")) + str(o.get("text", "")) for o in outputs)
+    assert "toml" not in shown and "Warning" not in shown and "configurations" not in shown
+    assert "Warning" not in done.stderr and "WARNING" not in done.stderr, done.stderr
     assert (tmp_path / "quickstart.executed.html").exists()
     # The HTML export shows the static account of every run, not an empty widget.
     page = (tmp_path / "quickstart.executed.html").read_text()

@@ -184,8 +184,8 @@ def bird_ddl(bird_dir: Path) -> dict[str, list[str]]:
     ``dev_tables.json`` (BIRD ships no rows).
 
     Example:
-        >>> from workloads.gold import SHARED
-        >>> bird = SHARED / "data" / "bird-minidev"
+        >>> from workloads.gold import DATA
+        >>> bird = DATA / "bird-minidev"
         >>> ddl = bird_ddl(bird) if bird.exists() else {}
         >>> not ddl or ddl["financial"][0].startswith("CREATE TABLE `account`")
         True

@@ -13,7 +13,7 @@ from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.record import answered, close_attempt
-from cadet_magic.agent.reply import content_text, extract_sql
+from cadet_magic.agent.reply import content_text, extract_sql, usage_of
 from cadet_magic.agent.routes import decide
 from cadet_magic.agent.state import AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
@@ -27,7 +27,7 @@ from cadet_magic.errors import (
     ResultTooLarge,
 )
 from cadet_magic.options import AskOptions
-from cadet_magic.result import StopReason
+from cadet_magic.result import StopReason, Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
@@ -118,14 +118,25 @@ def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) 
         raise ModelCallError(
             f"The model did not answer within {timeout:g} s (AskMagic.model_timeout) and the "
             "call was abandoned. Check that the model's server is up and reachable, or raise "
-            "the limit, e.g. %config AskMagic.model_timeout = 300, then run the cell again."
+            f"the limit, e.g. %config AskMagic.model_timeout = {max(300, 2 * timeout):g}, then "
+            "run the cell again."
         )
     if "error" in box:
         raise box["error"]
     return box["reply"]
 
 
-def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | None = None) -> str:
+@dataclass(frozen=True)
+class ModelReply:
+    """A model call's reply text and the tokens its provider reported (None: none reported)."""
+
+    text: str
+    tokens: Tokens | None = None
+
+
+def call_model(
+    model: Any, messages: list[tuple[str, str]], timeout: float | None = None
+) -> ModelReply:
     """Invokes the model, waiting at most ``timeout`` seconds; any failure becomes one clear
     :class:`ModelCallError` line, an interrupt while waiting :class:`ModelCallInterrupted`."""
     try:
@@ -141,7 +152,7 @@ def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | Non
             f"The model call failed ({type(e).__name__}): {first}. "
             "Check the model name, API key, network and rate limits, then run the cell again."
         ) from e
-    return content_text(getattr(reply, "content", reply))
+    return ModelReply(content_text(getattr(reply, "content", reply)), usage_of(reply))
 
 
 def read_schema(state: AskState, ctx: Context) -> dict:
@@ -170,22 +181,29 @@ def generate(state: AskState, ctx: Context) -> dict:
 
 
 def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> dict:
-    """Calls the model with ``messages``: the reply and its SQL, or the model's error."""
+    """Calls the model with ``messages``: the reply and its SQL, or the model's error; with the
+    tokens the provider reported and the seconds the call took."""
     t0 = time.perf_counter()
     try:
         reply = call_model(ctx.model, messages, ctx.model_timeout)
     except ModelCallError as e:
+        seconds = time.perf_counter() - t0
         return {
             "model_error": str(e),
             "reply": "",
             "sql": None,
-            "timings": _timed(state, "generate", time.perf_counter() - t0),
+            "tokens": None,
+            "model_seconds": seconds,
+            "timings": _timed(state, "generate", seconds),
         }
     finally:
         ctx.model_calls += 1
+    seconds = time.perf_counter() - t0
     return {
-        "reply": reply,
-        "sql": extract_sql(reply),
+        "reply": reply.text,
+        "sql": extract_sql(reply.text),
+        "tokens": reply.tokens,
+        "model_seconds": seconds,
         "timings": _timed(state, "generate", time.perf_counter() - t0),
     }
 

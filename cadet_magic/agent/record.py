@@ -100,7 +100,26 @@ def provisional_attempt(
         reply=state.get("reply") or "",
         phase=state["phase"],
         running=True,
+        tokens=state.get("tokens"),
+        model_seconds=state.get("model_seconds"),
     )
+
+
+def feedback_text(diagnosis: Any, mode: str | None) -> str:
+    """What the model is told after a failed attempt: the diagnosis's feedback, or with
+    ``mode="raw"`` only the error text the attempt failed with (the engine's words, the safety
+    check's refusal, or the result check's finding; no advice, suggested names or JOIN paths).
+
+    Example:
+        >>> from cadet_magic.diagnose.model import Diagnosis
+        >>> d = Diagnosis("column_not_found", True, feedback="Use t.name (no column nme).",
+        ...               error="no such column: nme")
+        >>> feedback_text(d, "targeted"), feedback_text(d, "raw")
+        ('Use t.name (no column nme).', 'no such column: nme')
+    """
+    if mode == "raw":
+        return diagnosis.error or str(diagnosis.exception or "") or diagnosis.feedback
+    return diagnosis.feedback
 
 
 def close_attempt(
@@ -122,7 +141,11 @@ def close_attempt(
         outcome=outcome,
         category=diagnosis.category.value if diagnosis is not None and outcome != "ok" else None,
         error=error,
-        feedback=diagnosis.feedback if (feedback_sent and diagnosis is not None) else None,
+        feedback=(
+            feedback_text(diagnosis, state.get("feedback"))
+            if (feedback_sent and diagnosis is not None)
+            else None
+        ),
         suggestions=list(diagnosis.suggestions) if diagnosis is not None else [],
         diff=diff,
         timings=dict(state.get("timings") or {}),
@@ -130,6 +153,8 @@ def close_attempt(
         phase=state["phase"],
         retryable=diagnosis.retryable if diagnosis is not None else True,
         code=code,
+        tokens=state.get("tokens"),
+        model_seconds=state.get("model_seconds"),
     )
     _log_attempt(attempt, state["max_attempts"])
     return attempt

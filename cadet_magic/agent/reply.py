@@ -14,6 +14,10 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
+
+from cadet_magic.result import Tokens
 
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
 _SQL_START = re.compile(
@@ -80,3 +84,58 @@ def extract_code(text: str) -> str | None:
         if lang == "" and body and not _SQL_START.match(body) and "result" in body:
             return body
     return None
+
+
+#: The usage keys of each provider's report, as (input, output) pairs: LangChain's
+#: ``usage_metadata`` and Anthropic, OpenAI's ``usage`` (llama.cpp's server, vLLM, LM Studio,
+#: Ollama's /v1 and a ``llamacpp:`` model too), and Ollama's native counts.
+_USAGE_KEYS = (
+    ("input_tokens", "output_tokens"),
+    ("prompt_tokens", "completion_tokens"),
+    ("prompt_eval_count", "eval_count"),
+)
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _tokens_in(report: Any) -> Tokens | None:
+    if not isinstance(report, Mapping):
+        return None
+    for input_key, output_key in _USAGE_KEYS:
+        tokens = Tokens(_count(report.get(input_key)), _count(report.get(output_key)))
+        if tokens != (None, None):
+            return tokens
+    return None
+
+
+def usage_of(reply: Any) -> Tokens | None:
+    """The tokens a chat reply reports using, or None when it reports none.
+
+    Read from LangChain's ``AIMessage.usage_metadata``, else its ``response_metadata``
+    (``token_usage``, ``usage``, or Ollama's counts at the top level), else a ``usage`` mapping
+    on the reply (the browser client, a ``llamacpp:`` model).
+
+    Example:
+        >>> class Reply:
+        ...     usage_metadata = {"input_tokens": 812, "output_tokens": 41, "total_tokens": 853}
+        >>> usage_of(Reply())
+        Tokens(input=812, output=41)
+        >>> class Browser:
+        ...     usage = {"prompt_tokens": 90, "completion_tokens": 7}
+        >>> usage_of(Browser())
+        Tokens(input=90, output=7)
+        >>> usage_of("SELECT 1") is None
+        True
+    """
+    found = _tokens_in(getattr(reply, "usage_metadata", None))
+    if found is not None:
+        return found
+    meta = getattr(reply, "response_metadata", None)
+    if isinstance(meta, Mapping):
+        for report in (meta.get("token_usage"), meta.get("usage"), meta):
+            found = _tokens_in(report)
+            if found is not None:
+                return found
+    return _tokens_in(getattr(reply, "usage", None))

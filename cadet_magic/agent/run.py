@@ -15,6 +15,7 @@ Example (a scripted model and stdlib sqlite3):
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -260,6 +261,9 @@ def to_result(
     return result
 
 
+#: The browser kernel (Pyodide): what to do without pandas differs there.
+IN_BROWSER = sys.platform == "emscripten"
+
 _REASONS = {
     "max_attempts": "all {n} attempt(s) failed",
     "unchanged_sql": "the model wrote the same SQL again, so retrying would not help",
@@ -309,9 +313,16 @@ def failure_message(result: AskResult) -> str:
         lines.append("Check that the database is reachable, reconnect with %sql, then ask again.")
     elif last is not None and "fallback_unconfined" in (last.error or ""):
         lines.append(first_line(last.error, None))  # why the code did not run, and how
+    elif last is not None and last.category == "unavailable" and IN_BROWSER:
+        lines.append(
+            "This browser kernel has no pandas, so the fallback cannot run here, and an offline "
+            "site cannot install it: rephrase the question with the table or column names you "
+            "mean (the SQL path needs no pandas). A site that loads Pyodide's full distribution "
+            "from its CDN can %pip install pandas first."
+        )
     elif last is not None and last.category == "unavailable":
         lines.append(
-            "Install pandas (and, outside the browser, pyarrow) in this kernel to let the "
+            "Install pandas and pyarrow in this kernel (pip install pandas pyarrow) to let the "
             "fallback run (the line above says what failed), or rephrase the question."
         )
     elif result.stop_reason == "not_retryable":

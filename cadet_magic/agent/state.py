@@ -6,7 +6,7 @@ from typing import Any, TypedDict
 
 from cadet_magic.diagnose.classify import Diagnosis
 from cadet_magic.options import AskOptions
-from cadet_magic.result import Attempt, Phase
+from cadet_magic.result import Attempt, Phase, Tokens
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.functions import FunctionCatalog
@@ -14,11 +14,13 @@ from cadet_magic.sql.validate import Validation
 
 
 class AttemptInProgress(TypedDict, total=False):
-    """The attempt in progress: what the model replied, its SQL, the check's verdict, the
-    engine's result or error, the diagnosis and the steps' timings. A new attempt starts with
-    all of it cleared (:func:`begin_attempt`)."""
+    """The attempt in progress: what the model replied (and the tokens and seconds its call
+    took), its SQL, the check's verdict, the engine's result or error, the diagnosis and the
+    steps' timings. A new attempt starts with all of it cleared (:func:`begin_attempt`)."""
 
     reply: str
+    tokens: Tokens | None
+    model_seconds: float | None
     sql: str | None
     check: Validation | None
     execution: RunResult | None
@@ -33,7 +35,8 @@ class AskState(AttemptInProgress, total=False):
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
     ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch),
     ``result_bytes`` (bytes of values a result may hold),
-    ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker).
+    ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker),
+    ``feedback`` (what a retry tells the model: ``targeted`` or ``raw``).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
     function allow-list, a ``FunctionCatalog``, or None).
     ``phase``: the phase in progress (:class:`~cadet_magic.result.Phase`); a later phase
@@ -54,6 +57,7 @@ class AskState(AttemptInProgress, total=False):
     fallback_row_limit: int
     result_bytes: int
     fallback_memory: int
+    feedback: str
     phase: str
 
     schema: Schema
@@ -99,6 +103,7 @@ STATE_OPTIONS = (
     "fallback_row_limit",
     "result_bytes",
     "fallback_memory",
+    "feedback",
 )
 
 

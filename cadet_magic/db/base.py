@@ -108,12 +108,13 @@ def fetch_bounded(
     limit: int,
     max_bytes: int | None,
     size: Callable[[Sequence[Sequence[object]]], int] = rows_bytes,
+    first: int = FIRST_CHUNK,
 ) -> tuple[list, bool, str]:
     """Rows from ``fetchmany`` until ``limit`` + 1 rows or ``max_bytes`` bytes of values.
 
     Returns the rows (at most ``limit``), whether the result was cut, and why ("rows",
     "bytes" or ""), with ``size`` measuring rows (:func:`rows_bytes` or a
-    :func:`column_sizer`). Rows come in chunks: :data:`FIRST_CHUNK` rows, then as many as the
+    :func:`column_sizer`). Rows come in chunks: ``first`` rows, then as many as the
     budget left allows at the average row size so far (at most :data:`MAX_CHUNK`).
 
     Example:
@@ -130,7 +131,7 @@ def fetch_bounded(
     want = limit + 1
     rows: list = []
     total = 0
-    chunk = min(want, FIRST_CHUNK)
+    chunk = min(want, max(1, first))
     while chunk > 0:
         got = fetchmany(chunk)
         if not got:

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from cadet_magic.db.base import Runner
-from cadet_magic.errors import NoConnectionError
+from cadet_magic.errors import NoConnectionError, UnsupportedConnectionError
 
 
 def _is_duckdb(obj: Any) -> bool:
@@ -100,7 +100,4 @@ def _resolve(con: Any = None) -> Runner:
         return _from_jupysql(con)
     if hasattr(con, "run") and hasattr(con, "schema") and hasattr(con, "dialect"):
         return con  # already a runner
-    raise NoConnectionError(
-        f"Cannot ask a {type(con).__name__}: pass a SQLAlchemy engine or connection, a duckdb "
-        "connection, a sqlite3 connection, or connect with %sql first."
-    )
+    raise UnsupportedConnectionError(con)

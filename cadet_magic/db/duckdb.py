@@ -9,6 +9,15 @@ INSTALL/LOAD, CALL, CHECKPOINT, VACUUM, CREATE SECRET, EXPLAIN, USE and stacked
 statements never reach execution, whatever the safety check said. The watchdog
 thread calls ``interrupt()`` at the deadline (also during the cleanup after a streamed
 result); a KeyboardInterrupt does the same.
+
+Memory: DuckDB's ``memory_limit`` is one setting of the whole database instance, so for the
+run it is lowered to what the instance uses now plus :func:`~cadet_magic.db.sqlite.heap_budget`
+of the result budget (never raised above the user's own limit) and put back afterwards; an
+aggregate, list, join or sort that would grow beyond it fails with DuckDB's out-of-memory
+error, shown as one line. Not bounded by it: values computed row by row outside DuckDB's
+buffer manager (``repeat('x', 10^9)``) and the Python objects of the rows fetched (at most
+one chunk beyond the byte budget), which is why a chunk is :data:`TEXT_CHUNK` rows when a
+column is not of a fixed size.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import threading
 import time
 from typing import Any
 
-from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded
+from cadet_magic.db.base import FIRST_CHUNK, RunResult, column_sizer, fetch_bounded
 from cadet_magic.db.functions import duckdb_functions, with_functions
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.watchdog import Watchdog
@@ -36,6 +45,36 @@ FINGERPRINT_SQL = (
     "FROM duckdb_columns() WHERE comment IS NOT NULL AND database_name = current_database()), "
     "current_database(), current_schema()"
 )
+
+
+#: Rows of the first fetch when a column holds text, blobs or nested values (each converted
+#: to a Python object before it can be measured); later chunks follow the rows' average size.
+TEXT_CHUNK = 1
+#: The instance's memory limit as shown, and what its buffer manager holds now (bytes).
+MEMORY_SQL = (
+    "SELECT current_setting('memory_limit'), "
+    "(SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory())"
+)
+
+
+_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+_UNITS.update({"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40})
+
+
+def size_bytes(text: str) -> int | None:
+    """Bytes of a DuckDB size setting as ``current_setting`` shows it, or None.
+
+    Example:
+        >>> size_bytes("18.8 GiB"), size_bytes("512.0 MiB"), size_bytes("1000B"), size_bytes("x")
+        (20186346291, 536870912, 1000, None)
+    """
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).upper() not in _UNITS:
+        return None
+    try:
+        return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+    except ValueError:
+        return None
 
 
 def _is_interrupt(error: BaseException) -> bool:
@@ -114,6 +153,7 @@ class DuckDBRunner:
         self.connection = connection
         self.label = label
         self.session = session or current()
+        self._default_memory: str | None = None  # DuckDB's default memory_limit, as shown
 
     def _begin(self) -> Any:
         """A sibling cursor of the user's connection, inside a READ ONLY transaction we roll back.
@@ -131,9 +171,55 @@ class DuckDBRunner:
             raise
         return cur
 
+    def _limit_memory(self, max_bytes: int | None) -> str | None:
+        """Lowers the instance's ``memory_limit`` for the run; returns the value to put back
+        (None when it was left alone)."""
+        from cadet_magic.db.sqlite import heap_budget
+
+        cur = self.connection.cursor()
+        try:
+            before, used = cur.execute(MEMORY_SQL).fetchone()
+            wanted = int(used) + heap_budget(max_bytes)
+            now = size_bytes(str(before))
+            if now is not None and wanted >= now:
+                return None  # the user's own limit is lower already
+            cur.execute(f"SET memory_limit = '{wanted}B'")
+            return str(before)
+        except Exception:  # noqa: BLE001 - an older DuckDB: the byte budget still holds
+            return None
+        finally:
+            cur.close()
+
+    def _restore_memory(self, before: str | None) -> None:
+        """Puts ``memory_limit`` back: the default exactly (``RESET``), else the user's value
+        as DuckDB showed it."""
+        if before is None:
+            return
+        cur = self.connection.cursor()
+        try:
+            if before != self._default_memory:
+                cur.execute("RESET memory_limit")
+                default = cur.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+                self._default_memory = default
+                if default != before:
+                    cur.execute(f"SET memory_limit = '{before}'")
+            else:
+                cur.execute("RESET memory_limit")
+        except Exception:  # noqa: BLE001 - a closed connection
+            pass
+        finally:
+            cur.close()
+
     def run(
         self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
     ) -> RunResult:
+        before = self._limit_memory(max_bytes)
+        try:
+            return self._run(sql, limit, timeout, max_bytes)
+        finally:
+            self._restore_memory(before)
+
+    def _run(self, sql: str, limit: int, timeout: float, max_bytes: int | None) -> RunResult:
         con = self._begin()
         fired = threading.Event()
         guard = threading.Lock()
@@ -158,8 +244,11 @@ class DuckDBRunner:
             try:
                 rel = con.execute(only_select(con, first_rows_sql(sql, limit + 1)))
                 description = rel.description or ()
-                size = column_sizer([duckdb_kind(d[1]) for d in description])
-                rows, truncated, why = fetch_bounded(rel.fetchmany, limit, max_bytes, size)
+                kinds = [duckdb_kind(d[1]) for d in description]
+                first = FIRST_CHUNK if set(kinds) <= {"fixed"} else TEXT_CHUNK
+                rows, truncated, why = fetch_bounded(
+                    rel.fetchmany, limit, max_bytes, column_sizer(kinds), first=first
+                )
                 columns = [d[0] for d in description]
             except KeyboardInterrupt:
                 con.interrupt()

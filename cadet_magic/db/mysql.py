@@ -9,12 +9,24 @@ connection's parameters), where:
 - it runs in ``START TRANSACTION READ ONLY`` and is always rolled back;
 - the server's own per-statement time limit stops it (``SET STATEMENT max_statement_time=N
   FOR ...`` on MariaDB, the session's ``max_execution_time`` on MySQL), and ``KILL QUERY``
-  from a second connection stops it on Ctrl-C or when the watchdog fires;
+  from a second connection stops it on Ctrl-C or when the watchdog fires; a statement that
+  ignores both (a function that runs long inside one call, such as ``ENCRYPT`` with many
+  rounds) gets ``KILL CONNECTION`` :data:`KILL_MARGIN` seconds later and the agent's socket is
+  shut down, so the run ends at the limit plus about 1.5 s whatever the statement
+  does; the next run opens a new connection. (The server may finish such a call in its
+  killed thread: that time cannot be taken back, which is why the check refuses those
+  functions.) The deadline covers fetching the rows as well as running the statement;
 - rows stream through an unbuffered cursor, at most ``limit`` rows and about ``max_bytes``
   bytes reach the kernel (:func:`~cadet_magic.db.base.fetch_bounded`);
 - the ``sql_mode`` flags that change how SQL text is read (``ANSI_QUOTES``,
   ``NO_BACKSLASH_ESCAPES``, ``PIPES_AS_CONCAT``, ``ORACLE`` ...) are cleared, so the server
-  reads the text as the safety check did.
+  reads the text as the safety check did;
+- the character set is always ``utf8mb4``, whatever the user's connection uses (its
+  ``charset``, ``init_command`` or ``SET NAMES``): in ``sjis``, ``cp932``, ``gbk``, ``big5``
+  ... a byte of a character can be a backslash, so a literal the check reads as one string
+  would end early on the server. The driver's encoding and the server's
+  ``character_set_client/connection/results`` are verified after connecting; anything else
+  is refused (:class:`~cadet_magic.errors.ConfigurationError`, one line).
 
 The agent therefore does not see rows the user has not committed yet, and a ``USE`` on the
 user's connection is not followed: the agent reads the database the connection was opened
@@ -24,6 +36,7 @@ with.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 import weakref
@@ -55,9 +68,22 @@ TEXT_MODES = frozenset(
         "SIMULTANEOUS_ASSIGNMENT",
     }
 )
+#: The one character set the agent's connection speaks: no byte of a multibyte character is an
+#: ASCII byte, so the server splits the text into tokens exactly as the check did.
+CHARSET = "utf8mb4"
+CHARSET_SQL = (
+    "SELECT @@SESSION.character_set_client, @@SESSION.character_set_connection, "
+    "@@SESSION.character_set_results"
+)
 #: Server errors of a statement stopped by its time limit (MariaDB, MySQL) or by KILL QUERY.
 TIME_LIMIT_ERRORS = frozenset({1969, 3024})
 KILLED_ERRORS = frozenset({1317})
+#: Seconds after the watchdog's deadline (the limit + :data:`WATCHDOG_GRACE`) until the
+#: connection itself is killed when ``KILL QUERY`` did not take.
+WATCHDOG_GRACE = 0.5
+KILL_MARGIN = 1.0
+#: Client errors of a connection killed or shut down under a running statement.
+LOST_ERRORS = frozenset({2013, 2006, 2055, 0})
 
 _TABLES_SQL = """
 SELECT TABLE_NAME, TABLE_TYPE, TABLE_COMMENT FROM information_schema.TABLES
@@ -109,7 +135,7 @@ def pymysql_opener(con: Any) -> Callable[[], Any]:
         "password": con.password,
         "database": con.db,
         "unix_socket": con.unix_socket,
-        "charset": con.charset,
+        "charset": CHARSET,  # never the user's: see the module
         "connect_timeout": getattr(con, "connect_timeout", 10),
         "autocommit": False,
     }
@@ -177,6 +203,7 @@ class MySQLRunner:
         try:
             cur = con.cursor()
             try:
+                use_utf8mb4(con, cur)
                 cur.execute("SELECT CONNECTION_ID(), VERSION(), @@SESSION.sql_mode")
                 thread_id, version, mode = cur.fetchone()
                 kept = [m for m in str(mode or "").split(",") if m and m.upper() not in TEXT_MODES]
@@ -206,8 +233,9 @@ class MySQLRunner:
         """Closes the agent's connection; the user's connection is never touched."""
         self._discard()
 
-    def kill_query(self) -> None:
-        """``KILL QUERY`` for the agent's running statement, from a second connection."""
+    def kill_query(self, what: str = "QUERY") -> None:
+        """``KILL QUERY`` (or ``KILL CONNECTION``) for the agent's running statement, from a
+        second connection."""
         thread_id = self._thread_id
         if thread_id is None:
             return
@@ -217,12 +245,21 @@ class MySQLRunner:
             return
         try:
             cur = other.cursor()
-            cur.execute(f"KILL QUERY {int(thread_id)}")
+            cur.execute(f"KILL {what} {int(thread_id)}")
             cur.close()
         except Exception:  # noqa: BLE001 - already finished
             pass
         finally:
             _close_quietly([other])
+
+    def kill_connection(self) -> None:
+        """Ends the agent's connection under a statement that ignored ``KILL QUERY``: ``KILL
+        CONNECTION`` on the server, and the socket shut down on this side (so the blocked
+        read returns even when no second connection can be opened)."""
+        con = self._con
+        self.kill_query("CONNECTION")
+        if con is not None:
+            _shutdown_socket(con)
 
     @contextlib.contextmanager
     def _transaction(self, timeout: float, unbuffered: bool = False) -> Iterator[Any]:
@@ -268,15 +305,23 @@ class MySQLRunner:
         done = False
         with self._lock:
             with self._transaction(timeout, unbuffered=True) as cur:
+                timers: list = []
+
+                def hard_stop() -> None:
+                    with guard:
+                        if not done:
+                            self._cut = True  # never read from that connection again
+                            self.kill_connection()
 
                 def stop() -> None:
                     with guard:  # never cancel what runs after this query
                         if not done:
                             fired.set()
                             self.kill_query()
+                            timers.append(self.session.watchdog.schedule(KILL_MARGIN, hard_stop))
 
                 # The server's limit comes first; the watchdog is the backstop.
-                timer = self.session.watchdog.schedule(timeout + 0.5, stop)
+                timers.append(self.session.watchdog.schedule(timeout + WATCHDOG_GRACE, stop))
                 try:
                     cur.execute(self._statement(add_limit(sql, "mysql", limit + 1), timeout))
                     description = cur.description or ()
@@ -294,7 +339,8 @@ class MySQLRunner:
                     code = mysql_errno(e)
                     if code in TIME_LIMIT_ERRORS or (code in KILLED_ERRORS and fired.is_set()):
                         raise QueryTimeout(timeout) from e
-                    if fired.is_set() and code in (2013, 2006, 0):
+                    if fired.is_set() and code in LOST_ERRORS:
+                        self._cut = True
                         raise QueryTimeout(timeout) from e
                     if isinstance(e, MemoryError) or code in (1038, 5):
                         raise ResultTooLarge() from e
@@ -302,7 +348,8 @@ class MySQLRunner:
                 finally:
                     with guard:
                         done = True
-                    timer.cancel()
+                        for timer in timers:
+                            timer.cancel()
         return RunResult(
             columns,
             [tuple(r) for r in rows],
@@ -342,6 +389,51 @@ class MySQLRunner:
 
             schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
             return with_functions(schema, functions)
+
+
+def use_utf8mb4(con: Any, cur: Any) -> None:
+    """Sets the agent's connection to utf8mb4 on the driver and the server, after anything the
+    connection ran when it opened (``init_command``, pool events), and verifies both; raises
+    :class:`~cadet_magic.errors.ConfigurationError` (one line) when either is something else."""
+    from cadet_magic.errors import ConfigurationError
+
+    module = type(con).__module__
+    try:
+        if module.startswith("MySQLdb"):
+            con.set_character_set(CHARSET)  # the driver's encoding and SET NAMES in one
+        else:
+            cur.execute(f"SET NAMES {CHARSET}")
+        cur.execute(CHARSET_SQL)
+        server = tuple(str(v or "").lower() for v in cur.fetchone())
+    except Exception as e:  # an old server without utf8mb4, a driver refusing it
+        raise ConfigurationError(
+            f"The agent's MySQL connection could not be set to {CHARSET} ({_one_line(e)}); "
+            "the agent runs SQL only in utf8mb4."
+        ) from e
+    client = driver_charset(con)
+    if server != (CHARSET,) * 3 or client != CHARSET:
+        raise ConfigurationError(
+            f"The agent's MySQL connection is not in {CHARSET} (driver: {client or 'unknown'}, "
+            f"server: {'/'.join(server)}); the agent runs SQL only in utf8mb4: connect with "
+            "PyMySQL or mysqlclient and a server that supports utf8mb4."
+        )
+
+
+def driver_charset(con: Any) -> str | None:
+    """The character set the driver encodes SQL text in (PyMySQL, mysqlclient, MariaDB
+    Connector/Python), or None when it cannot tell."""
+    module = type(con).__module__
+    if module.startswith("pymysql"):
+        return str(con.charset) if getattr(con, "encoding", None) == "utf8" else con.encoding
+    if module.startswith("MySQLdb"):
+        return str(con.character_set_name())
+    if module.startswith("mariadb"):
+        return str(getattr(con, "character_set", "") or "") or None
+    return None
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split())[:200] or type(e).__name__
 
 
 def mysql_functions(cur: Any) -> FunctionCatalog | None:
@@ -425,6 +517,24 @@ def _ss_cursor(con: Any) -> Any:
 
         return SSCursor
     return None
+
+
+def _shutdown_socket(con: Any) -> None:
+    """Shuts down a driver connection's socket so a read blocked on it returns at once."""
+    import socket
+
+    sock = getattr(con, "_sock", None)  # PyMySQL
+    try:
+        if isinstance(sock, socket.socket):
+            sock.shutdown(socket.SHUT_RDWR)
+        elif hasattr(con, "fileno"):  # mysqlclient, MariaDB Connector/Python
+            dup = socket.socket(fileno=os.dup(con.fileno()))
+            try:
+                dup.shutdown(socket.SHUT_RDWR)
+            finally:
+                dup.close()
+    except Exception:  # noqa: BLE001 - already closed
+        pass
 
 
 def _close_quietly(cons: list) -> None:

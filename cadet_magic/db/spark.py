@@ -18,7 +18,14 @@ sqlglot check (spark dialect), what runs is guarded by Spark's own parser:
    ``${env:HOME}`` do nothing;
 4. it runs under a job group (classic) or an operation tag (Connect) of its own: the time
    limit and Ctrl-C cancel exactly that work, never the user's other jobs;
-5. at most ``limit`` + 1 rows reach the kernel (``DataFrame.limit``), never a full ``collect()``.
+5. at most ``limit`` + 1 rows reach the kernel (``DataFrame.limit``), never a full ``collect()``;
+6. aggregates that collect every value of a group into one buffer (``collect_list``,
+   ``percentile``, ``median`` ...: :data:`~cadet_magic.sql.functions.ENGINE_NEVER`) are
+   refused in the plan as in the check: Spark bounds none of them, and in local mode (or on a
+   Connect server) one large group ends the JVM that holds the user's session; so are
+   ``sequence``, ``array_repeat``, ``repeat``, ``space``, ``rpad`` and ``lpad`` with a literal
+   size above :data:`MAX_BUILT` (:func:`oversized_calls`; a size computed from the data is
+   not bounded).
 
 Example:
     >>> node_names("'Sort ['id ASC NULLS FIRST], true\\n+- 'Project [*]\\n   +- 'UnresolvedRelation [t], [], false")
@@ -46,7 +53,7 @@ from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.samples import read_samples
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.function_calls import forbidden_function
-from cadet_magic.sql.functions import FunctionCatalog, never_reason
+from cadet_magic.sql.functions import ENGINE_NEVER, FunctionCatalog, never_reason
 from cadet_magic.sql.refusal import SafetyRefusal
 
 #: Session settings pinned while the agent's statement is checked and runs (restored exactly):
@@ -96,15 +103,29 @@ class SparkPlanRefused(SafetyRefusal):
     """Spark's own parse of the statement is not a read-only query, or calls a function that is
     never allowed; it did not run (diagnosed like the safety check's refusals)."""
 
-    def __init__(self, nodes: list[str], functions: list[str] | None = None) -> None:
+    def __init__(
+        self, nodes: list[str], functions: list[str] | None = None, oversized: bool = False
+    ) -> None:
         self.nodes = nodes
         self.functions = functions or []
-        if nodes:
+        if oversized:
+            shown = ", ".join(f + "()" for f in self.functions)
+            issue = Issue(
+                "forbidden_function",
+                f"Not run: {shown} with a size above {MAX_BUILT:,} builds one value that can "
+                "fill the Spark JVM's memory; use range() as a table for many rows, or a "
+                "smaller size.",
+            )
+        elif nodes:
             issue = Issue(
                 "forbidden_statement",
                 f"Not run: Spark reads this as {', '.join(nodes)}, not a read-only query. "
                 "Write one query: SELECT ..., WITH ... SELECT ..., or VALUES ....",
             )
+        elif all(f in ENGINE_NEVER["spark"] for f in self.functions):
+            shown = ", ".join(f + "()" for f in self.functions)
+            what, instead = ENGINE_NEVER["spark"][self.functions[0]]
+            issue = Issue("forbidden_function", f"Not run: {shown} {what}; {instead} instead.")
         else:
             shown = ", ".join(f + "()" for f in self.functions)
             issue = Issue(
@@ -177,8 +198,72 @@ def refused_functions(tree: str) -> list[str]:
     for m in _CALL.finditer(tree):
         name = (m.group(1) or m.group(2) or "").lower()
         if name and name not in out:
-            if name in SPARK_NEVER or never_reason(name) or forbidden_function({name}):
+            if name in SPARK_NEVER or never_reason(name, "spark") or forbidden_function({name}):
                 out.append(name)
+    return out
+
+
+#: Functions whose numeric argument is the size of the one value they build (elements or
+#: characters), and the largest such literal allowed: beyond it one value fills a JVM's heap.
+SIZED_FUNCTIONS = frozenset({"sequence", "array_repeat", "repeat", "space", "rpad", "lpad"})
+MAX_BUILT = 10**7
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)")
+
+
+def oversized_calls(tree: str) -> list[str]:
+    """Calls in a parsed plan's text of :data:`SIZED_FUNCTIONS` with a numeric literal above
+    :data:`MAX_BUILT` among their arguments (a size the function would build one value of).
+
+    Example:
+        >>> oversized_calls("'Project [unresolvedalias('size('sequence(1, 1000000000)))]")
+        ['sequence']
+        >>> oversized_calls("'Project [unresolvedalias('sequence(1, 1.0E9))]")
+        ['sequence']
+        >>> oversized_calls("'Project ['lpad('name, 5, 0), 'sequence(1, 100)]")
+        []
+    """
+    out: list[str] = []
+    for m in re.finditer(r"'(?:`?[\w$]+`?\.)*`?([A-Za-z_][\w$]*)`?\(", tree):
+        name = m.group(1).lower()
+        if name not in SIZED_FUNCTIONS or name in out:
+            continue
+        depth, i = 1, m.end()
+        while i < len(tree) and depth:
+            depth += {"(": 1, ")": -1}.get(tree[i], 0)
+            i += 1
+        args = tree[m.end() : i - 1]
+        if any(float(n) > MAX_BUILT for n in _NUMBER.findall(args)):
+            out.append(name)
+    return out
+
+
+def oversized_sql(sql: str) -> list[str]:
+    """:func:`oversized_calls` on the statement's sqlglot tree (spark dialect), before Spark
+    sees it: on Spark Connect even ``EXPLAIN`` folds constants, so ``size(sequence(1, 1e9))``
+    would fill the server's heap while being explained.
+
+    Example:
+        >>> oversized_sql("SELECT size(sequence(1, 1e9)) AS n"), oversized_sql("SELECT space(3)")
+        (['sequence'], [])
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="spark")
+    except Exception:  # noqa: BLE001 - Spark's own plan is checked next
+        return []
+    out: list[str] = []
+    for node in tree.find_all(exp.Func):
+        name = node.sql("spark").split("(", 1)[0].strip().lower()
+        if name not in SIZED_FUNCTIONS or name in out:
+            continue
+        numbers = [lit.this for lit in node.find_all(exp.Literal) if lit.is_number]
+        try:
+            if any(float(n) > MAX_BUILT for n in numbers):
+                out.append(name)
+        except ValueError:
+            continue
     return out
 
 
@@ -244,7 +329,11 @@ class SparkRunner:
 
     def check_plan(self, sql: str) -> None:
         """Raises :class:`SparkPlanRefused` unless Spark parses ``sql`` as a reading plan that
-        calls no never-allowed function."""
+        calls no never-allowed function (and, first, no call building one value larger than
+        :data:`MAX_BUILT` on the statement's own tree: :func:`oversized_sql`)."""
+        sized = oversized_sql(sql)
+        if sized:
+            raise SparkPlanRefused([], sized, oversized=True)
         tree = self.parsed_plan(sql)
         names = node_names(tree)
         bad = refused_nodes(names) if names else ["nothing"]
@@ -253,6 +342,9 @@ class SparkRunner:
         calls = refused_functions(tree)
         if calls:
             raise SparkPlanRefused([], calls)
+        sized = oversized_calls(tree)
+        if sized:
+            raise SparkPlanRefused([], sized, oversized=True)
 
     # -- cancellation --------------------------------------------------------------------
 

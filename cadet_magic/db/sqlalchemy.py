@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import RunResult, column_sizer, fetch_bounded, rows_bytes
+from cadet_magic.db.base import RESULT_BYTES, RunResult, column_sizer, fetch_bounded, rows_bytes
 from cadet_magic.db.functions import postgres_functions, with_functions
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import FailedTransactionError, QueryTimeout, ResultTooLarge
@@ -234,16 +234,23 @@ class SQLAlchemyRunner:
             timer = self.session.watchdog.schedule(timeout, stop)
             rows_cur = cur
             try:
-                if self.dialect == "postgres" and _server_cursors(raw):
-                    rows_cur = raw.cursor(name="cadet_magic_rows")
-                rows_cur.execute(add_limit(sql, self.dialect, limit + 1))
-                description = rows_cur.description or ()
-                size = (
-                    column_sizer([pg_kind(d[1]) for d in description])
-                    if self.dialect == "postgres"
-                    else rows_bytes
-                )
-                rows, truncated, why = fetch_bounded(rows_cur.fetchmany, limit, max_bytes, size)
+                limited = add_limit(sql, self.dialect, limit + 1)
+                if self.dialect == "postgres":
+                    if _server_cursors(raw):
+                        rows_cur = raw.cursor(name="cadet_magic_rows")
+                    budget = RESULT_BYTES if max_bytes is None else max_bytes
+                    rows_cur.execute(pg_bounded_sql(limited, budget))
+                    description = (rows_cur.description or ())[:-GUARD_COLUMNS]
+                    size = column_sizer([pg_kind(d[1]) for d in description])
+                    rows, truncated, why = fetch_bounded(
+                        _without_guard(rows_cur.fetchmany), limit, max_bytes, size
+                    )
+                else:
+                    rows_cur.execute(limited)
+                    description = rows_cur.description or ()
+                    rows, truncated, why = fetch_bounded(
+                        rows_cur.fetchmany, limit, max_bytes, rows_bytes
+                    )
                 columns = [d[0] for d in description]
             except KeyboardInterrupt:
                 _cancel(raw)
@@ -252,6 +259,8 @@ class SQLAlchemyRunner:
                 if getattr(e, "sqlstate", None) == "57014" or getattr(e, "pgcode", None) == "57014":
                     if fired.is_set() or time.perf_counter() - t0 >= timeout * 0.9:
                         raise QueryTimeout(timeout) from e
+                if any(m in str(e) for m in (ROW_TOO_LARGE, *PG_VALUE_TOO_LARGE)):
+                    raise ResultTooLarge(ROW_TOO_LARGE_LINE) from e
                 if isinstance(e, MemoryError) or "out of memory" in str(e).lower():
                     raise ResultTooLarge() from e
                 raise
@@ -373,6 +382,58 @@ class _OwnConnection:
 #: times, interval, uuid) and of text and binary values.
 _PG_FIXED = frozenset({16, 20, 21, 23, 26, 700, 701, 1082, 1083, 1114, 1184, 1186, 1266, 2950})
 _PG_TEXT = frozenset({17, 18, 19, 25, 1042, 1043})
+
+
+#: The marker of the server's refusal of a row larger than the byte budget, and its one line.
+ROW_TOO_LARGE = "cadet_magic_row_larger_than_the_result_budget"
+ROW_TOO_LARGE_LINE = (
+    "A row of the result is larger than the result budget: ask for fewer or shorter values, "
+    "or raise %config AskMagic.result_bytes."
+)
+#: PostgreSQL's own errors for a value beyond its 1 GB limit (raised while the guard measures
+#: or copies such a row).
+PG_VALUE_TOO_LARGE = ("invalid memory alloc request size", "Cannot enlarge string buffer")
+#: Columns :func:`pg_bounded_sql` adds after the query's own (stripped before anything sees them).
+GUARD_COLUMNS = 2
+
+
+def pg_bounded_sql(sql: str, budget: int) -> str:
+    """``sql`` wrapped so that the server itself bounds what it sends: a row whose values
+    take more than ``budget`` bytes (``pg_column_size`` of the row as the query produced it,
+    values decompressed) fails (:data:`ROW_TOO_LARGE`) before it is sent, and no row
+    is sent once the rows before it hold more than ``budget`` bytes (so the client receives
+    at most about twice the budget, however large the values the query builds; the byte
+    budget of the fetch then cuts the answer). Two columns are added after the query's own
+    (:data:`GUARD_COLUMNS`); the row order is the query's.
+
+    Example:
+        >>> print(pg_bounded_sql("SELECT 1 LIMIT 2", 100))  # doctest: +NORMALIZE_WHITESPACE
+        SELECT * FROM (SELECT cadet_m.*, sum(cadet_magic_size) OVER (ROWS BETWEEN UNBOUNDED
+        PRECEDING AND 1 PRECEDING) AS cadet_magic_before FROM (SELECT cadet_r.*,
+        pg_column_size(cadet_r) AS cadet_magic_size FROM (
+        SELECT 1 LIMIT 2
+        ) AS cadet_r) AS cadet_m) AS cadet_s WHERE coalesce(cadet_magic_before, 0) <= 100 AND
+        CAST(CASE WHEN cadet_magic_size > 100 THEN 'cadet_magic_row_larger_than_the_result_budget'
+        ELSE '0' END AS int) = 0
+    """
+    budget = int(budget)
+    return (
+        "SELECT * FROM (SELECT cadet_m.*, sum(cadet_magic_size) OVER (ROWS BETWEEN UNBOUNDED "
+        "PRECEDING AND 1 PRECEDING) AS cadet_magic_before FROM (SELECT cadet_r.*, "
+        f"pg_column_size(cadet_r) AS cadet_magic_size FROM (\n{sql}\n) AS cadet_r) "
+        f"AS cadet_m) AS cadet_s WHERE coalesce(cadet_magic_before, 0) <= {budget} AND "
+        f"CAST(CASE WHEN cadet_magic_size > {budget} THEN '{ROW_TOO_LARGE}' "
+        "ELSE '0' END AS int) = 0"
+    )
+
+
+def _without_guard(fetchmany: Any) -> Any:
+    """``fetchmany`` returning the rows without :func:`pg_bounded_sql`'s added columns."""
+
+    def fetch(n: int) -> list:
+        return [tuple(r)[:-GUARD_COLUMNS] for r in fetchmany(n)]
+
+    return fetch
 
 
 def pg_kind(type_oid: object) -> str:

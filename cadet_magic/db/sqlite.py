@@ -8,6 +8,14 @@ in-memory database exists only inside the user's connection: there the query run
 on it, inside a savepoint that is always rolled back, under the same authorizer
 and progress handler, which are removed afterwards (any the user had set are not
 restored: sqlite3 cannot read them back).
+
+Memory: no single value can exceed the run's byte budget (``SQLITE_LIMIT_LENGTH`` on the
+connection, restored after the run: a longer string or blob fails with "string or blob too
+big"), and where the SQLite library's C API is reachable (ctypes: CPython, not Pyodide)
+SQLite's hard heap limit holds it to what it used before the run plus :func:`heap_budget`
+(the limit is process-wide: SQLite work of other threads during the run shares it; it is
+restored after). Time: the progress handler runs while rows are fetched too, so the limit
+covers transfer as well as execution.
 """
 
 from __future__ import annotations
@@ -17,15 +25,21 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import quote
 
-from cadet_magic.db.base import RunResult, fetch_bounded
+from cadet_magic.db.base import RESULT_BYTES, RunResult, fetch_bounded
 from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 
+#: The one line for a value (or SQLite's heap during the run) beyond the budget.
+TOO_BIG = (
+    "A value of the result is larger than the result budget: ask for fewer or shorter values, "
+    "or raise %config AskMagic.result_bytes."
+)
 _ALLOWED_ACTIONS = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION}
 # Recursive CTEs report SQLITE_RECURSIVE (33) on newer SQLite versions.
 _ALLOWED_ACTIONS.add(getattr(sqlite3, "SQLITE_RECURSIVE", 33))
@@ -78,6 +92,66 @@ def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> 
     if authorizer:
         con.set_authorizer(read_only_authorizer)
     return con
+
+
+def heap_budget(max_bytes: int | None) -> int:
+    """Bytes SQLite may allocate during a run beyond what it held before: eight times the
+    result budget, at least 256 MiB (sorting, grouping and window frames need room).
+
+    Example:
+        >>> heap_budget(64 * 2**20) // 2**20, heap_budget(2**20) // 2**20
+        (512, 256)
+    """
+    budget = RESULT_BYTES if max_bytes is None else max_bytes
+    return max(256 * 2**20, 8 * budget)
+
+
+def _sqlite_c_api() -> Any:
+    """``(sqlite3_memory_used, sqlite3_hard_heap_limit64)`` of the SQLite library the sqlite3
+    module uses, or None (no ctypes, as in Pyodide, or a library without them)."""
+    global _C_API
+    if _C_API is False:
+        try:
+            import ctypes
+            import importlib
+
+            lib = ctypes.CDLL(importlib.import_module("_sqlite3").__file__)
+            used = lib.sqlite3_memory_used
+            used.restype, used.argtypes = ctypes.c_int64, []
+            limit = lib.sqlite3_hard_heap_limit64
+            limit.restype, limit.argtypes = ctypes.c_int64, [ctypes.c_int64]
+            _C_API = (used, limit)
+        except Exception:  # noqa: BLE001 - no C API here: the length limit still holds
+            _C_API = None
+    return _C_API
+
+
+_C_API: Any = False
+
+
+@contextmanager
+def bounded_memory(con: sqlite3.Connection, max_bytes: int | None) -> Iterator[None]:
+    """No value longer than the byte budget on ``con`` and SQLite's heap held to what it
+    uses now plus :func:`heap_budget`, both restored afterwards."""
+    budget = RESULT_BYTES if max_bytes is None else max_bytes
+    old_length = None
+    if hasattr(con, "setlimit"):  # Python 3.11+
+        old_length = con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(2**20, budget))
+    api = _sqlite_c_api()
+    old_heap = None
+    if api is not None:
+        used, limit = api
+        current_limit = limit(-1)
+        wanted = used() + heap_budget(max_bytes)
+        if current_limit <= 0 or wanted < current_limit:  # never raise the user's own limit
+            old_heap = limit(wanted)
+    try:
+        yield
+    finally:
+        if old_heap is not None:
+            api[1](old_heap)
+        if old_length is not None:
+            con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, old_length)
 
 
 class SQLiteRunner:
@@ -163,8 +237,9 @@ class SQLiteRunner:
             con.set_authorizer(read_only_authorizer)
             con.set_progress_handler(progress, 1000)
             try:
-                cur = con.execute(sql)
-                rows, truncated, why = fetch_bounded(cur.fetchmany, limit, max_bytes)
+                with bounded_memory(con, max_bytes):
+                    cur = con.execute(sql)
+                    rows, truncated, why = fetch_bounded(cur.fetchmany, limit, max_bytes)
             except sqlite3.OperationalError as e:
                 if timed_out:
                     raise QueryTimeout(timeout) from e
@@ -175,6 +250,10 @@ class SQLiteRunner:
                 raise
             except MemoryError as e:
                 raise ResultTooLarge() from e
+            except sqlite3.DataError as e:
+                if "too big" in str(e):  # a value longer than the byte budget
+                    raise ResultTooLarge(TOO_BIG) from e
+                raise
             except KeyboardInterrupt:
                 con.interrupt()
                 raise

@@ -3,7 +3,8 @@
 While the agent runs, the panel shows the question, the model, the connection and dialect, a
 status line with the elapsed time, and one collapsible section per attempt (SQL highlighted, the
 safety check's verdict, the engine's error and its category, the feedback sent to the model, the
-diff against the previous attempt, timings). At the end it shows the answer table, the fallback
+diff against the previous attempt, timings, the model's time and tokens; the status line
+sums them over the run, with the cost when a price is set). At the end it shows the answer table, the fallback
 when it ran (clearly marked), and two buttons: insert the final SQL as a ``%%sql`` cell below,
 and copy the SQL.
 
@@ -44,6 +45,7 @@ from cadet_magic.display.text import (
     attempt_title,
     done_text,
     progress_text,
+    usage_text,
 )
 from cadet_magic.result import AskResult, Attempt, Phase, sql_cell
 
@@ -264,6 +266,9 @@ class AskPanel:
                 f"<div class='cadet-fallback-banner'>{escape(FALLBACK_RUNNING_BANNER)}</div>"
             )
         text = progress_text(event.step, phase, number, state.get("max_attempts"))
+        usage = usage_text([*event.attempts, *([running] if running else [])], total=True)
+        if usage:
+            text += f" \u00b7 {usage}"
         self.status.show(
             self._status_value(text, event.elapsed),
             event.elapsed,
@@ -294,8 +299,12 @@ class AskPanel:
                 self.fallback_attempts.selected_index = len(fb.attempts) - 1
         elif result.attempts:
             self.attempts.selected_index = len(result.attempts) - 1
+        text = done_text(result)
+        usage = usage_text(result.all_attempts, getattr(result, "cost", None), total=True)
+        if usage:
+            text += f" \u00b7 {usage}"
         self.status.show(
-            self._status_value(done_text(result), result.elapsed, "ok" if result.ok else "failed"),
+            self._status_value(text, result.elapsed, "ok" if result.ok else "failed"),
             result.elapsed,
             False,
         )

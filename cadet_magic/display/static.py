@@ -30,6 +30,7 @@ from cadet_magic.display.text import (
     first_line,
     render_text,
     timing_text,
+    usage_text,
     verdict,
 )
 from cadet_magic.result import AskResult, Attempt
@@ -152,6 +153,9 @@ def attempt_body_html(a: Attempt) -> str:
         parts.append(
             f"<div class='cadet-row cadet-timing cadet-muted'>{escape(timing_text(a.timings))}</div>"
         )
+    usage = usage_text([a])
+    if usage:
+        parts.append(f"<div class='cadet-row cadet-usage cadet-muted'>{escape(usage)}</div>")
     return "".join(parts)
 
 
@@ -304,8 +308,11 @@ def render_html(result: AskResult) -> str:
 
 
 def status_line(result: AskResult) -> str:
-    """Done/failed, attempts used and the elapsed time."""
-    return f"Done: {done_text(result)} in {result.elapsed:.2f} s"
+    """Done/failed, attempts used, the elapsed time, and the model's time, tokens and cost."""
+    usage = usage_text(result.all_attempts, getattr(result, "cost", None), total=True)
+    return f"Done: {done_text(result)} in {result.elapsed:.2f} s" + (
+        f" \u00b7 {usage}" if usage else ""
+    )
 
 
 def mimebundle(result: AskResult) -> dict[str, str]:

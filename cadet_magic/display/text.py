@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from cadet_magic.result import AskResult, Attempt
+from cadet_magic.result import AskResult, Attempt, Tokens, add_tokens
 from cadet_magic.text import first_line, printable
 
 SCRIPTED_NOTE = (
@@ -140,6 +140,56 @@ def timing_text(timings: Mapping[str, float]) -> str:
     return " \u00b7 ".join([*parts, f"total {total * 1000:.0f} ms"]) if parts else ""
 
 
+def tokens_text(tokens: Tokens | None) -> str:
+    """Tokens in and out, or that the provider reported none.
+
+    Example:
+        >>> tokens_text(Tokens(1624, 83)), tokens_text(Tokens(None, 83)), tokens_text(None)
+        ('tokens 1,624 in / 83 out', 'tokens ? in / 83 out', 'tokens not reported')
+    """
+    if tokens is None:
+        return "tokens not reported"
+    shown = ["?" if n is None else f"{n:,}" for n in tokens]
+    return f"tokens {shown[0]} in / {shown[1]} out"
+
+
+def cost_text(cost: float) -> str:
+    """A cost at the configured prices (their currency), with the digits that matter.
+
+    Example:
+        >>> cost_text(0.0123456), cost_text(0.0000421), cost_text(2.5)
+        ('cost 0.0123', 'cost 0.0000421', 'cost 2.50')
+    """
+    if cost >= 1 or cost <= 0:
+        return f"cost {cost:.2f}" if cost else "cost 0"
+    from math import floor, log10
+
+    return f"cost {cost:.{2 - floor(log10(cost))}f}".rstrip("0")
+
+
+def usage_text(attempts: Sequence[Attempt], cost: float | None = None, total: bool = False) -> str:
+    """The model's time and tokens over ``attempts`` (one attempt's, or a run's total with
+    ``total``), and the cost when a price is given; '' when no model call was made.
+
+    Example:
+        >>> a = [Attempt(1, tokens=Tokens(800, 40), model_seconds=3.2),
+        ...      Attempt(2, tokens=Tokens(824, 43), model_seconds=4.0)]
+        >>> usage_text(a[:1])
+        'model 3.2 s \u00b7 tokens 800 in / 40 out'
+        >>> usage_text(a, cost=0.0004, total=True)
+        'model 7.2 s in 2 call(s) \u00b7 tokens 1,624 in / 83 out \u00b7 cost 0.0004'
+    """
+    called = [a for a in attempts if a.model_seconds is not None]
+    if not called:
+        return ""
+    seconds = sum(a.model_seconds or 0.0 for a in called)
+    parts = [f"model {seconds:.1f} s" + (f" in {len(called)} call(s)" if total else "")]
+    parts.append(tokens_text(add_tokens(a.tokens for a in called)))
+    if cost is not None:
+        parts.append(cost_text(cost))
+    return " \u00b7 ".join(parts)
+
+
 def attempt_text(a: Attempt) -> list[str]:
     """An attempt as indented lines: SQL or code, verdict, error, feedback, diff, timings."""
     head = f"{attempt_label(a)}: {a.outcome}" + (f" [{a.category}]" if a.category else "")
@@ -157,6 +207,8 @@ def attempt_text(a: Attempt) -> list[str]:
         lines += ["    diff: " + line for line in a.diff.strip().splitlines()]
     if a.timings:
         lines.append(f"    timings: {timing_text(a.timings)}")
+    if a.model_seconds is not None:
+        lines.append(f"    {usage_text([a])}")
     return lines
 
 
@@ -226,5 +278,9 @@ def render_text(result: AskResult) -> str:
         lines += table_text(result.columns, result.rows)
     else:
         lines.append(result.message or "No answer.")
-    lines.append(f"({len(result.attempts)} SQL attempt(s), {result.elapsed:.2f} s)")
+    usage = usage_text(result.all_attempts, getattr(result, "cost", None), total=True)
+    lines.append(
+        f"({len(result.attempts)} SQL attempt(s), {result.elapsed:.2f} s"
+        + (f"; {usage})" if usage else ")")
+    )
     return "\n".join(printable(line, keep="\t") for text in lines for line in text.split("\n"))

@@ -10,7 +10,10 @@ reads those rows; this module turns them into a :class:`FunctionCatalog`:
   numbers, the clock, random UUIDs), minus
 - never: functions that run SQL text, read or write files or large objects, touch
   sequences, locks, replication, other sessions, settings or the server's administration,
-  whatever their volatility (:func:`never_reason`).
+  or report what is not the data (the server's address and version, the roles and their
+  memberships and privileges, the definitions of views, functions, triggers and constraints:
+  what a result or an error would carry to the model), whatever their volatility
+  (:func:`never_reason`).
 
 :func:`catalog_refusal` is what the safety check asks for every function it meets.
 
@@ -78,6 +81,13 @@ _ADMIN = ("administers the server", "query the database's tables")
 _EXTENSION = ("loads code into the engine", "use the engine's built-in functions")
 _SLEEP = ("sleeps or burns server time", "remove the call")
 _LOG = ("writes to the engine's log", "remove the call")
+#: Decided one by one on PostgreSQL 15's stable functions (and their MySQL/MariaDB and Spark
+#: namesakes): none answers a question about the data, and each would carry the server's
+#: address, version, roles or catalog definitions into a result or an error the model reads.
+_SERVER_INFO = (
+    "reports the server's address, version, roles or catalog definitions, not the data",
+    "query the database's tables",
+)
 
 #: Names never allowed, with (what the function does, what to use instead).
 NEVER: dict[str, tuple[str, str]] = {
@@ -264,6 +274,83 @@ NEVER: dict[str, tuple[str, str]] = {
         _SESSIONS,
     ),
     **dict.fromkeys(("des_encrypt", "des_decrypt"), _FILES),
+    **dict.fromkeys(
+        (
+            # address and version
+            "inet_server_addr",
+            "inet_server_port",
+            "inet_client_addr",
+            "inet_client_port",
+            "version",
+            # roles, memberships, privileges
+            "current_user",
+            "session_user",
+            "user",
+            "system_user",
+            "current_role",
+            "getpgusername",
+            "pg_has_role",
+            "pg_get_userbyid",
+            "to_regrole",
+            "row_security_active",
+            "has_any_column_privilege",
+            "has_column_privilege",
+            "has_database_privilege",
+            "has_foreign_data_wrapper_privilege",
+            "has_function_privilege",
+            "has_language_privilege",
+            "has_parameter_privilege",
+            "has_schema_privilege",
+            "has_sequence_privilege",
+            "has_server_privilege",
+            "has_table_privilege",
+            "has_tablespace_privilege",
+            "has_type_privilege",
+            "acldefault",
+            "aclexplode",
+            "aclcontains",
+            "aclinsert",
+            "aclremove",
+            "makeaclitem",
+            "shobj_description",
+            # catalog definitions and object identities (pg_get_* is a prefix below)
+            "pg_describe_object",
+            "pg_identify_object",
+            "pg_identify_object_as_address",
+            "pg_options_to_table",
+            "pg_cursor",
+            "pg_my_temp_schema",
+            "pg_is_other_temp_schema",
+            "pg_trigger_depth",
+            "pg_visible_in_snapshot",
+        ),
+        _SERVER_INFO,
+    ),
+}
+
+_COLLECTS = (
+    "collects every value of a group into one buffer in one JVM, which no Spark limit bounds "
+    "(a large group stops the Spark driver or the Connect server)",
+    "use count(), approx_count_distinct() or approx_percentile(), or select the rows themselves",
+)
+#: Per engine: names never allowed on that engine only (the same functions are bounded by the
+#: other engines' memory limits or spill to disk).
+ENGINE_NEVER: dict[str, dict[str, tuple[str, str]]] = {
+    "spark": dict.fromkeys(
+        (
+            "collect_list",
+            "collect_set",
+            "array_agg",
+            "listagg",
+            "string_agg",
+            "percentile",
+            "percentile_cont",
+            "percentile_disc",
+            "median",
+            "mode",
+        ),
+        _COLLECTS,
+    ),
 }
 
 #: Name prefixes never allowed (families of the functions above).
@@ -295,6 +382,8 @@ NEVER_PREFIXES: tuple[tuple[str, tuple[str, str]], ...] = (
     ("pg_is_in_", _ADMIN),
     ("pg_get_wal", _REPLICATION),
     ("pg_sleep", _SLEEP),
+    ("pg_get_", _SERVER_INFO),
+    ("pg_event_trigger_", _SERVER_INFO),
     ("duckdb_", ("reads the engine's internals", "query the database's tables")),
     ("pragma_", ("reads the engine's internals", "query the database's tables")),
     ("sqlite_", ("reads the engine's internals", "query the database's tables")),
@@ -302,17 +391,20 @@ NEVER_PREFIXES: tuple[tuple[str, tuple[str, str]], ...] = (
 )
 
 
-def never_reason(name: str) -> tuple[str, str] | None:
-    """``(what it does, what to use instead)`` when ``name`` is never allowed, else None.
+def never_reason(name: str, engine: str | None = None) -> tuple[str, str] | None:
+    """``(what it does, what to use instead)`` when ``name`` is never allowed (on ``engine``,
+    with :data:`ENGINE_NEVER`), else None.
 
     Example:
         >>> never_reason("pg_read_file")[0]
         'reads or writes files or large objects'
-        >>> never_reason("lower") is None
-        True
+        >>> never_reason("lower") is None, never_reason("collect_list") is None
+        (True, True)
+        >>> never_reason("collect_list", "spark")[0].split(" (")[0]
+        'collects every value of a group into one buffer in one JVM, which no Spark limit bounds'
     """
     name = name.lower()
-    found = NEVER.get(name)
+    found = ENGINE_NEVER.get(engine or "", {}).get(name) or NEVER.get(name)
     if found is not None:
         return found
     for prefix, why in NEVER_PREFIXES:
@@ -341,7 +433,7 @@ class FunctionCatalog:
         """The catalog from the engine's state-free names and all its names."""
         known = frozenset(n.lower() for n in known)
         safe = {n.lower() for n in safe} | (HARMLESS_VOLATILE & known)
-        return cls(engine, frozenset(n for n in safe if never_reason(n) is None), known)
+        return cls(engine, frozenset(n for n in safe if never_reason(n, engine) is None), known)
 
     @classmethod
     def from_postgres(cls, rows: Iterable[tuple[str, str, str]]) -> FunctionCatalog:
@@ -443,7 +535,7 @@ def catalog_refusal(name: str, catalog: FunctionCatalog) -> tuple[str, str] | No
     lowered = name.lower()
     if lowered in catalog.allowed:  # never-listed names are not in it
         return None
-    never = never_reason(lowered)
+    never = never_reason(lowered, catalog.engine)
     if never is not None:
         return (
             "file_access" if never is _FILES else "forbidden_function",

@@ -143,6 +143,11 @@ OTHER_FUNCTIONS: dict[str, str] = {
     "sleep_ms": "sleeps",
     "sleepeachrow": "sleeps",
     "benchmark": "burns server time",
+    # One call runs as long as its arguments ask (rounds, iterations, cost) and checks neither
+    # the statement's time limit nor KILL QUERY (MariaDB ENCRYPT, KDF; pgcrypto crypt).
+    "encrypt": "burns server time",
+    "kdf": "burns server time",
+    "crypt": "burns server time",
     "system$wait": "sleeps",
     "pg_terminate_backend": "signals the server",
     "pg_cancel_backend": "signals the server",

@@ -266,17 +266,29 @@ def test_the_code_runner_is_injectable(runner):
     assert r.ok and calls == [(CODE, ["name", "amount"], 4, 7)]
 
 
-def test_without_pandas_the_fallback_is_a_clear_error_not_a_crash(runner, monkeypatch):
+# what to do without pandas: installable in a local kernel; not in an offline browser site
+NO_PANDAS_ADVICE = [
+    (False, "pip install pandas pyarrow", "offline"),
+    (True, "an offline site cannot install it", "pip install pandas pyarrow"),
+]
+
+
+@pytest.mark.parametrize(("in_browser", "says", "never"), NO_PANDAS_ADVICE)
+def test_without_pandas_the_fallback_is_a_clear_error_not_a_crash(
+    runner, monkeypatch, in_browser, says, never
+):
     from cadet_magic.agent import nodes
+    from cadet_magic.agent import run as agent_run
 
     def no_pandas(columns, rows):
         raise ImportError("No module named 'pandas'")
 
     monkeypatch.setattr(nodes.Context, "__init__", _with_frame_maker(no_pandas))
+    monkeypatch.setattr(agent_run, "IN_BROWSER", in_browser)
     r, _, _ = ask(runner, *FAILED_SQL, fallback_reply(), fallback_reply())
     assert not r.ok and r.stop_reason == "not_retryable"
     assert r.fallback.attempts[0].category == "unavailable" and len(r.fallback.attempts) == 1
-    assert "pandas" in r.message
+    assert "pandas" in r.message and says in r.message and never not in r.message
 
 
 def _with_frame_maker(maker):

@@ -13,9 +13,8 @@ from benchmarks.corruption import (
     report,
     run_benchmark,
 )
-from benchmarks.corruption_data import SPIDER
 from benchmarks.corruption_mutate import REALISTIC
-from tests.conftest import need
+from tests.conftest import need_data
 
 SAMPLE_DBS = ("concert_singer", "pets_1", "car_1", "employee_hire_evaluation")
 
@@ -41,7 +40,7 @@ def _assert_targets(result, engines, every_kind=True):
 
 
 def test_sample_duckdb_sqlite():
-    need(SPIDER.is_dir(), f"Spider data not found at {SPIDER}")
+    need_data()
     engines = ("duckdb", "sqlite")
     result = run_benchmark(pg_url=None, engines=engines, dbs=SAMPLE_DBS, limit=25)
     _assert_targets(result, engines)
@@ -52,7 +51,7 @@ def test_sample_duckdb_sqlite():
 
 @pytest.mark.postgres
 def test_sample_postgres(pg_url):
-    need(SPIDER.is_dir(), f"Spider data not found at {SPIDER}")
+    need_data()
     url = pg_url.replace("postgresql+psycopg://", "postgresql://")
     result = run_benchmark(pg_url=url, engines=("postgresql",), dbs=SAMPLE_DBS[:2], limit=20)
     _assert_targets(result, ("postgresql",), every_kind=False)

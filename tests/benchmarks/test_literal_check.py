@@ -7,7 +7,6 @@ import random
 
 import pytest
 
-from benchmarks.corruption_data import SPIDER
 from benchmarks.literal_check import (
     TARGET_FOUND,
     change_case,
@@ -16,7 +15,7 @@ from benchmarks.literal_check import (
     report,
     run_benchmark,
 )
-from tests.conftest import need
+from tests.conftest import need_data
 
 #: world_1 (large city and language tables: the spelling search must bound its scan),
 #: flight_2 (stored values with spaces around them: gold literals really absent), car_1.
@@ -34,7 +33,7 @@ def _assert_targets(result, engines):
 
 
 def test_sample_duckdb_sqlite():
-    need(SPIDER.is_dir(), f"Spider data not found at {SPIDER}")
+    need_data()
     engines = ("duckdb", "sqlite")
     result = run_benchmark(pg_url=None, engines=engines, dbs=SAMPLE_DBS, limit=30)
     _assert_targets(result, engines)
@@ -42,7 +41,7 @@ def test_sample_duckdb_sqlite():
 
 @pytest.mark.postgres
 def test_sample_postgres(pg_url):
-    need(SPIDER.is_dir(), f"Spider data not found at {SPIDER}")
+    need_data()
     url = pg_url.replace("postgresql+psycopg://", "postgresql://")
     result = run_benchmark(pg_url=url, engines=("postgresql",), dbs=SAMPLE_DBS, limit=30)
     _assert_targets(result, ("postgresql",))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import perf
-from tests.conftest import SHARED, need
+from tests.conftest import need_data
 
 
 @pytest.fixture(scope="module")
 def spider():
-    need(perf.SPIDER.is_dir(), f"Spider dev not found under {SHARED}")
+    need_data()
 
 
 def _check(measures):

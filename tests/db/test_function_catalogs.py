@@ -239,3 +239,45 @@ def test_spider_gold_queries_run_under_sqlites_function_authorizer(shared_data: 
             if "not authorized" in str(e):
                 denied.append(f"{q['query']}: {e}")
     assert runners and not denied, denied[:10]
+
+
+#: What a model steered by text in the data would ask PostgreSQL for: the server's address and
+#: version, the roles and their memberships, catalog definitions (all stable functions).
+SERVER_INFO_SQL = (
+    "SELECT inet_server_addr() AS a, inet_server_port() AS p, version() AS v, "
+    "pg_has_role(current_user, 'pg_read_all_data', 'MEMBER') AS m"
+)
+
+
+@pytest.mark.parametrize("runner", ["postgres"], indirect=True)
+def test_ask_never_carries_server_facts_to_the_model(runner, ipython_shell) -> None:
+    """Through ``ask()`` and ``%%ask``: the call is refused naming the function, the retry
+    answers from the data, and neither the answer nor the feedback holds the server's facts."""
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    conn = runner.connection
+    version = conn.exec_driver_sql("SELECT version()").scalar()
+    for sql in (
+        SERVER_INFO_SQL,
+        "SELECT pg_get_viewdef('t'::regclass) AS d",
+        "SELECT has_table_privilege('t', 'SELECT') AS ok",
+    ):
+        model = ScriptedModel(
+            {"Rows?": [f"```sql\n{sql}\n```", "```sql\nSELECT count(*) AS n FROM t\n```"]}
+        )
+        r = cadet_magic.ask("Rows?", con=conn, model=model, fallback=False)
+        first = r.attempts[0]
+        assert first.outcome == "refused" and "not allowed" in first.error, first.error
+        assert r.ok and r.rows == [(0,)]
+        assert version not in repr(r.attempts)
+
+    ip = ipython_shell
+    ip.run_line_magic("load_ext", "cadet_magic")
+    ip.user_ns["pg_con"] = conn
+    ip.user_ns["pg_model"] = ScriptedModel(
+        {"Rows?": [f"```sql\n{SERVER_INFO_SQL}\n```", "```sql\nSELECT count(*) AS n FROM t\n```"]}
+    )
+    assert ip.run_cell("%%ask --con pg_con --model pg_model --no-fallback\nRows?").success
+    r = ip.user_ns["_ask"]
+    assert r.attempts[0].outcome == "refused" and r.ok and version not in repr(r.attempts)

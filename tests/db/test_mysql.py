@@ -345,3 +345,91 @@ def test_engine_refuses_with_the_check_bypassed(hostile_env, hostile):
     assert not os.path.exists(path)
     assert _state(args) == before
     assert runner.run("SELECT COUNT(*) FROM orders", limit=5, timeout=10).rows == [(3,)]
+
+
+#: One call that checks neither max_statement_time nor KILL QUERY: about 8 s of SHA-512 rounds
+#: on this kind of machine (the killed server thread finishes it, so keep it short).
+STUCK = "SELECT LENGTH(ENCRYPT('x', '$6$rounds=5000000$salt'))"
+
+
+def _stuck_gone(args: dict) -> None:
+    """Waits until the server's killed thread has finished its call (so it does not burn the
+    shared machine's cores into the next test)."""
+    import pymysql
+
+    deadline = time.monotonic() + 60
+    con = pymysql.connect(**args)
+    try:
+        with con.cursor() as cur:
+            while time.monotonic() < deadline:
+                cur.execute(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+                    "'%ENCRYPT(%' AND ID <> CONNECTION_ID()"
+                )
+                if cur.fetchone()[0] == 0:
+                    return
+                time.sleep(0.5)
+    finally:
+        con.close()
+
+
+def test_a_call_that_ignores_kill_query_ends_at_the_limit(shop):
+    """KILL QUERY does not take inside ENCRYPT: the watchdog kills the agent's connection
+    and the next run opens a new one; the user's connection is untouched."""
+    import pymysql
+
+    _, args = shop
+    raw = pymysql.connect(**args)
+    runner = resolve_runner(raw)
+    runner.run("SELECT 1", limit=5, timeout=10)
+    first = runner._thread_id
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(QueryTimeout):
+            runner.run(STUCK, limit=5, timeout=1.0)
+        assert time.monotonic() - t0 < 1.0 + 0.5 + 1.0 + TIME_SLACK
+        assert runner.run("SELECT 2", limit=5, timeout=10).rows == [(2,)]
+        assert runner._thread_id != first  # a new connection
+        cur = raw.cursor()
+        cur.execute("SELECT 3")
+        assert cur.fetchall() == ((3,),)
+    finally:
+        _stuck_gone(args)
+        runner.close()
+        raw.close()
+
+
+def test_ask_refuses_encrypt_and_the_engine_bounds_it_when_the_check_is_bypassed(shop, monkeypatch):
+    """Through ask(): ENCRYPT is refused by the check (never-list); with that rule removed
+    (the outer layer alone) ask(timeout=1) still ends at the limit plus the margin."""
+    import pymysql
+
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+    from cadet_magic.sql import functions
+
+    _, args = shop
+    raw = pymysql.connect(**args)
+    model = ScriptedModel({"Hash?": [f"```sql\n{STUCK}\n```", "```sql\nSELECT 1 AS x\n```"]})
+    r = cadet_magic.ask("Hash?", con=raw, model=model, timeout=1, fallback=False)
+    assert r.attempts[0].outcome == "refused" and "encrypt()" in r.attempts[0].error
+    assert r.ok and r.rows == [(1,)]
+
+    from cadet_magic.sql import rules
+
+    monkeypatch.delitem(functions.NEVER, "encrypt")
+    monkeypatch.delitem(rules.OTHER_FUNCTIONS, "encrypt")
+    from cadet_magic.db.session import current
+
+    current().schema_cache.clear()
+    model = ScriptedModel({"Hash?": [f"```sql\n{STUCK}\n```"]})
+    t0 = time.monotonic()
+    try:
+        r = cadet_magic.ask(
+            "Hash?", con=raw, model=model, timeout=1, fallback=False, max_attempts=1
+        )
+        assert [a.outcome for a in r.attempts] == ["timeout"] and not r.ok
+        assert time.monotonic() - t0 < 1.0 + 0.5 + 1.0 + TIME_SLACK
+    finally:
+        _stuck_gone(args)
+        raw.close()

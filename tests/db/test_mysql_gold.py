@@ -9,7 +9,7 @@ from collections import defaultdict
 import pytest
 
 from cadet_magic.sql.validate import validate_sql
-from tests.conftest import DATA, need
+from workloads.gold import DATA
 
 pytestmark = pytest.mark.mysql
 
@@ -31,8 +31,7 @@ GOLD = _gold()
 
 
 @pytest.mark.parametrize("db", sorted(GOLD) or ["bird-missing"])
-def test_bird_mysql_gold_checks_and_runs(mysql_server, db):
-    need(bool(GOLD), f"BIRD mini-dev not found at {BIRD}")
+def test_bird_mysql_gold_checks_and_runs(shared_data, mysql_server, db):
     import pymysql
 
     from cadet_magic.db.connect import resolve_runner

@@ -235,6 +235,32 @@ def test_jupysql_spark_connection_is_used(ipython_shell, spark):
         ipython_shell.run_line_magic("sql", "--close cadet_spark")
 
 
+def test_jupysql_loaded_without_pyspark_still_reads_spark(spark, monkeypatch):
+    """jupysql loaded with pyspark kept out (cadet_magic.db.jupysql) holds stand-ins for the
+    pyspark classes it took at import: its Spark path still runs a query and still recognises
+    Spark's analysis errors, on classic and Connect sessions."""
+    import sys
+
+    import sql.run.sparkdataframe as frames
+    import sql.util
+
+    from cadet_magic.db.jupysql import JUPYSQL_PYSPARK, _later
+
+    for module, name, source, cls in JUPYSQL_PYSPARK:
+        monkeypatch.setattr(sys.modules[module], name, _later(source, cls))
+    df = spark.sql("SELECT 1 AS one")
+    assert isinstance(
+        df, frames.CDataFrame if "connect" in type(df).__module__ else frames.DataFrame
+    )
+    assert not isinstance(42, frames.DataFrame)
+    proxy = frames.handle_spark_dataframe(df)
+    assert [tuple(r) for r in proxy.fetchall()] == [(1,)]
+    with pytest.raises(Exception) as raised:
+        spark.sql("SELECT * FROM no_such_table_here").collect()
+    assert sql.util.is_non_sqlalchemy_error(raised.value)
+    assert not sql.util.is_non_sqlalchemy_error(ValueError("not Spark's"))
+
+
 def test_ask_magic_with_con_spark(ipython_shell, spark):
     """``%%ask --con spark`` end to end with a scripted model: a misspelt column first (Spark's
     proposal becomes the feedback), then the right query. (A wrong name that is the beginning
@@ -253,3 +279,68 @@ def test_ask_magic_with_con_spark(ipython_shell, spark):
     first = r.attempts[0]
     assert first.category == "column_not_found" and "victim.status" in first.suggestions[:3]
     assert "status" in (first.feedback or "")
+
+
+#: A checked-looking query that collects 3 x 10^8 values into one buffer: it ended the local
+#: JVM (the user's SparkSession) and the Connect server's SparkContext.
+COLLECT_ALL = "SELECT size(collect_list(id)) AS n FROM range(300000000)"
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        COLLECT_ALL,
+        "SELECT id % 2 AS k, collect_set(id) AS s FROM range(300000000) GROUP BY id % 2",
+        "SELECT median(id) AS m FROM range(300000000)",
+        "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY id) AS p FROM range(300000000)",
+        "SELECT array_agg(id) AS a FROM range(300000000)",
+    ],
+    ids=["collect_list", "collect_set", "median", "percentile_cont", "array_agg"],
+)
+def test_collecting_aggregates_never_run(spark, runner, sql):
+    """Refused by the check on the live catalog, and by the runner's own plan check when the
+    check is bypassed; the session keeps working."""
+    schema = runner.schema()
+    v = validate_sql(sql, "spark", schema.table_names(), schema.functions)
+    assert not v.ok and v.issues[0].code == "forbidden_function", v.issues
+    assert "one JVM" in v.issues[0].message
+    with pytest.raises(SparkPlanRefused, match="one JVM"):
+        runner.run(sql, limit=5, timeout=30)
+    assert runner.run("SELECT count(*) AS n FROM range(10)", limit=5, timeout=30).rows == [(10,)]
+
+
+def test_ask_and_magic_refuse_collect_list_and_answer(ipython_shell, spark):
+    """Through ``ask()`` and ``%%ask``: the collecting aggregate is refused naming it, the
+    retry answers, and the user's session is alive afterwards."""
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    replies = [f"```sql\n{COLLECT_ALL}\n```", "```sql\nSELECT count(*) AS n FROM range(3)\n```"]
+    r = cadet_magic.ask("How many?", con=spark, model=ScriptedModel({"How many?": replies}))
+    first = r.attempts[0]
+    assert first.outcome == "refused" and "one JVM" in first.error, first.error
+    assert r.ok and r.rows == [(3,)]
+    ip = ipython_shell
+    ip.user_ns["spark"] = spark
+    ip.user_ns["model"] = ScriptedModel({"How many?": replies})
+    r = ip.run_cell_magic("ask", "--model model --con spark --no-fallback", "How many?")
+    assert r.attempts[0].outcome == "refused" and r.ok
+    assert spark.sql("SELECT 1 AS x").collect()[0][0] == 1
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT size(sequence(1, 1000000000)) AS n",
+        "SELECT explode(sequence(1, 1e9)) AS x",
+        "SELECT length(repeat('x', 2000000000)) AS n",
+        "SELECT size(array_repeat(1, 500000000)) AS n",
+    ],
+)
+def test_one_huge_value_never_runs(runner, sql):
+    """A literal size that would build one value larger than a JVM heap is refused in Spark's
+    parsed plan; the same functions with small sizes run."""
+    with pytest.raises(SparkPlanRefused, match="builds one value"):
+        runner.run(sql, limit=5, timeout=30)
+    r = runner.run("SELECT size(sequence(1, 5)) AS n, lpad('7', 3, '0') AS p", limit=5, timeout=30)
+    assert r.rows == [(5, "007")]

@@ -48,9 +48,11 @@ REFUSED = ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'
 class Session:
     """The page, the requests that left 127.0.0.1, and timings."""
 
-    def __init__(self, page, outside: list[str]) -> None:
+    def __init__(self, page, outside: list[str], errors: list[str]) -> None:
         self.page = page
         self.outside = outside
+        self.errors = errors  # the console's errors and uncaught exceptions, page and workers
+        self.missing: list[str] = []  # addresses answered with an HTTP error
         self.timings: dict[str, float] = {}
 
     def shot(self, name: str, top=None) -> None:
@@ -106,17 +108,29 @@ def lite(lite_build):
             context.on("request", watch)
             context.on("requestfailed", watch)
             page = context.new_page()
+            errors: list[str] = []
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+            missing: list[str] = []  # the site's files the page asked for and did not get
+            context.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
             page.set_default_timeout(120_000)
             t0 = time.monotonic()
-            page.goto(f"{base}/lab/index.html?path={NOTEBOOK_NAME}")
+            page.goto(f"{base}/")  # the site's root page: it opens the tutorial
             page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Cell')")
             page.wait_for_function(KERNEL_IDLE, timeout=180_000)
-            session = Session(page, outside)
+            session = Session(page, outside, errors)
+            session.missing = missing
             session.timings["page open to kernel idle"] = time.monotonic() - t0
             yield session
         finally:
             browser.close()
     assert not outside, f"requests left 127.0.0.1: {outside[:10]}"
+
+
+def test_the_site_opens_on_the_tutorial_without_errors(lite):
+    path = lite.page.evaluate(f"() => ({NB})().context.path")
+    assert path == NOTEBOOK_NAME, path
+    assert not lite.errors, (lite.errors, lite.missing)
 
 
 def test_tutorial_notebook_runs_offline(lite):

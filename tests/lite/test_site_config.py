@@ -159,3 +159,25 @@ def test_cache_headers(tmp_path, path, kept):
     headers = cache_headers(str(tmp_path), path)
     assert [n for n, _ in headers] == ["Cache-Control"]
     assert ("immutable" in headers[0][1]) is kept
+
+
+@pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
+def test_front_ends_and_the_page_the_site_opens_on(lite_build, site):
+    """The site ships the widget and kernel front ends, not jupysql's (the browser kernel has
+    no jupysql; its front end threw on load), and its root page opens the tutorial."""
+    shipped = {json.loads(p.read_text())["name"] for p in site.glob("extensions/**/package.json")}
+    expected = {
+        "@jupyter-widgets/jupyterlab-manager",
+        "@jupyterlite/pyodide-kernel-extension",
+        "anywidget",
+        "ipylab",
+    }
+    assert expected <= shipped and "jupysql-plugin" not in shipped, shipped
+    page = json.loads((site / "jupyter-lite.json").read_text())["jupyter-config-data"]
+    listed = {e["name"] for e in page["federated_extensions"]}
+    assert expected <= listed and "jupysql-plugin" not in listed, listed
+    root = (site / "index.html").read_text()
+    assert "window.location.replace('./lab/index.html?path=cadet_in_the_browser.ipynb')" in root
+    assert 'id="jupyter-config-data"' in root  # the app's pages read it
+    assert (site / "files" / "cadet_in_the_browser.ipynb").exists()
+    assert (site / "favicon.ico").read_bytes() == (site / "lab" / "favicon.ico").read_bytes()

@@ -1,0 +1,255 @@
+"""``python -m benchmarks.eval``: the agent with the real local model on Spider dev.
+
+A fixed sample (seed 0) of :data:`N_QUESTIONS` Spider dev questions over every database that
+has a file, run through :func:`cadet_magic.eval.evaluate` in the three feedback modes
+(``targeted``, ``raw``, ``none``), each question in every mode before the next and the
+questions grouped by database (the model server caches the prompt prefix). Results go to
+``benchmarks/eval/spider.MODE.jsonl`` (kept in the repository, so later changes are measured
+on the same questions); an interrupted run resumes from them with the same command. Each start
+appends its time, git commit and load average to ``benchmarks/eval/runs.log``. At the end (or
+with ``--report-only`` at any time, from what the files hold) the section of BENCHMARKS.md is
+written with n, the machine, the load average and the chart ``benchmarks/eval/spider.svg``.
+
+The model is the project's local one (``scripts/setup_llm.sh``) served by
+:func:`workloads.llm.llm_server` unless ``--base-url`` names a running server.
+
+Run it in the background, it takes hours on 2 cores::
+
+    setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval >> .cache/eval.log 2>&1 < /dev/null &
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as _dt
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from benchmarks.report import ROOT, machine, versions, write_section
+
+#: Questions in the sample.
+N_QUESTIONS = 300
+#: The sample's seed.
+SEED = 0
+#: Where the results files, the run log and the chart go.
+OUT_DIR = Path(__file__).resolve().parent / "eval"
+#: Seconds one model call may take (the machine is shared: calls are slow under load).
+MODEL_TIMEOUT = 600.0
+#: Load average (1 min) above which figures of time are marked as taken under load.
+LOADED = 1.5
+#: The command that starts (and resumes) the run, as BENCHMARKS.md gives it.
+COMMAND = "setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval >> .cache/eval.log 2>&1 < /dev/null &"
+
+
+def spider_dir() -> Path:
+    """Spider dev: ``$CADET_DATA/spider-dev`` or the shared data beside the repository."""
+    base = os.environ.get("CADET_DATA")
+    return Path(base) / "spider-dev" if base else ROOT.parent / "shared" / "data" / "spider-dev"
+
+
+def commit() -> str:
+    """The git commit the run uses (``+dirty`` when the tree has changes)."""
+    try:
+        sha = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", "--", "cadet_magic"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return sha + ("+dirty" if dirty else "")
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def questions(n: int, seed: int) -> tuple[object, list]:
+    """The data set and its fixed sample (databases without a file are left out)."""
+    from cadet_magic.eval import load, sample
+
+    dataset = load(spider_dir())
+    have = dataset.available()
+    return dataset, sample([q for q in dataset.questions if q.db_id in have], n, seed)
+
+
+@contextlib.contextmanager
+def server(base_url: str | None) -> Iterator[str]:
+    if base_url:
+        yield base_url
+        return
+    from workloads.llm import llm_server
+
+    with llm_server(timeout=600.0) as url:
+        yield url
+
+
+def log_start(n: int, seed: int, modes: Sequence[str]) -> str:
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    line = (
+        f"{stamp} start: commit {commit()}, n={n}, seed={seed}, modes={','.join(modes)}, "
+        f"load average {load_average()}"
+    )
+    with (OUT_DIR / "runs.log").open("a", encoding="utf-8") as f:
+        f.write(line + "\n")
+    return line
+
+
+def runs_log() -> list[str]:
+    path = OUT_DIR / "runs.log"
+    return path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+
+
+def section(evaluation: object, planned: int, loads: Sequence[str], databases: int = 0) -> str:
+    """The BENCHMARKS.md section's body (``databases``: how many the sample covers)."""
+    runs = evaluation.runs  # type: ignore[attr-defined]
+    done = {m: len(r.records) for m, r in runs.items()}
+    partial = any(n < planned for n in done.values())
+    covered = len({r["db_id"] for run in runs.values() for r in run.records})
+    commits = sorted(
+        {ln.split("commit ", 1)[1].split(",", 1)[0] for ln in runs_log() if "commit " in ln}
+    )
+    peak = max((float(x.split()[0]) for x in loads if x), default=0.0)
+    lines = [
+        (
+            f"**Partial run: {', '.join(f'{m} {n}' for m, n in done.items())} of the {planned} "
+            f"questions done, from {covered} of the sample's {databases} databases** (the "
+            "questions run grouped by database); the run resumes (command below), figures "
+            "will move."
+            if partial
+            else f"All {planned} questions done in every mode."
+        ),
+        "",
+        f"Command (starts and resumes the run; results in `benchmarks/eval/spider.MODE.jsonl`, "
+        f"log in `.cache/eval.log`): `{COMMAND}`. Figures from the files at any time: "
+        "`.venv/bin/python -m benchmarks.eval --report-only`.",
+        "",
+        f"Commits the run used: {', '.join(commits) or 'unknown'} (`benchmarks/eval/runs.log`). "
+        f"Load average (1, 5, 15 min) at the starts and now: {'; '.join(loads)}."
+        + (
+            " **Taken under load** (the 2-core machine was shared with other developers' "
+            "tests): the seconds per question are not the product's speed on an idle machine; "
+            "the accuracies do not depend on the load (temperature 0), except where a call hit "
+            'the model timeout (counted under "could not run").'
+            if peak > LOADED
+            else ""
+        ),
+        "",
+        evaluation.summary,  # type: ignore[attr-defined]
+    ]
+    return "\n".join(lines)
+
+
+def report_only(n: int, seed: int, modes: Sequence[str], model: str) -> object:
+    """The figures of what the results files hold (no model is called)."""
+    from cadet_magic.eval.report import summary_markdown, write_chart
+    from cadet_magic.eval.run import Evaluation, ModeRun, mode_path, read_results
+
+    dataset, chosen = questions(n, seed)
+    runs = {}
+    for m in modes:
+        path = mode_path(OUT_DIR / "spider.jsonl", m, True)
+        done = read_results(path)
+        runs[m] = ModeRun(m, path, [done[q.key] for q in chosen if q.key in done])
+    evaluation = Evaluation(
+        model=model,
+        temperature=0.0,
+        data=str(dataset.questions_file),  # type: ignore[attr-defined]
+        questions=len(chosen),
+        seed=seed,
+        scripted=False,
+        runs=runs,
+    )
+    write_chart(evaluation, OUT_DIR / "spider.svg")
+    evaluation.summary = summary_markdown(
+        evaluation, chart=OUT_DIR / "spider.svg", relative_to=ROOT / "BENCHMARKS.md"
+    )
+    return evaluation
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    global OUT_DIR
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.eval", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--n", type=int, default=N_QUESTIONS, help=f"questions ({N_QUESTIONS})")
+    p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument("--feedback", default="targeted,raw,none")
+    p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
+    p.add_argument("--model-timeout", type=float, default=MODEL_TIMEOUT)
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="write the section from the results files, run nothing",
+    )
+    p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    p.add_argument("--out-dir", type=Path, help="results folder (default benchmarks/eval)")
+    args = p.parse_args(argv)
+    if args.out_dir is not None:
+        OUT_DIR = args.out_dir
+    from cadet_magic.eval import evaluate
+    from cadet_magic.eval.run import _modes
+    from cadet_magic.options import AskOptions
+
+    modes = _modes(args.feedback)
+    model = "openai:qwen"
+    label = f"{model} (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python server, 2 threads)"
+    starts = [ln.rsplit("load average ", 1)[1] for ln in runs_log() if "load average " in ln]
+    if args.report_only:
+        evaluation = report_only(args.n, args.seed, modes, label)
+    else:
+        print(log_start(args.n, args.seed, modes), flush=True)
+        starts.append(load_average())
+        dataset, chosen = questions(args.n, args.seed)
+        with server(args.base_url) as url:
+            evaluation = evaluate(
+                dataset,  # type: ignore[arg-type]
+                model,
+                base_url=url,
+                api_key="local",
+                feedback=modes,
+                out=OUT_DIR / "spider.jsonl",
+                questions=chosen,
+                temperature=0.0,
+                options=AskOptions(model_timeout=args.model_timeout),
+                progress=sys.stderr,
+                print_summary=False,
+            )
+        evaluation = report_only(args.n, args.seed, modes, label)
+    loads = [*starts[-6:], f"{load_average()} (now)"]
+    print(f"load average: {load_average()}")
+    databases = len({q.db_id for q in questions(args.n, args.seed)[1]})
+    body = section(evaluation, args.n, loads, databases)
+    if args.no_write:
+        print(body)
+    else:
+        write_section(
+            "eval_spider",
+            f"Real local model on Spider dev: accuracy by feedback mode ({args.n} questions)",
+            body,
+            packages=("llama_cpp_python", "sqlglot", "langchain-openai"),
+        )
+    print(f"machine: {machine()}; {versions('llama_cpp_python')}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("\ninterrupted: the same command resumes the run.", file=sys.stderr)
+        sys.exit(130)

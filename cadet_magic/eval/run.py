@@ -1,0 +1,609 @@
+"""The evaluation loop: every question through :func:`cadet_magic.ask` as a user's would be,
+its answer compared with the gold query's, one JSON line per question as it finishes.
+
+Each question runs with the user's options (fallback on, the result check on) on a read-only
+connection to its database; the model is loaded once from its spec with a pinned temperature.
+Feedback modes: ``targeted`` (the product), ``raw`` (a retry sees only the error text),
+``none`` (one attempt, in the SQL phase and in the fallback). With several modes, each
+question runs in every mode before the next question (so a model server's prompt cache keeps
+the database's schema), and each mode writes its own file.
+
+A results file is appended to, one line per finished question, flushed at once; a rerun with
+the same file skips the questions it holds (the last line of a question counts), except those
+that could not run because the model could not be called, which run again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from cadet_magic.api import ask
+from cadet_magic.errors import CadetError, ConfigurationError
+from cadet_magic.eval.data import Dataset, Question, load, sample
+from cadet_magic.eval.match import execution_match, has_outer_order
+from cadet_magic.eval.usage import Usage, usage_of
+from cadet_magic.llm import is_scripted, load_model, model_label
+from cadet_magic.metrics import SessionMetrics
+from cadet_magic.options import AskOptions
+from cadet_magic.result import AskResult, Outcome
+from cadet_magic.text import first_line
+
+#: The feedback modes, in the order they run and are shown.
+MODES = ("targeted", "raw", "none")
+#: The keys of one results line, in order.
+KEYS = (
+    "db_id",
+    "question",
+    "gold",
+    "first_sql",
+    "first_match",
+    "final_sql",
+    "final_match",
+    "fallback",
+    "attempts",
+    "warnings",
+    "calls",
+    "input_tokens",
+    "output_tokens",
+    "seconds",
+    "model_seconds",
+    "stop_reason",
+    "error",
+)
+#: Rows the gold query (and a re-run of an answer's SQL) may return at most.
+COMPARE_ROWS = 100_000
+#: How an ``error`` begins when the question could not run because the model could not be
+#: called (such questions run again on resume).
+MODEL_ERROR = "model call failed"
+#: Consecutive model failures after which the run stops (the model's server is down).
+MAX_MODEL_FAILURES = 5
+
+
+class ModelUnavailable(CadetError):
+    """The model failed on several questions in a row: the run stops (it resumes later)."""
+
+
+@dataclass
+class ModeRun:
+    """One feedback mode's results: the records (last line per question, in run order)."""
+
+    mode: str
+    out: Path | None
+    records: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class Evaluation:
+    """What :func:`evaluate` returns: the settings and each mode's records.
+
+    ``summary`` is the report's Markdown (also printed and, with ``report=``, written).
+    """
+
+    model: str
+    temperature: float | None
+    data: str
+    questions: int
+    seed: int | None
+    scripted: bool
+    runs: dict[str, ModeRun]
+    summary: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- databases
+
+
+class Database:
+    """A read-only connection to one database of the data set, opened on first use."""
+
+    def __init__(self, path: Path, engine: str) -> None:
+        self.path, self.engine = path, engine
+        self._con: Any = None
+
+    def connection(self) -> Any:
+        if self._con is None:
+            if self.engine == "duckdb":
+                import duckdb
+
+                self._con = duckdb.connect(str(self.path), read_only=True)
+            else:
+                from urllib.parse import quote
+
+                self._con = sqlite3.connect(
+                    f"file:{quote(str(self.path))}?mode=ro", uri=True, check_same_thread=False
+                )
+        return self._con
+
+    def runner(self) -> Any:
+        from cadet_magic.db.connect import resolve_runner
+
+        return resolve_runner(self.connection())
+
+    def close(self) -> None:
+        if self._con is not None:
+            with contextlib.suppress(Exception):
+                self._con.close()
+            self._con = None
+
+
+def run_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
+    """The rows of ``sql`` on ``db`` through the agent's read-only runner, after the safety
+    check (the SQL may be a model's); raises on refusal, error or more than
+    :data:`COMPARE_ROWS` rows."""
+    from cadet_magic.sql.validate import validate_sql
+
+    runner = db.runner()
+    verdict = validate_sql(sql, runner.dialect)
+    if not verdict.ok:
+        raise ValueError("; ".join(str(getattr(i, "message", i)) for i in verdict.issues))
+    result = runner.run(verdict.sql, limit=COMPARE_ROWS, timeout=timeout)
+    if result.truncated:
+        raise ValueError(f"more than {COMPARE_ROWS} rows")
+    return [tuple(r) for r in result.rows]
+
+
+# --------------------------------------------------------------------------- one question
+
+
+def answer_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:
+    """The rows the user got, whole: a truncated SQL answer is run again without the row limit,
+    a truncated fallback answer is read from its full result."""
+    if not result.ok:
+        return None
+    if not result.truncated:
+        return [tuple(r) for r in result.rows]
+    if result.answered_by == "fallback" and result.fallback is not None:
+        frame = result.fallback.result
+        return list(frame.itertuples(index=False, name=None))
+    try:
+        return run_rows(db, result.sql or "", timeout)
+    except Exception:  # noqa: BLE001 - compared as cut, which cannot match a longer gold
+        return [tuple(r) for r in result.rows]
+
+
+def first_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:
+    """The rows of the first attempt: the answer when it answered, its SQL run again when it
+    ran but was retried (a suspect result), None when it failed."""
+    if not result.attempts:
+        return None
+    first = result.attempts[0]
+    if first.outcome not in (Outcome.ok, Outcome.suspect) or not first.sql:
+        return None
+    if len(result.attempts) == 1 and result.ok and result.answered_by == "sql":
+        return answer_rows(result, db, timeout)
+    try:
+        return run_rows(db, first.sql, timeout)
+    except Exception:  # noqa: BLE001 - it ran in the agent; if it cannot now, it did not answer
+        return None
+
+
+def record_of(
+    q: Question,
+    result: AskResult | None,
+    *,
+    gold_rows: list[tuple] | None,
+    ordered: bool,
+    db: Database | None,
+    usage: Usage,
+    seconds: float,
+    error: str | None,
+    timeout: float,
+) -> dict:
+    """One results line (the keys of :data:`KEYS`)."""
+    rec: dict[str, Any] = dict.fromkeys(KEYS)
+    rec.update(db_id=q.db_id, question=q.question, gold=q.gold, error=error)
+    rec.update(calls=usage.calls, input_tokens=usage.input_tokens)
+    rec.update(output_tokens=usage.output_tokens, seconds=round(seconds, 3))
+    rec.update(model_seconds=usage.model_seconds)
+    rec.update(attempts=[], warnings=[], fallback=False)
+    if result is None or db is None or gold_rows is None:
+        return rec
+    first = first_rows(result, db, timeout)
+    final = answer_rows(result, db, timeout)
+    rec.update(
+        first_sql=result.attempts[0].sql if result.attempts else None,
+        first_match=first is not None and execution_match(gold_rows, first, ordered=ordered),
+        final_sql=result.final_sql if result.ok else None,
+        final_match=final is not None and execution_match(gold_rows, final, ordered=ordered),
+        fallback=result.fallback is not None,
+        attempts=[{"category": a.category, "outcome": str(a.outcome)} for a in result.attempts],
+        warnings=list(result.warnings),
+        stop_reason=str(result.stop_reason) if result.stop_reason else None,
+    )
+    return rec
+
+
+# --------------------------------------------------------------------------- results files
+
+
+def read_results(path: Path | None) -> dict[tuple[str, str, str], dict]:
+    """The lines of a results file by question (the last line of a question wins); unreadable
+    lines (a line cut by an interruption) are skipped."""
+    done: dict[tuple[str, str, str], dict] = {}
+    if path is None or not path.is_file():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+            key = (rec["db_id"], rec["question"], rec["gold"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+        done[key] = rec
+    return done
+
+
+def finished(rec: dict | None) -> bool:
+    """Whether a question's line is final (a model failure runs again)."""
+    return rec is not None and not str(rec.get("error") or "").startswith(MODEL_ERROR)
+
+
+def append(path: Path | None, rec: dict) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def mode_path(out: str | os.PathLike | None, mode: str, several: bool) -> Path | None:
+    """The results file of ``mode``: ``out`` itself for one mode, ``NAME.MODE.jsonl`` for
+    several.
+
+    Example:
+        >>> mode_path("runs/spider.jsonl", "raw", True).as_posix()
+        'runs/spider.raw.jsonl'
+        >>> mode_path("runs/spider.jsonl", "raw", False).as_posix()
+        'runs/spider.jsonl'
+    """
+    if out is None:
+        return None
+    path = Path(out).expanduser()
+    if not several:
+        return path
+    return path.with_name(f"{path.stem}.{mode}{path.suffix or '.jsonl'}")
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class Progress:
+    """One status line while the evaluation runs: on a terminal a bar redrawn in place,
+    otherwise (a log file) one line per finished question."""
+
+    def __init__(self, total: int, stream: IO[str] | None) -> None:
+        self.total, self.stream, self.done = total, stream, 0
+        self.start = time.monotonic()
+        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
+
+    def update(self, mode: str, q: Question, rec: dict, tally: dict[str, list[int]]) -> None:
+        self.done += 1
+        if self.stream is None:
+            return
+        spent = time.monotonic() - self.start
+        eta = spent / self.done * (self.total - self.done)
+        right = " ".join(f"{m} {r}/{n}" for m, (r, n) in tally.items())
+        if self.tty:
+            width = 24
+            full = int(width * self.done / max(self.total, 1))
+            bar = "#" * full + "-" * (width - full)
+            line = f"\r[{bar}] {self.done}/{self.total} right: {right} eta {_hms(eta)}  "
+            self.stream.write(line[:200])
+        else:
+            verdict = (
+                f"error: {first_line(rec['error'], 80, mark='...')}"
+                if rec.get("error")
+                else f"first {'right' if rec['first_match'] else 'wrong'}, "
+                f"final {'right' if rec['final_match'] else 'wrong'}"
+            )
+            self.stream.write(
+                f"[{self.done}/{self.total}] {mode} {q.db_id} #{q.index}: {verdict} "
+                f"({rec['seconds']:.1f} s, {rec['calls']} call(s)); right: {right}; "
+                f"eta {_hms(eta)}\n"
+            )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.stream is not None and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _hms(seconds: float) -> str:
+    seconds = int(seconds)
+    h, rest = divmod(seconds, 3600)
+    return f"{h}h{rest // 60:02d}m" if h else f"{rest // 60}m{rest % 60:02d}s"
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def _modes(feedback: str | Sequence[str]) -> list[str]:
+    names = [feedback] if isinstance(feedback, str) else list(feedback)
+    names = [m.strip() for n in names for m in n.split(",") if m.strip()]
+    bad = [m for m in names if m not in MODES]
+    if bad or not names:
+        raise ConfigurationError(
+            f"feedback must be {', '.join(MODES)} or several of them (got {', '.join(bad) or 'none'})."
+        )
+    return list(dict.fromkeys(names))
+
+
+def mode_options(base: AskOptions, mode: str) -> AskOptions:
+    """The options a question runs with in ``mode``: the user's, with the feedback mode
+    (``none``: one attempt per phase, so no feedback is ever sent).
+
+    Example:
+        >>> o = mode_options(AskOptions(), "none")
+        >>> o.max_attempts, o.feedback, o.fallback
+        (1, 'targeted', True)
+        >>> mode_options(AskOptions(), "raw").feedback
+        'raw'
+    """
+    if mode == "none":
+        return base.replace(max_attempts=1, feedback="targeted")
+    return base.replace(feedback=mode)
+
+
+@contextlib.contextmanager
+def _stop_fallback_worker() -> Iterator[None]:
+    """Stops the fallback's worker process at the end (the run may start one)."""
+    try:
+        yield
+    finally:
+        try:
+            from cadet_magic.fallback.worker import shutdown
+        except ImportError:
+            return
+        with contextlib.suppress(Exception):
+            shutdown()
+
+
+def evaluate(
+    data: str | os.PathLike | Dataset,
+    model: Any,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    limit: int | None = None,
+    seed: int | None = 0,
+    feedback: str | Sequence[str] = "targeted",
+    out: str | os.PathLike | None = None,
+    report: str | os.PathLike | None = None,
+    chart: str | os.PathLike | None = None,
+    temperature: float | None = 0.0,
+    options: AskOptions | None = None,
+    questions: Sequence[Question] | None = None,
+    progress: IO[str] | None = sys.stderr,
+    print_summary: bool = True,
+    notes: Sequence[str] = (),
+) -> Evaluation:
+    """Runs the questions of ``data`` through :func:`cadet_magic.ask` and measures them.
+
+    Args:
+        data: a data folder (Spider's or BIRD's layout, SQLite or DuckDB files), a question
+            file, or a loaded :class:`~cadet_magic.eval.data.Dataset`.
+        model: a model spec (``"openai:qwen"``, ``"scripted:PATH"``) or a chat model object.
+        base_url, api_key: for a model given by spec (an OpenAI-compatible server's ``…/v1``).
+        limit: questions to run (a sample drawn with ``seed`` over every database; None: all).
+        seed: the sample's seed.
+        feedback: ``"targeted"``, ``"raw"``, ``"none"``, or several (a list or
+            ``"targeted,raw"``): each mode runs the same questions.
+        out: the results file (JSON lines; with several modes ``NAME.MODE.jsonl`` each);
+            an existing file is resumed.
+        report: a Markdown file for the summary; ``chart``: an SVG file for the accuracy chart
+            (default: beside ``report``, same name with ``.svg``).
+        temperature: the sampling temperature the model is loaded with (default 0); recorded
+            with the model spec in the report.
+        options: the :class:`~cadet_magic.options.AskOptions` every question runs with
+            (default: the product's defaults).
+        questions: the questions to run, in order (instead of ``limit``/``seed``).
+        progress: where the progress line goes (None: nowhere).
+        print_summary: print the summary to stdout at the end.
+        notes: lines added under the report's settings (the machine's load, a commit).
+
+    Returns:
+        An :class:`Evaluation` with every mode's records and the summary.
+
+    Raises:
+        ConfigurationError: the data or the model cannot be used at all (one line).
+    """
+    from cadet_magic.eval.report import summary_markdown, write_chart
+
+    modes = _modes(feedback)
+    dataset = data if isinstance(data, Dataset) else load(Path(data))
+    base = (options or AskOptions()).replace(temperature=temperature)
+    base.check()
+    chosen = list(questions) if questions is not None else sample(dataset.questions, limit, seed)
+    spec = model if isinstance(model, str) else None
+    loaded = load_model(
+        model,
+        api_key=api_key,
+        base_url=base_url,
+        timeout=base.model_timeout,
+        temperature=temperature,
+    )
+    label = spec or model_label(loaded)
+    several = len(modes) > 1
+    runs = {m: ModeRun(m, mode_path(out, m, several)) for m in modes}
+    previous = {m: read_results(runs[m].out) for m in modes}
+    for i, why in dataset.bad:
+        print(f"question {i} of {dataset.questions_file} skipped: {why}", file=sys.stderr)
+    todo = sum(1 for q in chosen for m in modes if not finished(previous[m].get(q.key)))
+    bar = Progress(todo, progress)
+    tally = {m: [0, 0] for m in modes}
+    for m in modes:
+        for q in chosen:
+            rec = previous[m].get(q.key)
+            if finished(rec) and rec is not None and not rec.get("error"):
+                tally[m][0] += bool(rec.get("final_match"))
+                tally[m][1] += 1
+    databases: dict[str, Database | str] = {}
+    gold_cache: dict[tuple[str, str, str], tuple[list[tuple] | None, str | None]] = {}
+    metrics = SessionMetrics()
+    failures = 0
+    try:
+        with _stop_fallback_worker():
+            for q in chosen:
+                for m in modes:
+                    if finished(previous[m].get(q.key)):
+                        continue
+                    rec = _one(
+                        q,
+                        m,
+                        dataset,
+                        databases,
+                        gold_cache,
+                        mode_options(base, m).replace(model=loaded),
+                        metrics,
+                    )
+                    append(runs[m].out, rec)
+                    previous[m][q.key] = rec
+                    if not rec["error"]:
+                        tally[m][0] += bool(rec["final_match"])
+                        tally[m][1] += 1
+                    failures = (
+                        failures + 1 if str(rec["error"] or "").startswith(MODEL_ERROR) else 0
+                    )
+                    bar.update(m, q, rec, tally)
+                    if failures >= MAX_MODEL_FAILURES:
+                        raise ModelUnavailable(
+                            f"The model failed on {failures} questions in a row "
+                            f"({first_line(rec['error'], 200, mark='...')}); stopping. Check "
+                            "the model's server, then run the same command again to resume."
+                        )
+    finally:
+        bar.close()
+        for db in databases.values():
+            if isinstance(db, Database):
+                db.close()
+    for m in modes:
+        runs[m].records = [previous[m][q.key] for q in chosen if q.key in previous[m]]
+    evaluation = Evaluation(
+        model=label,
+        temperature=temperature,
+        data=str(dataset.questions_file),
+        questions=len(chosen),
+        seed=seed if questions is None and limit is not None else None,
+        scripted=is_scripted(loaded),
+        runs=runs,
+        notes=list(notes),
+    )
+    svg = None
+    if chart is not None or report is not None:
+        svg = Path(chart) if chart is not None else Path(str(report)).with_suffix(".svg")
+        write_chart(evaluation, svg)
+    evaluation.summary = summary_markdown(evaluation, chart=svg, relative_to=report)
+    if report is not None:
+        Path(report).expanduser().write_text(evaluation.summary, encoding="utf-8")
+    if print_summary:
+        print(evaluation.summary)
+    return evaluation
+
+
+def _database(dataset: Dataset, db_id: str, databases: dict[str, Database | str]) -> Database | str:
+    """The database of ``db_id`` (opened once), or why there is none."""
+    if db_id not in databases:
+        try:
+            path, engine = dataset.database(db_id)
+        except LookupError as e:
+            databases[db_id] = str(e)
+        else:
+            databases[db_id] = Database(path, engine)
+    return databases[db_id]
+
+
+def _gold(
+    q: Question,
+    db: Database,
+    cache: dict[tuple[str, str, str], tuple[list[tuple] | None, str | None]],
+    timeout: float,
+) -> tuple[list[tuple] | None, str | None]:
+    if q.key not in cache:
+        try:
+            cache[q.key] = (_gold_rows(db, q.gold, timeout), None)
+        except Exception as e:  # noqa: BLE001 - one line for this question, the others go on
+            cache[q.key] = (None, f"gold query failed: {first_line(str(e), 200, mark='...')}")
+    return cache[q.key]
+
+
+def _gold_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
+    """The gold query's rows, run as written through the read-only runner (no safety check:
+    the gold is the data set's, not a model's)."""
+    runner = db.runner()
+    result = runner.run(sql, limit=COMPARE_ROWS, timeout=timeout)
+    if result.truncated:
+        raise ValueError(f"more than {COMPARE_ROWS} rows")
+    return [tuple(r) for r in result.rows]
+
+
+def _one(
+    q: Question,
+    mode: str,
+    dataset: Dataset,
+    databases: dict[str, Database | str],
+    gold_cache: dict,
+    opts: AskOptions,
+    metrics: SessionMetrics,
+) -> dict:
+    """Runs one question in one mode: its results line."""
+    t0 = time.perf_counter()
+    timeout = opts.timeout
+
+    def line(
+        error: str | None,
+        result: AskResult | None = None,
+        gold: list[tuple] | None = None,
+        db: Database | None = None,
+        usage: Usage | None = None,
+    ) -> dict:
+        return record_of(
+            q,
+            result,
+            gold_rows=gold,
+            ordered=has_outer_order(q.gold, db.engine if db else None),
+            db=db,
+            usage=usage or Usage(),
+            seconds=time.perf_counter() - t0,
+            error=error,
+            timeout=timeout,
+        )
+
+    db = _database(dataset, q.db_id, databases)
+    if isinstance(db, str):
+        return line(db)
+    try:
+        db.connection()
+    except Exception as e:  # noqa: BLE001 - one line, the other databases go on
+        return line(f"database could not be opened: {first_line(str(e), 200, mark='...')}")
+    gold, why = _gold(q, db, gold_cache, timeout)
+    if why is not None:
+        return line(why)
+    calls = getattr(opts.model, "calls", None)
+    if is_scripted(opts.model) and isinstance(calls, dict):
+        calls.clear()  # a scripted model replays its script from the start in every mode
+    try:
+        result = ask(q.question, con=db.connection(), options=opts, metrics=metrics)
+    except CadetError as e:
+        why = MODEL_ERROR if "model" in type(e).__name__.lower() else "could not ask"
+        return line(f"{why}: {first_line(str(e), 300, mark='...')}")
+    usage = usage_of(result)
+    seconds = time.perf_counter() - t0
+    if result.stop_reason == "model_error" and not result.ok:
+        tried = result.all_attempts  # the failed call may be a fallback attempt
+        last = tried[-1] if tried else None
+        error = last.error if last is not None and last.error else (result.message or "")
+        return line(f"{MODEL_ERROR}: {first_line(error, 300, mark='...')}", usage=usage)
+    rec = line(None, result, gold, db, usage)
+    rec["seconds"] = round(seconds, 3)
+    return rec

@@ -1,0 +1,206 @@
+"""A GGUF model file run inside the kernel: the ``llamacpp:PATH`` model spec (edge).
+
+``llamacpp:/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`` loads the file with
+llama-cpp-python (the optional extra ``cadet-magic[llamacpp]``; imported only here, only when
+such a spec is used) and answers through ``Llama.create_chat_completion`` with the chat
+template stored in the file. Nothing leaves the machine: no server, no port, no key.
+
+The loaded model is kept for the process (keyed by the file, its size and modification time),
+so the second question does not load it again; calls to one model run one at a time. Replies
+are greedy by default (``temperature=0``): the same question on the same data gets the same
+SQL. The usage llama.cpp reports (``prompt_tokens``, ``completion_tokens``) goes with each
+reply, so every attempt records its tokens.
+
+A call the agent abandons (``AskMagic.model_timeout``, an interrupt) cannot be stopped inside
+llama.cpp: it finishes its reply in the background, at most ``max_tokens`` tokens, before the
+next call to the same model starts.
+
+Example:
+    >>> class FakeLlama:  # stands in for llama_cpp.Llama (scripted, not a real model)
+    ...     def create_chat_completion(self, messages, **options):
+    ...         return {"choices": [{"message": {"content": "SELECT 1"}}],
+    ...                 "usage": {"prompt_tokens": 31, "completion_tokens": 4}}
+    >>> model = LlamaCppChatModel("m.gguf", llama=FakeLlama())
+    >>> reply = model.invoke([("system", "You write SQL."), ("human", "one?")])
+    >>> reply.content, reply.usage
+    ('SELECT 1', {'prompt_tokens': 31, 'completion_tokens': 4})
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cadet_magic.errors import ConfigurationError, ModelCallError
+from cadet_magic.llm_browser import chat_messages
+
+#: The spec prefix.
+PREFIX = "llamacpp:"
+#: Context window (tokens): the agent's prompt with a 6000-character schema, earlier attempts
+#: and feedback fits with room for the reply.
+N_CTX = 8192
+#: Tokens a reply may have at most (SQL plus the fallback's pandas code fit well within).
+MAX_TOKENS = 1024
+INSTALL_HINT = (
+    "pip install 'cadet-magic[llamacpp]' (llama-cpp-python: PyPI has only its source, so pip "
+    "compiles llama.cpp, about ten minutes on two cores)"
+)
+
+#: Models loaded in this process, by (file, size, mtime, n_ctx, threads).
+_LOADED: dict[tuple, Any] = {}
+_LOADING = threading.Lock()
+
+
+@dataclass
+class LocalReply:
+    """A reply: its text and llama.cpp's usage report (read as the attempt's tokens)."""
+
+    content: str
+    usage: dict[str, Any] | None = None
+
+
+def default_threads() -> int:
+    """Threads for llama.cpp: every core the process may use up to four, half of them above
+    (past four, logical cores are usually hyper-threads, which do not speed it up)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return cores if cores <= 4 else cores // 2
+
+
+class LlamaCppChatModel:
+    """A chat model over a GGUF file: ``invoke(messages)`` returns a :class:`LocalReply`.
+
+    Args:
+        path: the GGUF file.
+        temperature: sampling temperature (0: greedy, the same reply every time).
+        max_tokens: tokens a reply may have at most.
+        n_ctx, n_threads: llama.cpp's context window and threads (default
+            :data:`N_CTX` and :func:`default_threads`).
+        llama: an object with ``create_chat_completion`` to use instead of loading ``path``.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        temperature: float = 0.0,
+        max_tokens: int = MAX_TOKENS,
+        n_ctx: int = N_CTX,
+        n_threads: int | None = None,
+        llama: Any = None,
+    ) -> None:
+        self.path = Path(path)
+        self.temperature = float(temperature)
+        self.max_tokens = int(max_tokens)
+        self.llama = llama if llama is not None else load_gguf(self.path, n_ctx, n_threads)
+        self.name = f"{PREFIX}{self.path}"
+        self.model_name = self.path.name
+        self._lock = getattr(self.llama, "_cadet_lock", None) or threading.Lock()
+        try:  # one lock per loaded model, shared by every chat model over it
+            self.llama._cadet_lock = self._lock
+        except AttributeError:
+            pass
+
+    def invoke(self, messages: Sequence[Any], *args: Any, **kwargs: Any) -> LocalReply:
+        with self._lock:
+            try:
+                out = self.llama.create_chat_completion(
+                    messages=chat_messages(messages),
+                    temperature=self.temperature,
+                    max_tokens=self.max_tokens,
+                )
+            except ValueError as e:  # llama.cpp's "Requested tokens exceed context window"
+                raise ModelCallError(
+                    f"The local model {self.path.name} could not take the prompt: {e}. Lower "
+                    "%config AskMagic.schema_budget, or load the model with a larger n_ctx."
+                ) from None
+        try:
+            content = out["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise ModelCallError(
+                f"The local model {self.path.name} returned no message (llama-cpp-python "
+                "changed its reply format?)."
+            ) from None
+        usage = out.get("usage") if isinstance(out, dict) else None
+        return LocalReply(content, dict(usage) if isinstance(usage, dict) else None)
+
+    def __repr__(self) -> str:
+        return f"LlamaCppChatModel({str(self.path)!r}, temperature={self.temperature:g})"
+
+
+def check_gguf(path: Path) -> None:
+    """Raises one :class:`ConfigurationError` line when ``path`` is not a readable GGUF file.
+
+    Example:
+        >>> check_gguf(Path("/no/such/model.gguf"))
+        Traceback (most recent call last):
+        ...
+        cadet_magic.errors.ConfigurationError: llamacpp: model file not found: /no/such/model.gguf (give the path of a .gguf file, e.g. --model llamacpp:~/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf).
+    """
+    example = "e.g. --model llamacpp:~/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    if not path.exists():
+        raise ConfigurationError(
+            f"llamacpp: model file not found: {path} (give the path of a .gguf file, {example})."
+        )
+    if path.is_dir():
+        raise ConfigurationError(f"llamacpp:{path} is a folder; give a .gguf file ({example}).")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ConfigurationError(f"llamacpp: cannot read {path}: {e.strerror or e}.") from None
+    if magic != b"GGUF":
+        raise ConfigurationError(
+            f"llamacpp:{path} is not a GGUF model file (llama.cpp's format; convert the model "
+            "or download its .gguf)."
+        )
+
+
+def load_gguf(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> Any:
+    """The ``llama_cpp.Llama`` for ``path``, loaded once per process."""
+    path = path.expanduser().resolve()
+    check_gguf(path)
+    threads = n_threads or default_threads()
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, n_ctx, threads)
+    with _LOADING:
+        if key in _LOADED:
+            return _LOADED[key]
+        try:
+            from llama_cpp import Llama
+        except ImportError:
+            raise ConfigurationError(
+                f"The llamacpp: spec needs llama-cpp-python, which is not installed: "
+                f"{INSTALL_HINT}."
+            ) from None
+        try:
+            llama = Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as e:
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            raise ConfigurationError(f"llamacpp: could not load {path}: {first}") from None
+        _LOADED[key] = llama
+        return llama
+
+
+def load_llamacpp(spec: str, *, temperature: float = 0.0) -> LlamaCppChatModel:
+    """The chat model for ``llamacpp:PATH`` (``~`` expanded; a relative path is relative to
+    the kernel's working folder)."""
+    path = spec.removeprefix(PREFIX).strip()
+    if not path:
+        raise ConfigurationError(
+            "llamacpp: needs the path of a .gguf file, e.g. "
+            "--model llamacpp:~/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf."
+        )
+    return LlamaCppChatModel(Path(path).expanduser(), temperature=temperature)

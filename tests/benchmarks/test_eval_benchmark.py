@@ -1,0 +1,57 @@
+"""The real-model evaluation benchmark's program (not its figures, which are in BENCHMARKS.md):
+its fixed sample covers every Spider dev database, the results files kept in the repository
+hold only sample questions, and the section is written from those files without a model."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks import eval as bench
+from cadet_magic.eval import KEYS
+from cadet_magic.eval.run import mode_path, read_results
+
+
+def test_the_sample_is_fixed_and_covers_every_database(shared_data, monkeypatch):
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    dataset, chosen = bench.questions(bench.N_QUESTIONS, bench.SEED)
+    assert len(chosen) == bench.N_QUESTIONS >= 300
+    assert {q.db_id for q in chosen} == dataset.available()
+    assert [q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED)[1]] == [
+        q.key for q in chosen
+    ]
+
+
+def test_the_kept_results_are_sample_questions(shared_data, monkeypatch):
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    keys = {q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED)[1]}
+    for mode in ("targeted", "raw", "none"):
+        done = read_results(mode_path(bench.OUT_DIR / "spider.jsonl", mode, True))
+        assert set(done) <= keys, mode
+        # the issue's keys (lines written before a key was added lack only that one)
+        assert all(set(KEYS) - set(rec) <= {"stop_reason"} for rec in done.values())
+
+
+def test_report_only_writes_the_section_from_the_files(shared_data, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    q = bench.questions(bench.N_QUESTIONS, bench.SEED)[1][0]
+    rec = dict.fromkeys(KEYS) | {
+        "db_id": q.db_id,
+        "question": q.question,
+        "gold": q.gold,
+        "first_match": True,
+        "final_match": True,
+        "final_sql": q.gold,
+        "attempts": [{"category": None, "outcome": "ok"}],
+        "warnings": [],
+        "calls": 1,
+        "seconds": 1.0,
+    }
+    out = tmp_path / "eval"
+    out.mkdir()
+    (out / "spider.targeted.jsonl").write_text(json.dumps(rec) + "\n")
+    monkeypatch.setattr(bench, "OUT_DIR", out)
+    assert bench.main(["--report-only", "--no-write", "--out-dir", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "**Partial run: targeted 1, raw 0, none 0 of the 300 questions done" in printed
+    assert "execution accuracy, first attempt | 100.0%" in printed
+    assert bench.COMMAND in printed and (out / "spider.svg").is_file()

@@ -1,0 +1,119 @@
+"""The ``llamacpp:PATH`` spec: bad paths and a missing llama-cpp-python get one line each; a
+loaded model answers through ``create_chat_completion`` with its usage. Here llama.cpp is a
+scripted stand-in (the real GGUF file runs in tests/llm/, marker ``llm``)."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+
+import pytest
+
+from cadet_magic.api import ask
+from cadet_magic.errors import ConfigurationError
+from cadet_magic.llm import load_model, model_label
+from cadet_magic.llm_llamacpp import LlamaCppChatModel
+from cadet_magic.result import Tokens
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "folder.gguf").mkdir()
+    (tmp_path / "notes.gguf").write_text("not a model")
+    (tmp_path / "model.gguf").write_bytes(b"GGUF" + bytes(60))
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        ("", "llamacpp: needs the path of a .gguf file"),
+        ("missing.gguf", "llamacpp: model file not found:"),
+        ("folder.gguf", "is a folder; give a .gguf file"),
+        ("notes.gguf", "is not a GGUF model file"),
+    ],
+)
+def test_bad_paths_get_one_line(files, name, says):
+    spec = f"llamacpp:{files / name}" if name else "llamacpp:"
+    with pytest.raises(ConfigurationError) as e:
+        load_model(spec)
+    assert says in str(e.value) and "\n" not in str(e.value)
+
+
+def test_without_llama_cpp_python_says_how_to_install(files, monkeypatch):
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import fails as if not installed
+    with pytest.raises(ConfigurationError) as e:
+        load_model(f"llamacpp:{files / 'model.gguf'}")
+    assert "pip install 'cadet-magic[llamacpp]'" in str(e.value)
+
+
+def test_a_broken_gguf_is_a_configuration_error(files):
+    pytest.importorskip("llama_cpp")
+    with pytest.raises(ConfigurationError) as e:
+        load_model(f"llamacpp:{files / 'model.gguf'}")
+    assert "llamacpp: could not load" in str(e.value)
+
+
+class ScriptedLlama:
+    """Stands in for ``llama_cpp.Llama`` (scripted replies, not a real model)."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+        self.calls: list[dict] = []
+
+    def create_chat_completion(self, messages, **options):
+        self.calls.append({"messages": messages, **options})
+        text = self.replies.pop(0)
+        return {
+            "choices": [{"message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 10 * len(messages), "completion_tokens": len(text.split())},
+        }
+
+
+def test_answers_with_usage_through_ask():
+    llama = ScriptedLlama("```sql\nSELECT COUNT(*) AS n FROM t\n```")
+    model = LlamaCppChatModel("qwen.gguf", llama=llama)
+    model.cadet_scripted = True  # the stand-in is labelled as scripted
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE t (x INT)")
+    r = ask("How many rows?", con=con, model=model)
+    assert r.ok and r.rows == [(0,)]
+    assert r.attempts[0].tokens == Tokens(20, 8)
+    call = llama.calls[0]
+    assert call["temperature"] == 0.0 and call["max_tokens"] == 1024
+    assert [m["role"] for m in call["messages"]] == ["system", "user"]
+
+
+def test_context_overflow_is_a_model_error_line():
+    class Overflow:
+        def create_chat_completion(self, messages, **options):
+            raise ValueError("Requested tokens (9000) exceed context window of 8192")
+
+    model = LlamaCppChatModel("qwen.gguf", llama=Overflow())
+    model.cadet_scripted = True
+    con = sqlite3.connect(":memory:")
+    r = ask("Anything?", con=con, model=model)
+    assert r.attempts[0].outcome == "model_error"
+    assert "AskMagic.schema_budget" in r.message
+
+
+def test_label_is_the_spec():
+    model = LlamaCppChatModel("/m/qwen.gguf", llama=ScriptedLlama())
+    assert model_label(model, "llamacpp:/m/qwen.gguf") == "llamacpp:/m/qwen.gguf"
+    assert model.name == "llamacpp:/m/qwen.gguf"
+
+
+def test_the_temperature_option_reaches_the_gguf_model(files, monkeypatch):
+    """``ask(temperature=...)`` (and the evaluation's pinned 0) reaches a ``llamacpp:`` model."""
+    import cadet_magic.llm_llamacpp as module
+
+    seen: list[float] = []
+
+    def fake_load(spec: str, *, temperature: float = 0.0) -> object:
+        seen.append(temperature)
+        return object()
+
+    monkeypatch.setattr(module, "load_llamacpp", fake_load)
+    load_model(f"llamacpp:{files / 'model.gguf'}", temperature=0.7)
+    load_model(f"llamacpp:{files / 'model.gguf'}")
+    assert seen == [0.7, 0.0]
