@@ -46,9 +46,10 @@ COMMAND = "setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval >> .cache
 
 
 def spider_dir() -> Path:
-    """Spider dev: ``$CADET_DATA/spider-dev`` or the shared data beside the repository."""
-    base = os.environ.get("CADET_DATA")
-    return Path(base) / "spider-dev" if base else ROOT.parent / "shared" / "data" / "spider-dev"
+    """Spider dev, in the public data sets' folder (``$CADET_DATA``: see workloads.gold)."""
+    from workloads.gold import DATA
+
+    return DATA / "spider-dev"
 
 
 def commit() -> str:
