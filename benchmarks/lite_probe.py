@@ -78,14 +78,49 @@ class _ProbeFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+def _probe_boot():
+    """When the kernel's boot wrote its files, as wall-clock milliseconds (Pyodide only: its
+    in-memory file system stamps each file when it is written, and unpacking a wheel keeps no
+    dates): the standard library's zip (the runtime's file system set up) and, per installed
+    distribution, its first and last file (its unpacking)."""
+    import os
+
+    if sys.platform != "emscripten":
+        return {}
+    out = {"now": time.time() * 1000, "packages": {}}
+    zips = [p for p in sys.path if p.endswith(".zip") and os.path.exists(p)]
+    if zips:
+        out["stdlib"] = os.stat(zips[0]).st_mtime * 1000
+    site = next((p for p in sys.path if p.endswith("site-packages")), None)
+    for entry in os.listdir(site) if site else ():
+        if not entry.endswith(".dist-info"):
+            continue
+        try:
+            with open(os.path.join(site, entry, "RECORD")) as f:
+                files = [line.split(",", 1)[0] for line in f if line.strip()]
+        except OSError:
+            continue
+        stamps = []
+        for name in files:
+            try:
+                stamps.append(os.stat(os.path.join(site, name)).st_mtime * 1000)
+            except OSError:
+                pass
+        if stamps:
+            out["packages"][entry.split("-")[0]] = [min(stamps), max(stamps), len(stamps)]
+    return out
+
+
 def _probe_report():
     return json.dumps(
         {
             "imports": {k: round(v, 4) for k, v in _PROBE["imports"].items()},
             "calls": {k: [round(x, 4) for x in v] for k, v in _PROBE["calls"].items()},
             "modules": len(sys.modules),
+            "boot": _PROBE["boot"],
         }
     )
 
 
+_PROBE["boot"] = _probe_boot()  # before this probe's own imports write anything
 sys.meta_path.insert(0, _ProbeFinder())

@@ -17,7 +17,9 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
 
 * every wheel the kernel loads carries its modules compiled by the site's own Pyodide
   (``scripts/lite_compile.mjs``: unchecked-hash ``__pycache__`` bytecode beside the sources),
-  so nothing is compiled in the browser;
+  and so does the offline site's ``python_stdlib.zip`` (Pyodide ships it as sources, and
+  zipimport caches nothing: every standard-library module the kernel imports was compiled in
+  the browser on every visit), so nothing is compiled in the browser;
 * one parallel load at boot: the kernel's own packages (micropip, piplite, the ipykernel
   stand-in, pyodide-kernel) come from the lock file with the rest (``PRELOAD``) instead of
   being installed one by one through piplite's index;
@@ -88,6 +90,9 @@ SOURCE_ONLY = {
 COMPILE_ANYWAY = [
     f"pygments/lexers/{m}.py" for m in ("__init__", "_mapping", "python", "sql", "special")
 ] + [f"pygments/styles/{m}.py" for m in ("__init__", "_mapping", "default")]
+#: Standard-library packages left as source in the compiled python_stdlib.zip: the terminal REPL,
+#: and packages that cannot work in the browser's single-threaded, process-less Python.
+STDLIB_SOURCE_ONLY = ["_pyrepl/", "multiprocessing/", "concurrent/futures/process.py", "venv/"]
 COMPILER = ROOT / "scripts" / "lite_compile.mjs"
 SHOP_FILE = "shop.sqlite"
 #: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages): JupyterLab's
@@ -210,28 +215,31 @@ def stage(stage_dir: Path, settings: dict) -> None:
 
 #: Changes when the compile rules or the compiler change (part of the compiled wheels' cache key).
 RULES = hashlib.sha256(
-    json.dumps([DROP, SOURCE_ONLY, COMPILE_ANYWAY]).encode() + COMPILER.read_bytes()
+    json.dumps([DROP, SOURCE_ONLY, COMPILE_ANYWAY, STDLIB_SOURCE_ONLY]).encode()
+    + COMPILER.read_bytes()
 ).hexdigest()[:8]
 
 
 def compile_wheels(wheels: list[Path]) -> list[Path]:
-    """``wheels`` with their modules compiled by the site's Pyodide (cached by content)."""
+    """``wheels`` with their modules compiled by the site's Pyodide (cached by content); a
+    ``python_stdlib.zip`` among them gets its modules' bytecode beside their sources."""
     cache = CACHE / "lite" / "compiled" / pyodide_version()
     jobs, out = [], []
     for wheel in wheels:
         target = cache / f"{sha256(wheel)[:12]}-{RULES}" / wheel.name
         out.append(target)
-        if not target.exists():
+        if target.exists():
+            continue
+        if wheel.name == "python_stdlib.zip":
+            job = {"stdlib": True, "source_only": STDLIB_SOURCE_ONLY}
+        else:
             project = wheel.name.split("-")[0].lower()
-            jobs.append(
-                {
-                    "src": str(wheel),
-                    "out": str(target),
-                    "drop": DROP.get(project, []),
-                    "source_only": SOURCE_ONLY.get(project, []),
-                    "compile": COMPILE_ANYWAY,
-                }
-            )
+            job = {
+                "drop": DROP.get(project, []),
+                "source_only": SOURCE_ONLY.get(project, []),
+                "compile": COMPILE_ANYWAY,
+            }
+        jobs.append({"src": str(wheel), "out": str(target), **job})
     if jobs:
         cache.mkdir(parents=True, exist_ok=True)
         job_file = cache / "jobs.json"
@@ -323,7 +331,8 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     open_on_tutorial(out)
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
-    for wheel in target.glob("micropip-*.whl"):  # Pyodide's own package manager, compiled too
+    # Pyodide's own package manager and its standard library, compiled too
+    for wheel in [*target.glob("micropip-*.whl"), target / "python_stdlib.zip"]:
         (compiled,) = compile_wheels([wheel])
         shutil.copy(compiled, wheel)
     for junk in ("README.md", "console.html", "console-v2.html"):
