@@ -1,15 +1,20 @@
 """JupyterLite: what the first ``%%ask`` needs is loaded while the reader reads (edge, Pyodide only).
 
-The JupyterLite site preloads cadet_magic with IPython only, so its kernel is idle sooner. The
-rest of cadet_magic's dependencies (:data:`DEFERRED`: the SQL parser and the widget stack) stay
-in the site's lock file until ``import cadet_magic`` (``%load_ext cadet_magic``) asks Pyodide
-to load them, in the background: the kernel is free at once. Before each later cell the kernel
-awaits that load if it is still running (an awaitable line transform of the Pyodide kernel),
-so a ``%%ask`` typed right away waits for it and one typed later finds it done. Everywhere else
-(CPython) nothing here does anything.
+The JupyterLite site preloads cadet_magic with IPython's core only, so its kernel is idle
+sooner. The rest stays in the site's lock file until ``import cadet_magic`` asks Pyodide to
+load it, in the background: cadet_magic's own dependencies (:data:`DEFERRED`: the SQL parser
+and the widget stack) and the IPython extras the kernel's start does not import
+(:data:`KERNEL_EXTRAS`: jedi for completion, prompt_toolkit, stack_data for tracebacks,
+matplotlib-inline). The site's kernel imports cadet_magic as the last step of its start, so
+that load begins as soon as the kernel is idle. Before each later cell the kernel awaits it if
+it is still running (an awaitable line transform of the Pyodide kernel), so a cell typed right
+away waits for it and one typed later finds it done; completion uses IPython's own completer
+until jedi is there. Everywhere else (CPython) nothing here does anything.
 
 >>> DEFERRED
 ('sqlglot', 'sqlparse', 'ipywidgets', 'anywidget', 'ipylab')
+>>> sorted(KERNEL_EXTRAS)
+['jedi', 'matplotlib-inline', 'prompt-toolkit', 'stack-data']
 >>> start()  # not in Pyodide: nothing to load
 False
 """
@@ -26,6 +31,14 @@ log = logging.getLogger("cadet_magic")
 #: Distributions (names in Pyodide's lock file) not preloaded by the site: loaded by
 #: ``import cadet_magic``. Each one's importable name is the same.
 DEFERRED = ("sqlglot", "sqlparse", "ipywidgets", "anywidget", "ipylab")
+#: IPython's dependencies its kernel does not import to start (lock name: importable name),
+#: left out of the site's boot load and loaded with :data:`DEFERRED`.
+KERNEL_EXTRAS = {
+    "jedi": "jedi",
+    "prompt-toolkit": "prompt_toolkit",
+    "stack-data": "stack_data",
+    "matplotlib-inline": "matplotlib_inline",
+}
 
 _pending: Any = None  # the JavaScript promise of the load in progress
 
@@ -34,9 +47,11 @@ def in_pyodide() -> bool:
     return sys.platform == "emscripten"
 
 
-def missing() -> list[str]:
-    """The deferred distributions not importable yet."""
-    return [name for name in DEFERRED if importlib.util.find_spec(name) is None]
+def missing(names: Any = None) -> list[str]:
+    """The deferred distributions (``names``, default :data:`DEFERRED` and
+    :data:`KERNEL_EXTRAS`) not importable yet."""
+    wanted = (*DEFERRED, *KERNEL_EXTRAS) if names is None else names
+    return [n for n in wanted if importlib.util.find_spec(KERNEL_EXTRAS.get(n, n)) is None]
 
 
 def start() -> bool:
@@ -49,19 +64,37 @@ def start() -> bool:
     manager = _transform_manager()
     if not names or manager is None:  # elsewhere in Pyodide: installed as usual (micropip)
         return False
+    import asyncio
+
     import pyodide_js
     from pyodide.ffi import to_js
 
     _pending = pyodide_js.loadPackage(to_js(names))
     manager.line_transforms.insert(0, wait_for_packages)
+    completer = getattr(_shell(), "Completer", None)
+    if "jedi" in names and getattr(completer, "use_jedi", False):
+        completer.use_jedi = False  # IPython's own completer until jedi is unpacked
+        asyncio.ensure_future(_use_jedi_when_loaded(_pending, completer))
     return True
+
+
+async def _use_jedi_when_loaded(pending: Any, completer: Any) -> None:
+    try:
+        await pending
+    except Exception:  # noqa: BLE001 - wait_for_packages reports the failed load
+        return
+    if importlib.util.find_spec("jedi") is not None:
+        completer.use_jedi = True
+
+
+def _shell() -> Any:
+    ipython = sys.modules.get("IPython")
+    return ipython.get_ipython() if ipython is not None else None
 
 
 def _transform_manager() -> Any:
     """The Pyodide kernel's awaitable cell transforms (None outside its kernel)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    kernel = getattr(shell, "kernel", None)
+    kernel = getattr(_shell(), "kernel", None)
     manager = getattr(kernel, "lite_transform_manager", None)
     return manager if isinstance(getattr(manager, "line_transforms", None), list) else None
 
@@ -74,7 +107,7 @@ async def wait_for_packages(lines: list[str]) -> list[str]:
         try:
             await pending
         except Exception as exc:  # noqa: BLE001 - the import that needs it names what is missing
-            log.warning("cadet_magic: loading %s failed: %s", ", ".join(DEFERRED), exc)
+            log.warning("cadet_magic: loading %s failed: %s", ", ".join(missing()), exc)
         manager = _transform_manager()
         if manager is not None and wait_for_packages in manager.line_transforms:
             manager.line_transforms.remove(wait_for_packages)
@@ -83,7 +116,7 @@ async def wait_for_packages(lines: list[str]) -> list[str]:
 
 def require() -> None:
     """Raises a one-line ImportError while the background load is still running (JupyterLite)."""
-    names = missing() if in_pyodide() and _transform_manager() is not None else []
+    names = missing(DEFERRED) if in_pyodide() and _transform_manager() is not None else []
     if names:
         start()
         raise ImportError(

@@ -23,9 +23,12 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
 * one parallel load at boot: the kernel's own packages (micropip, piplite, the ipykernel
   stand-in, pyodide-kernel) come from the lock file with the rest (``PRELOAD``) instead of
   being installed one by one through piplite's index;
-* cadet_magic is preloaded with IPython only; its other dependencies
-  (``cadet_magic.lite.DEFERRED``) stay in the lock and load in the background at
-  ``%load_ext``; SQLAlchemy is in the lock for ``import sqlalchemy`` but never preloaded;
+* cadet_magic is preloaded with IPython's core only; its other dependencies
+  (``cadet_magic.lite.DEFERRED``) and the IPython extras the kernel's start does not import
+  (``KERNEL_EXTRAS``: jedi, prompt_toolkit, stack_data, matplotlib-inline: 1,400 of the 2,600
+  files the boot unpacked) stay in the lock and load in the background once the kernel is
+  idle (the site's kernel imports cadet_magic as its last start step: :data:`KERNEL_START`);
+  SQLAlchemy is in the lock for ``import sqlalchemy`` but never preloaded;
 * jedi (IPython's completion) ships without typeshed's third-party stubs and django-stubs
   (4,800 of its 5,600 files: completion of installed packages reads their sources);
 * ``_headers`` (the format Netlify and Cloudflare Pages read; ``tests/lite/site.py`` serves it)
@@ -71,10 +74,21 @@ PRELOAD = [
     "ipykernel",
     "pyodide-kernel",
     "comm",
-    "jedi",
     "ipython",
     "cadet-magic",
 ]
+#: The kernel's start, as its web worker runs it (the pyodide-kernel extension's bundles): the
+#: packages it installs through piplite unless preloaded, and its last Python step. The site's
+#: copy leaves jedi out (``cadet_magic.lite.KERNEL_EXTRAS``: loaded in the background, with
+#: IPython's own completer meanwhile) and imports cadet_magic last, which starts that load.
+KERNEL_START = (
+    '["ipykernel","comm","pyodide-kernel","jedi","ipython"]',
+    '["ipykernel","comm","pyodide-kernel","ipython"]',
+)
+KERNEL_LAST_STEP = (
+    'push("import pyodide_kernel")',
+    'push("import pyodide_kernel","__import__(\'cadet_magic\')")',
+)
 #: Paths left out of a wheel: jedi's stubs of third-party packages (completion of an installed
 #: package reads its source; typeshed's standard-library stubs stay).
 DROP = {
@@ -305,15 +319,37 @@ def add_wheels(lock_path: Path, wheels: list[Path], dest: Path) -> None:
 
 
 def defer(packages: dict) -> None:
-    """cadet-magic's lock entry keeps only what ``%load_ext`` needs: the deferred dependencies
-    (loaded by ``import cadet_magic`` in the background) must be in the lock themselves."""
-    from cadet_magic.lite import DEFERRED
+    """cadet-magic's and IPython's lock entries keep only what the kernel's start and
+    ``%load_ext`` import: the deferred dependencies (loaded by ``import cadet_magic`` in the
+    background) must be in the lock themselves."""
+    from cadet_magic.lite import DEFERRED, KERNEL_EXTRAS
 
-    entry = packages["cadet-magic"]
-    for name in DEFERRED:
-        if name not in packages:
-            raise SystemExit(f"build_lite: {name} (loaded by cadet_magic) is not in the lock")
-    entry["depends"] = [d for d in entry["depends"] if d not in DEFERRED]
+    for owner, names in (("cadet-magic", DEFERRED), ("ipython", tuple(KERNEL_EXTRAS))):
+        for name in names:
+            if name not in packages:
+                raise SystemExit(f"build_lite: {name} (loaded by cadet_magic) is not in the lock")
+        entry = packages[owner]
+        entry["depends"] = [d for d in entry["depends"] if d not in names]
+
+
+def patch_kernel_start(out: Path) -> None:
+    """The site's copy of the kernel's start (see :data:`KERNEL_START`); stops the build when
+    the pyodide-kernel extension no longer holds the steps it replaces."""
+    static = out / "extensions" / "@jupyterlite" / "pyodide-kernel-extension" / "static"
+    patched = 0
+    for bundle in static.glob("*.js"):
+        text = bundle.read_text()
+        if KERNEL_START[0] not in text:
+            continue
+        if text.count(KERNEL_LAST_STEP[0]) != 1:
+            raise SystemExit(f"build_lite: {bundle} has no single {KERNEL_LAST_STEP[0]!r}")
+        for old, new in (KERNEL_START, KERNEL_LAST_STEP):
+            text = text.replace(old, new)
+        bundle.unlink()  # a copy of the venv's file, or a link to it: never write through
+        bundle.write_text(text)
+        patched += 1
+    if not patched:
+        raise SystemExit(f"build_lite: no bundle in {static} holds {KERNEL_START[0]!r}")
 
 
 def pyodide_settings(pyodide_url: str) -> dict:
@@ -329,6 +365,7 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     stage(stage_dir, pyodide_settings("./static/pyodide/pyodide.mjs"))
     jupyter_lite_build(stage_dir, out)
     open_on_tutorial(out)
+    patch_kernel_start(out)
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
     # Pyodide's own package manager and its standard library, compiled too
@@ -362,6 +399,7 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     stage(stage_dir, settings)
     jupyter_lite_build(stage_dir, out)
     open_on_tutorial(out)
+    patch_kernel_start(out)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)
     lock = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())

@@ -51,12 +51,13 @@ def test_kernel_file_stamps_join_the_breakdown():
         lite.kernel_boot(
             {"stdlib": 2100.0, "packages": {"jedi": [2200, 2900, 900], "ipython": [2950, 3100, 1]}},
             1000.0,
+            2500.0,
         )
     )
     table = lite.breakdown_table([{"breakdown": b}])
     assert "| first package unpacked (kernel's file stamps) | 1.20 s |" in table
     assert "| last package unpacked (kernel's file stamps) | 2.10 s | 901 files |" in table
-    assert lite.kernel_boot({}, 1000.0) == {}  # the CPython kernel: no stamps, no rows
+    assert lite.kernel_boot({}, 1000.0, 2500.0) == {}  # the CPython kernel: no stamps, no rows
 
 
 def test_warm_visit_cache_use():

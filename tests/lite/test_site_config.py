@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from cadet_magic.lite import DEFERRED
+from cadet_magic.lite import DEFERRED, KERNEL_EXTRAS
 from tests.lite.site import OFFLINE, ONLINE, ROOT
 
 pytestmark = pytest.mark.lite
@@ -58,22 +58,28 @@ def test_offline_site(lite_build):
     at_boot = set().union(
         *(_closure(lock["packages"], n) for n in settings["loadPyodideOptions"]["packages"])
     )
-    later = set().union(*(_closure(lock["packages"], n) for n in DEFERRED))
+    later = set().union(*(_closure(lock["packages"], n) for n in (*DEFERRED, *KERNEL_EXTRAS)))
     needed = _closure(lock["packages"], "cadet-magic") | later
     assert {"sqlglot", "sqlparse", "ipywidgets", "anywidget", "ipylab", "ipython"} <= needed
     assert not needed & NOT_IN_BROWSER
     # the kernel boots from one load of the lock (no piplite install at boot), and neither the
-    # deferred packages nor SQLAlchemy are among it
-    assert {
-        "micropip",
-        "piplite",
-        "ipykernel",
-        "pyodide-kernel",
-        "comm",
-        "jedi",
-        "ipython",
-    } <= at_boot
-    assert not at_boot & (set(DEFERRED) | {"sqlalchemy"})
+    # deferred packages, IPython's extras (jedi, prompt_toolkit, ...) nor SQLAlchemy are among it
+    assert {"micropip", "piplite", "ipykernel", "pyodide-kernel", "comm", "ipython"} <= at_boot
+    assert not at_boot & (set(DEFERRED) | set(KERNEL_EXTRAS) | {"sqlalchemy"})
+    assert {"parso", "wcwidth", "executing"} <= later - at_boot
+    # the site's kernel start: jedi not installed through piplite, cadet_magic imported last
+    # (which starts the background load), in every bundle that holds the kernel's start
+    bundles = [
+        p.read_text()
+        for p in (OFFLINE / "extensions/@jupyterlite/pyodide-kernel-extension/static").glob("*.js")
+    ]
+    starts = [b for b in bundles if '"pyodide-kernel","ipython"]' in b]
+    assert starts and not [b for b in bundles if '"jedi","ipython"]' in b]
+    assert all('"import pyodide_kernel","__import__(\'cadet_magic\')"' in b for b in starts)
+    # the standard library carries bytecode beside its sources (zipimport looks there first)
+    with zipfile.ZipFile(folder / "python_stdlib.zip") as stdlib:
+        names = set(stdlib.namelist())
+    assert {"os.pyc", "os.py", "sqlite3/__init__.pyc", "json/decoder.pyc"} <= names
     assert "sqlalchemy" in lock["packages"]  # `import sqlalchemy` in a cell loads it
     # every wheel carries bytecode for the site's Python, beside its sources
     for name in ("cadet-magic", "sqlglot", "ipython", "jedi"):
