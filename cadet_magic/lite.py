@@ -40,7 +40,13 @@ KERNEL_EXTRAS = {
     "matplotlib-inline": "matplotlib_inline",
 }
 
-_pending: Any = None  # the JavaScript promise of the load in progress
+#: Seconds between ``import cadet_magic`` and the start of the background load, unless a cell
+#: asks for the packages first: the site's kernel imports cadet_magic at the end of its start,
+#: and unpacking (synchronous, in the kernel's worker) would otherwise hold up its first idle.
+START_DELAY = 1.0
+
+_pending: Any = None  # the load in progress (an asyncio task)
+_go: Any = None  # an asyncio.Event that ends START_DELAY early
 
 
 def in_pyodide() -> bool:
@@ -69,10 +75,19 @@ def start() -> bool:
     import pyodide_js
     from pyodide.ffi import to_js
 
-    _pending = pyodide_js.loadPackage(to_js(names))
+    async def load() -> None:
+        try:
+            await asyncio.wait_for(go.wait(), START_DELAY)
+        except TimeoutError:
+            pass
+        await pyodide_js.loadPackage(to_js(names))
+
+    global _go
+    _go = go = asyncio.Event()
+    _pending = asyncio.ensure_future(load())
     manager.line_transforms.insert(0, wait_for_packages)
-    completer = getattr(_shell(), "Completer", None)
-    if "jedi" in names and getattr(completer, "use_jedi", False):
+    completer: Any = getattr(_shell(), "Completer", None)
+    if "jedi" in names and completer is not None and getattr(completer, "use_jedi", False):
         completer.use_jedi = False  # IPython's own completer until jedi is unpacked
         asyncio.ensure_future(_use_jedi_when_loaded(_pending, completer))
     return True
@@ -104,6 +119,7 @@ async def wait_for_packages(lines: list[str]) -> list[str]:
     global _pending
     pending, _pending = _pending, None
     if pending is not None:
+        hurry()
         try:
             await pending
         except Exception as exc:  # noqa: BLE001 - the import that needs it names what is missing
@@ -114,11 +130,18 @@ async def wait_for_packages(lines: list[str]) -> list[str]:
     return lines
 
 
+def hurry() -> None:
+    """Starts the background load now if it is still waiting out :data:`START_DELAY`."""
+    if _go is not None:
+        _go.set()
+
+
 def require() -> None:
     """Raises a one-line ImportError while the background load is still running (JupyterLite)."""
     names = missing(DEFERRED) if in_pyodide() and _transform_manager() is not None else []
     if names:
         start()
+        hurry()
         raise ImportError(
             f"cadet_magic is still loading {', '.join(names)} into this kernel: "
             "run the cell again in a moment."

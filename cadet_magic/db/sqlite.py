@@ -64,10 +64,14 @@ def database_file(con: sqlite3.Connection) -> str | None:
     return None
 
 
-def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> sqlite3.Connection:
+def open_read_only(
+    path: str, timeout: float = 5.0, authorizer: bool = True, immutable: bool = False
+) -> sqlite3.Connection:
     """A new connection that can only read ``path``: opened read-only by SQLite itself,
     ``query_only`` set, no database can be attached, the read-only authorizer installed
-    (without ``authorizer``, for the catalog reads, which need PRAGMA).
+    (without ``authorizer``, for the catalog reads, which need PRAGMA). ``immutable`` tells
+    SQLite the file cannot change while the connection is open: no locks, no look-up of a
+    journal or change check before each statement (see :func:`unchanging`).
 
     Example:
         >>> import os, tempfile
@@ -80,7 +84,7 @@ def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> 
         sqlite3.DatabaseError: not authorized
     """
     con = sqlite3.connect(
-        f"file:{quote(path)}?mode=ro",
+        f"file:{quote(path)}?mode=ro" + ("&immutable=1" if immutable else ""),
         uri=True,
         timeout=timeout,
         isolation_level=None,
@@ -92,6 +96,23 @@ def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> 
     if authorizer:
         con.set_authorizer(read_only_authorizer)
     return con
+
+
+def unchanging(path: str) -> bool:
+    """Whether the agent's own connection to ``path`` may be opened immutable: in JupyterLite's
+    kernel, for a file in the notebook's drive (``/drive``). There every look-up SQLite makes
+    on the file (the journal's existence, the file's size, before each statement) is a
+    synchronous request from the kernel's worker to the page, and nothing can write the file
+    while a question runs: the kernel runs one cell at a time, and the drive hands each open
+    file its own copy of the contents (a writer's changes reach others when it closes the
+    file). The connection lives for one question.
+
+    >>> unchanging("/drive/shop.sqlite")  # not in Pyodide here
+    False
+    """
+    from cadet_magic import lite
+
+    return lite.in_pyodide() and path.startswith("/drive/")
 
 
 def heap_budget(max_bytes: int | None) -> int:
@@ -191,7 +212,8 @@ class SQLiteRunner:
                 con.set_authorizer(read_only_authorizer)
             return con
         try:
-            con = open_read_only(str(self._file), timeout, authorizer)
+            path = str(self._file)
+            con = open_read_only(path, timeout, authorizer, immutable=unchanging(path))
         except sqlite3.Error:  # e.g. a WAL database in a folder we cannot write to
             return None
         self._opened[authorizer] = con
