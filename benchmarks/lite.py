@@ -494,8 +494,8 @@ def _mb(b: float) -> str:
     return f"{b / 1e6:.1f} MB"
 
 
-def breakdown_table(runs: list[dict]) -> str:
-    """The median cold visit, milestone by milestone (ms from opening the page)."""
+def breakdown_table(runs: list[dict], visit: str = "cold visit") -> str:
+    """The median ``visit``, milestone by milestone (ms from opening the page)."""
     b = [r["breakdown"] for r in runs]
 
     def med(key: str) -> float:
@@ -541,7 +541,7 @@ def breakdown_table(runs: list[dict]) -> str:
         ],
     ]
     rows = [r for r in rows if not r[1].startswith("nan")]
-    return table(["cold visit: milestone (median)", "time from opening the page", "size"], rows)
+    return table([f"{visit}: milestone (median)", "time from opening the page", "size"], rows)
 
 
 def wheels_line(run: dict) -> str:
@@ -756,7 +756,7 @@ def render(args, built, runs, cpy, loads, others) -> str:
         parts.append(wheels_line(runs[n][len(runs[n]) // 2]))
         parts.append(
             f"**{n}: warm second visit (same profile), median**\n\n"
-            + breakdown_table([{"breakdown": r["warm_breakdown"]} for r in runs[n]])
+            + breakdown_table([{"breakdown": r["warm_breakdown"]} for r in runs[n]], "warm visit")
         )
         parts.append(cache_line(runs[n]))
         parts.append(ask_table(runs[n], cpy))
