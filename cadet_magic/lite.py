@@ -21,6 +21,7 @@ False
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import logging
 import sys
@@ -66,9 +67,12 @@ def start() -> bool:
     global _pending
     if not in_pyodide() or _pending is not None:
         return False
-    names = missing()
     manager = _transform_manager()
-    if not names or manager is None:  # elsewhere in Pyodide: installed as usual (micropip)
+    if manager is None:  # elsewhere in Pyodide: installed as usual (micropip)
+        return False
+    use_drive_finder()
+    names = missing()
+    if not names:
         return False
     import asyncio
 
@@ -128,6 +132,86 @@ async def wait_for_packages(lines: list[str]) -> list[str]:
         if manager is not None and wait_for_packages in manager.line_transforms:
             manager.line_transforms.remove(wait_for_packages)
     return lines
+
+
+class DriveFinder(importlib.machinery.FileFinder):
+    """Python's path finder for a folder of JupyterLite's drive (the kernel's working
+    directory, first on ``sys.path``), which lists the folder once per cell instead of looking
+    at its time stamp on every import. In the drive each look-up is a synchronous request from
+    the kernel's worker to the page, and Python's own finder makes one for every new top-level
+    module imported, standard library included (most of the first ``%%ask``'s requests); and
+    the drive stamps every folder 0, so Python's own finder, which lists a folder again only
+    when its stamp changes, never sees a module uploaded after the kernel's start.
+
+    Within a cell, a module whose name is not in the folder as last listed is not looked for
+    again; a file written and imported in the same cell is found after
+    ``importlib.invalidate_caches()``, as Python's documentation asks for anyway.
+
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> finder = DriveFinder(folder, *_loaders())
+    >>> finder.cell = lambda: 1
+    >>> finder.find_spec("mine") is None
+    True
+    >>> open(os.path.join(folder, "mine.py"), "w").close()
+    >>> finder.find_spec("mine") is None  # same cell: the listing is not read again
+    True
+    >>> finder.cell = lambda: 2
+    >>> finder.find_spec("mine").name
+    'mine'
+    """
+
+    def __init__(self, path: str, *loader_details: Any) -> None:
+        super().__init__(path, *loader_details)
+        self.cell = _cell_count
+        self._seen_in: Any = None  # the cell in which the folder's stamp was last checked
+
+    def find_spec(self, fullname: str, target: Any = None) -> Any:
+        cell = self.cell()
+        tail = fullname.rpartition(".")[2]
+        listed = self._path_cache  # type: ignore[attr-defined]  # FileFinder's listing
+        if cell is not None and cell == self._seen_in:
+            if not any(e == tail or e.startswith(tail + ".") for e in listed):
+                return None
+        if cell != self._seen_in:
+            self._path_mtime = -1  # list the folder again: its stamp says nothing here
+        self._seen_in = cell
+        return super().find_spec(fullname, target)
+
+    def invalidate_caches(self) -> None:
+        self._seen_in = None
+        super().invalidate_caches()
+
+
+def _loaders() -> list:
+    from importlib._bootstrap_external import _get_supported_file_loaders  # type: ignore
+
+    return _get_supported_file_loaders()
+
+
+def _cell_count() -> Any:
+    return getattr(_shell(), "execution_count", None)
+
+
+def _drive_hook(path: str) -> DriveFinder:
+    if path == "/drive" or path.startswith("/drive/"):
+        return DriveFinder(path, *_loaders())
+    raise ImportError("not a folder of the drive")
+
+
+def use_drive_finder() -> bool:
+    """Puts :class:`DriveFinder` in charge of the drive's folders (JupyterLite's kernel only);
+    True if it did."""
+    if not in_pyodide() or _drive_hook in sys.path_hooks:
+        return False
+    try:
+        _loaders()
+    except ImportError:  # another Python: leave its finders alone
+        return False
+    sys.path_hooks.insert(0, _drive_hook)
+    for key in [k for k in sys.path_importer_cache if k == "/drive" or k.startswith("/drive/")]:
+        del sys.path_importer_cache[key]
+    return True
 
 
 def hurry() -> None:
