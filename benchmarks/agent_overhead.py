@@ -38,8 +38,8 @@ class _InstantRunner:
     def __init__(self) -> None:
         self.error: Exception | None = None
 
-    def run(self, sql: str, *, limit: int, timeout: float) -> Any:
-        from cadet_magic.db.base import RunResult
+    def run(self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None) -> Any:
+        from cadet_magic.runner import RunResult
 
         if self.error is not None:
             raise self.error

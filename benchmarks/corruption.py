@@ -2,7 +2,7 @@
 
 Takes the Spider dev gold queries (19 databases), BIRD mini-dev's 500 and the 22 TPC-H
 queries, applies every mutation of :mod:`benchmarks.corruption_mutate` to each, runs the
-result on DuckDB, SQLite and PostgreSQL and scores :func:`cadet_magic.diagnose.diagnose_error`
+result on DuckDB, SQLite and PostgreSQL and scores :func:`cadet_magic.diagnose.diagnose`
 per engine and mistake kind: the diagnosis accuracy over the mutants the engine rejects (for
 the realistic mistakes, category and advice), the suggestion hit rate (the original
 identifier among the top 3 suggestions) and the words of guidance. Mutants an engine accepts
@@ -47,7 +47,8 @@ from benchmarks.corruption_data import (
     tpch_sources,
 )
 from benchmarks.corruption_mutate import MUTATIONS, Mutant
-from cadet_magic.diagnose import diagnose_error
+from cadet_magic.db.errors import engine_error
+from cadet_magic.diagnose import diagnose
 from cadet_magic.schema.model import ForeignKey, Schema
 
 TARGET_OVERALL = 0.97
@@ -155,7 +156,7 @@ def score_mutant(db: Database, engine: str, mutant: Mutant, result: Result) -> N
     if error is None:
         cell.add(raised=False, correct=False, hit=None)
         return
-    d = diagnose_error(error, sql=mutant.sql, dialect=engine, schema=db.schemas[engine])
+    d = diagnose(engine_error(error), sql=mutant.sql, dialect=engine, schema=db.schemas[engine])
     correct = d.category.value == mutant.category and _found(d, mutant.detail)
     hit = _hit(d.suggestions, mutant.targets) if mutant.targets and correct else None
     if mutant.targets and not correct:

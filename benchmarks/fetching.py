@@ -169,12 +169,13 @@ def _previous_duckdb_run(con: Any, sql: str, limit: int, timeout: float) -> list
     figure: a sibling cursor with a plain BEGIN, the SQL as given (row limit in the SQL only
     with ORDER BY), ``fetchmany(limit + 1)`` at once, the watchdog deadline, Ctrl-C routed to
     the cursor, then ROLLBACK and close."""
-    from cadet_magic.db.duckdb import _on_ctrl_c, _rollback, first_rows_sql
+    from cadet_magic.db.base import on_ctrl_c
+    from cadet_magic.db.duckdb import _rollback, first_rows_sql
     from cadet_magic.db.watchdog import WATCHDOG
 
     cur = con.cursor()
     cur.begin()
-    restore = _on_ctrl_c(cur.interrupt)
+    restore = on_ctrl_c(cur.interrupt)
     timer = WATCHDOG.schedule(timeout, cur.interrupt)
     try:
         rel = cur.execute(first_rows_sql(sql, limit + 1))

@@ -27,10 +27,10 @@ def __getattr__(name: str) -> Any:
         from cadet_magic.sql.validate import validate_sql
 
         return validate_sql
-    if name == "diagnose_error":
-        from cadet_magic.diagnose import diagnose_error
+    if name == "diagnose_error":  # the diagnosis's one entry, under its public name
+        from cadet_magic.diagnose.failures import diagnose
 
-        return diagnose_error
+        return diagnose
     if name in ("llm", "api", "agent", "sql", "diagnose", "schema", "db", "display", "result"):
         import importlib
 

@@ -11,6 +11,8 @@ single clear line instead of a traceback::
     │       └── UnsupportedConnectionError   the object given is not a connection we can ask
     ├── ModelCallError            the model call itself failed (network, auth, rate limit,
     │                             no answer within the model timeout)
+    ├── EngineError               the database engine refused or failed the query (read by
+    │                             its runner into portable fields for the diagnosis)
     ├── QueryTimeout              a query ran past its time limit and was cancelled
     ├── FailedTransactionError    the user's transaction has failed and no other connection exists
     └── ResultTooLarge            the driver ran out of memory fetching a result
@@ -86,6 +88,58 @@ class ModelCallError(CadetError):
     """Calling the chat model failed: network, authentication, rate limit, server error."""
 
 
+class EngineError(CadetError):
+    """An error the database engine raised, read at the edge (by the runner of that engine)
+    into fields the portable diagnosis reads without knowing any driver.
+
+    Attributes:
+        message: the engine's own words, as the attempt's record shows them.
+        plain: the message without what the driver wrapped it in (MySQL's ``(1054, "...")``,
+            Spark's ``[CONDITION]`` and ``SQLSTATE`` tail), when the driver keeps it apart;
+            None: ``message`` is plain already.
+        sqlstate: the standard SQLSTATE (``42703``), when the engine or the runner knows it.
+        code: the engine's own code: SQLite's error name, Spark's error condition, MySQL's
+            server error number.
+        kinds: the names the driver classes the error by (exception classes, outermost first,
+            and Spark's condition), which the category rules key on besides the SQLSTATE.
+        position: the 1-based character position in the statement, when the engine says.
+        suggestion: the engine's own hint (PostgreSQL's ``HINT``), if any.
+        details: engine-specific facts (Spark's message parameters, MySQL's own SQLSTATE).
+
+    Example:
+        >>> e = EngineError("no such column: amout", code="SQLITE_ERROR", kinds=("OperationalError",))
+        >>> str(e), e.text, e.kinds
+        ('no such column: amout', 'no such column: amout', ('OperationalError',))
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        plain: str | None = None,
+        sqlstate: str | None = None,
+        code: str | None = None,
+        kinds: tuple[str, ...] = (),
+        position: int | None = None,
+        suggestion: str | None = None,
+        details: dict | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.plain = plain
+        self.sqlstate = sqlstate
+        self.code = code
+        self.kinds = tuple(kinds)
+        self.position = position
+        self.suggestion = suggestion
+        self.details = dict(details or {})
+
+    @property
+    def text(self) -> str:
+        """The message the diagnosis reads: :attr:`plain` when the driver kept it apart."""
+        return self.plain if self.plain is not None else self.message
+
+
 class QueryTimeout(CadetError):
     """A query ran past its time limit and was cancelled in the engine."""
 
@@ -124,3 +178,27 @@ class ModelCallInterrupted(KeyboardInterrupt):
     A ``KeyboardInterrupt``, so it stops the run like any interrupt; the magic tells the user
     that the model call, not a query, was stopped.
     """
+
+
+def exception_chain(error: BaseException) -> list[BaseException]:
+    """The exception and what it wraps (``.orig``, ``__cause__``, ``__context__``), outer first.
+
+    Example:
+        >>> try:
+        ...     try:
+        ...         raise KeyError("x")
+        ...     except KeyError as e:
+        ...         raise RuntimeError("failed") from e
+        ... except RuntimeError as outer:
+        ...     [type(e).__name__ for e in exception_chain(outer)]
+        ['RuntimeError', 'KeyError']
+    """
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen and len(seen) < 8:
+        seen.append(current)
+        nxt = getattr(current, "orig", None)
+        if not isinstance(nxt, BaseException):
+            nxt = current.__cause__ or current.__context__
+        current = nxt
+    return seen

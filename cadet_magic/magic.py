@@ -16,12 +16,17 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Dict, Float, Int, TraitError, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, TraitError, TraitType, Unicode, validate
 from traitlets.config import Configurable
 
-from cadet_magic.errors import CadetError, ModelCallInterrupted, UnsupportedConnectionError
+from cadet_magic.errors import (
+    CadetError,
+    ConfigurationError,
+    ModelCallInterrupted,
+    UnsupportedConnectionError,
+)
 from cadet_magic.llm import ENV_VAR
-from cadet_magic.options import DEFAULTS, AskOptions
+from cadet_magic.options import AskOptions, check_option
 
 log = logging.getLogger("cadet_magic")
 
@@ -97,112 +102,75 @@ class SecretUnicode(Unicode):
         return None if value is None else Secret(value)
 
 
+def _trait(f: Any) -> TraitType:
+    """The configurable trait of one :class:`AskOptions` field: its kind, default and help."""
+    meta = f.metadata
+    if meta["kind"] is dict:
+        trait = Dict(
+            default_value=f.default, allow_none=meta["nullable"], config=True, help=meta["help"]
+        )
+        trait.default_value = f.default  # None stays None (not an empty table)
+        return trait
+    kinds = {int: Int, float: Float, bool: Bool, str: SecretUnicode if meta["secret"] else Unicode}
+    return kinds[meta["kind"]](
+        f.default, allow_none=meta["nullable"], config=True, help=meta["help"]
+    )
+
+
+def _check_trait(self: Any, proposal: Any) -> Any:
+    """A trait's new value passes the option's own check (:func:`check_option`) or is refused
+    with its one line; the trait keeps its value."""
+    value, name = proposal["value"], proposal["trait"].name
+    try:
+        check_option(name, value)
+    except ConfigurationError as e:
+        message = str(e)
+        raise TraitError(
+            message if message.startswith("AskMagic.") else f"AskMagic.{message}"
+        ) from None
+    return value
+
+
+#: One configurable trait per option, generated from :class:`AskOptions` (its defaults, help
+#: and checks are written there once); ``%config AskMagic.<option> = ...`` sets them.
+OptionTraits = type(
+    "OptionTraits",
+    (Configurable,),
+    {
+        **{f.name: _trait(f) for f in AskOptions.fields() if f.metadata["kind"] is not object},
+        "_check_trait": validate(*AskOptions.names())(_check_trait),
+        "__doc__": "The options of :class:`AskOptions` as configurable traits.",
+    },
+)
+
+
+def usage_error(error: BaseException, label: str, con_name: str | None) -> UsageError:
+    """The one line a failed ``%%ask`` shows for ``error`` (the kernel and the connection are
+    as they were)."""
+    if isinstance(error, UnsupportedConnectionError):
+        return UsageError(str(UnsupportedConnectionError(error.value, name=con_name)))
+    if isinstance(error, CadetError):
+        return UsageError(str(error))
+    if isinstance(error, ModelCallInterrupted):
+        return UsageError(
+            "Interrupted: the model call was stopped (no query was running); your "
+            "connection is unchanged."
+        )
+    if isinstance(error, KeyboardInterrupt):
+        return UsageError(
+            "Interrupted: the running query was cancelled; your connection is unchanged."
+        )
+    log.debug("%%ask failed", exc_info=error)
+    first = (str(error).strip().splitlines() or [""])[0][:300]
+    return UsageError(
+        f"{label} failed ({type(error).__name__}): {first}. Your connection is unchanged; "
+        "check the options and the connection, then run the cell again."
+    )
+
+
 @magics_class
-class AskMagic(Magics, Configurable):
+class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
     """Ask the notebook's database a question in plain language."""
-
-    model = Unicode(
-        None,
-        allow_none=True,
-        config=True,
-        help="Default model: an init_chat_model spec ('openai:gpt-4o-mini'), 'scripted:PATH', "
-        f"or a notebook variable name. Falls back to the {ENV_VAR} environment variable.",
-    )
-    max_attempts = Int(
-        DEFAULTS.max_attempts, config=True, help="SQL attempts at most per question."
-    )
-    row_limit = Int(DEFAULTS.row_limit, config=True, help="Rows fetched at most per answer.")
-    result_bytes = Int(
-        DEFAULTS.result_bytes,
-        config=True,
-        help="Bytes of values fetched at most per answer (64 MiB).",
-    )
-    timeout = Float(
-        DEFAULTS.timeout, config=True, help="Seconds a query may run before it is cancelled."
-    )
-    model_timeout = Float(
-        DEFAULTS.model_timeout,
-        config=True,
-        help="Seconds each model call may take before it is abandoned.",
-    )
-    fallback = Bool(
-        DEFAULTS.fallback, config=True, help="Fall back to a simple SELECT plus pandas."
-    )
-    fallback_memory = Int(
-        DEFAULTS.fallback_memory,
-        config=True,
-        help="Bytes the fallback's pandas code may allocate in its isolated worker (2 GiB).",
-    )
-    fallback_unconfined = Bool(
-        DEFAULTS.fallback_unconfined,
-        config=True,
-        help="Run the fallback's pandas code even where it cannot be confined (no Landlock, "
-        "macOS, Windows): off by default.",
-    )
-    schema_budget = Int(
-        DEFAULTS.schema_budget, config=True, help="Characters of schema context in the prompt."
-    )
-    live = Bool(DEFAULTS.live, config=True, help="Show the live attempts panel where widgets work.")
-    api_key = SecretUnicode(
-        None,
-        allow_none=True,
-        config=True,
-        help="API key for a model given by spec (default: the provider's environment variable, "
-        "e.g. OPENAI_API_KEY). Set it in the session; never store it in the notebook.",
-    )
-    base_url = Unicode(
-        None,
-        allow_none=True,
-        config=True,
-        help="Base URL of an OpenAI-compatible server (…/v1) for a model given by spec "
-        "(default: the provider's own, or OPENAI_BASE_URL / OLLAMA_HOST).",
-    )
-
-    temperature = Float(
-        None,
-        allow_none=True,
-        config=True,
-        help="Sampling temperature for a model given by spec (None: the provider's default; "
-        "0 for repeatable replies).",
-    )
-
-    prices = Dict(
-        {},
-        config=True,
-        help="Price per million tokens by model, (input, output), e.g. "
-        '{"openai:gpt-4o-mini": (0.15, 0.60)}: the panel and %cadet stats show the cost of '
-        "the tokens the provider reported.",
-    )
-
-    @validate("prices")
-    def _check_prices(self, proposal: Any) -> dict:
-        from cadet_magic.metrics import check_prices
-
-        try:
-            check_prices(proposal["value"])
-        except CadetError as e:
-            raise TraitError(str(e)) from None
-        return proposal["value"]
-
-    @validate("max_attempts")
-    def _check_max_attempts(self, proposal: Any) -> int:
-        value = proposal["value"]
-        if not 1 <= value <= 10:
-            raise TraitError(
-                f"AskMagic.max_attempts must be from 1 to 10 (got {value!r}), e.g. "
-                "%config AskMagic.max_attempts = 3"
-            )
-        return value
-
-    @validate("row_limit", "timeout", "model_timeout", "schema_budget")
-    def _check_positive(self, proposal: Any) -> Any:
-        value, name = proposal["value"], proposal["trait"].name
-        if not value > 0:
-            raise TraitError(
-                f"AskMagic.{name} must be above 0 (got {value!r}), e.g. %config "
-                f"AskMagic.{name} = {self.traits()[name].default_value!r}"
-            )
-        return value
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         Configurable.__init__(self, config=shell.config if shell is not None else None)
@@ -217,6 +185,15 @@ class AskMagic(Magics, Configurable):
         self.db = DbSession()
         #: This session's counts of questions, attempts and outcomes (``%cadet stats``).
         self.metrics = SessionMetrics()
+
+    def options(self) -> AskOptions:
+        """The configured options (every trait of :class:`OptionTraits`), checked."""
+        values = {name: getattr(self, name) for name in self.trait_names(config=True)}
+        if "api_key" in values:
+            values["api_key"] = values["api_key"] or None
+        if "base_url" in values:
+            values["base_url"] = values["base_url"] or None
+        return AskOptions(**{k: v for k, v in values.items() if k in AskOptions.names()})
 
     @magic_arguments()
     @argument(
@@ -292,23 +269,10 @@ class AskMagic(Magics, Configurable):
 
                 display = live_display(question, model=model, con=args.con, namespace=ns)
             with using(self.db):
-                options = AskOptions(
+                options = self.options().replace(
                     model=model,
-                    max_attempts=(
-                        args.max_attempts if args.max_attempts is not None else self.max_attempts
-                    ),
-                    row_limit=self.row_limit,
-                    result_bytes=self.result_bytes,
-                    timeout=self.timeout,
-                    model_timeout=self.model_timeout,
                     fallback=self.fallback and not args.no_fallback,
-                    fallback_memory=self.fallback_memory,
-                    fallback_unconfined=self.fallback_unconfined,
-                    schema_budget=self.schema_budget,
-                    live=self.live,
-                    api_key=self.api_key or None,
-                    base_url=self.base_url or None,
-                    temperature=self.temperature,
+                    **({} if args.max_attempts is None else {"max_attempts": args.max_attempts}),
                 )
                 result = ask(
                     question,
@@ -318,38 +282,10 @@ class AskMagic(Magics, Configurable):
                     namespace=ns,
                     metrics=self.metrics,
                 )
-        except UnsupportedConnectionError as e:
+        except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - each becomes one line
             if display is not None:
                 display.close()
-            raise UsageError(str(UnsupportedConnectionError(e.value, name=args.con))) from None
-        except CadetError as e:
-            if display is not None:
-                display.close()
-            raise UsageError(str(e)) from None
-        except Exception as e:
-            if display is not None:
-                display.close()
-            log.debug("%%ask failed", exc_info=True)
-            first = (str(e).strip().splitlines() or [""])[0][:300]
-            raise UsageError(
-                f"{label} failed ({type(e).__name__}): {first}. Your connection is unchanged; "
-                "check the options and the connection, then run the cell again."
-            ) from None
-        except KeyboardInterrupt as e:
-            if display is not None:
-                display.close()
-            if isinstance(e, ModelCallInterrupted):
-                raise UsageError(
-                    "Interrupted: the model call was stopped (no query was running); your "
-                    "connection is unchanged."
-                ) from None
-            raise UsageError(
-                "Interrupted: the running query was cancelled; your connection is unchanged."
-            ) from None
-        if self.prices:
-            from cadet_magic.metrics import cost_of, price_for
-
-            result.cost = cost_of(result.tokens, price_for(result.model, self.prices))
+            raise usage_error(e, label, args.con) from None
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df

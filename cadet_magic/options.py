@@ -1,8 +1,11 @@
-"""Every option of a question, and its default, in one frozen object.
+"""Every option of a question, its default, its help and its range, in one frozen object.
 
-The magic builds an :class:`AskOptions` from its configuration and flags, :func:`cadet_magic.ask`
-from its keyword arguments; the agent reads the same object down to each node. Change one with
-:meth:`AskOptions.replace`, which returns a new object (the original is never changed).
+:class:`AskOptions` is the one place an option is declared: the ``%%ask`` magic's
+configurable traits and :func:`cadet_magic.ask`'s keywords are generated from its fields, and
+:func:`check_option` (run when an :class:`AskOptions` is made, and by the magic when a trait is
+set) is the one check of each value. The agent keeps the object whole in its state and reads
+it down to each step. Change one with :meth:`AskOptions.replace`, which returns a new, checked
+object (the original is never changed).
 
 Standard library only (the portable core reads it).
 
@@ -12,7 +15,7 @@ Example:
     (3, 1000, 30.0, 6000)
     >>> o.replace(row_limit=10).row_limit, o.row_limit
     (10, 1000)
-    >>> o.replace(row_limit=0).check()
+    >>> o.replace(row_limit=0)
     Traceback (most recent call last):
     ...
     cadet_magic.errors.ConfigurationError: row_limit must be above 0 (got 0), e.g. %config AskMagic.row_limit = 1000.
@@ -21,7 +24,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.errors import ConfigurationError
@@ -36,9 +40,27 @@ MAX_ATTEMPTS_RANGE = (1, 10)
 FEEDBACK_MODES = ("targeted", "raw")
 
 
+def option(
+    default: Any,
+    help: str,
+    *,
+    kind: type = object,
+    check: str | None = None,
+    nullable: bool = False,
+    secret: bool = False,
+) -> Any:
+    """A field of :class:`AskOptions` with what the magic and the check need to know of it:
+    ``help`` (the trait's help), ``kind`` (``int``, ``float``, ``bool``, ``str``, ``dict``; ``object``
+    for an option the magic does not configure as such), ``check`` (``"positive"``,
+    ``"attempts"``, ``"temperature"``, ``"feedback"`` or ``"prices"``), ``nullable`` (None
+    allowed) and ``secret`` (never shown)."""
+    meta = {"help": help, "kind": kind, "check": check, "nullable": nullable, "secret": secret}
+    return dataclasses.field(default=default, metadata=meta, repr=not secret)
+
+
 @dataclass(frozen=True)
 class AskOptions:
-    """The options of one question (each documented once, here).
+    """The options of one question (each documented once, here, in its ``help``).
 
     Attributes:
         model: a chat model, an ``init_chat_model`` spec such as ``"openai:gpt-4o-mini"``,
@@ -60,30 +82,108 @@ class AskOptions:
             variables); ``base_url`` names any OpenAI-compatible server.
         temperature: the sampling temperature a model given by spec is loaded with (None: the
             provider's default; 0 makes replies repeatable).
+        prices: price per million tokens by model, ``{model: (input, output)}``: the result's
+            ``cost`` is what its reported tokens cost (None: no cost).
         feedback: what a retry tells the model: ``"targeted"`` (the diagnosis: the error, its
             cause and the fix, real names, JOIN paths) or ``"raw"`` (only the error text the
             attempt failed with, the common baseline the evaluation compares against).
     """
 
-    model: Any = None
-    max_attempts: int = 3
-    row_limit: int = 1000
-    result_bytes: int = RESULT_BYTES
-    timeout: float = 30.0
-    model_timeout: float | None = 120.0
-    fallback: bool = True
-    fallback_row_limit: int = 100_000
-    fallback_memory: int = 2 << 30
-    fallback_unconfined: bool = False
-    schema_budget: int | None = 6000
-    live: bool = True
-    api_key: str | None = field(default=None, repr=False)
-    base_url: str | None = None
-    temperature: float | None = None
-    feedback: str = "targeted"
+    model: Any = option(
+        None,
+        "Default model: an init_chat_model spec ('openai:gpt-4o-mini'), 'scripted:PATH', or a "
+        "notebook variable name. Falls back to the CADET_MODEL environment variable.",
+        kind=str,
+        nullable=True,
+    )
+    max_attempts: int = option(3, "SQL attempts at most per question.", kind=int, check="attempts")
+    row_limit: int = option(1000, "Rows fetched at most per answer.", kind=int, check="positive")
+    result_bytes: int = option(
+        RESULT_BYTES,
+        "Bytes of values fetched at most per answer (64 MiB).",
+        kind=int,
+        check="positive",
+    )
+    timeout: float = option(
+        30.0, "Seconds a query may run before it is cancelled.", kind=float, check="positive"
+    )
+    model_timeout: float | None = option(
+        120.0,
+        "Seconds each model call may take before it is abandoned.",
+        kind=float,
+        check="positive",
+        nullable=True,
+    )
+    fallback: bool = option(True, "Fall back to a simple SELECT plus pandas.", kind=bool)
+    fallback_row_limit: int = option(
+        100_000, "Rows the fallback's simple SELECT may fetch.", kind=int, check="positive"
+    )
+    fallback_memory: int = option(
+        2 << 30,
+        "Bytes the fallback's pandas code may allocate in its isolated worker (2 GiB).",
+        kind=int,
+        check="positive",
+    )
+    fallback_unconfined: bool = option(
+        False,
+        "Run the fallback's pandas code even where it cannot be confined (no Landlock, "
+        "macOS, Windows): off by default.",
+        kind=bool,
+    )
+    schema_budget: int | None = option(
+        6000,
+        "Characters of schema context in the prompt.",
+        kind=int,
+        check="positive",
+        nullable=True,
+    )
+    live: bool = option(True, "Show the live attempts panel where widgets work.", kind=bool)
+    api_key: str | None = option(
+        None,
+        "API key for a model given by spec (default: the provider's environment variable, "
+        "e.g. OPENAI_API_KEY). Set it in the session; never store it in the notebook.",
+        kind=str,
+        nullable=True,
+        secret=True,
+    )
+    base_url: str | None = option(
+        None,
+        "Base URL of an OpenAI-compatible server (…/v1) for a model given by spec "
+        "(default: the provider's own, or OPENAI_BASE_URL / OLLAMA_HOST).",
+        kind=str,
+        nullable=True,
+    )
+    temperature: float | None = option(
+        None,
+        "Sampling temperature of a model given by spec, 0 to 2 (default: the provider's; 0 "
+        "makes replies repeatable).",
+        kind=float,
+        check="temperature",
+        nullable=True,
+    )
+    feedback: str = option(
+        "targeted",
+        "What a retry tells the model: 'targeted' (the diagnosis: error, cause, fix, real "
+        "names, JOIN paths) or 'raw' (only the error text, the evaluation's baseline).",
+        kind=str,
+        check="feedback",
+    )
+    prices: Mapping[str, Any] | None = option(
+        None,
+        "Price per million tokens by model, (input, output), e.g. "
+        '{"openai:gpt-4o-mini": (0.15, 0.60)}: the panel and %cadet stats show the cost of '
+        "the tokens the provider reported.",
+        kind=dict,
+        check="prices",
+        nullable=True,
+    )
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            check_option(f.name, getattr(self, f.name))
 
     def replace(self, **changes: Any) -> AskOptions:
-        """A copy with ``changes`` applied (unknown names raise ``TypeError``).
+        """A checked copy with ``changes`` applied (unknown names raise ``TypeError``).
 
         Example:
             >>> AskOptions().replace(fallback=False).fallback
@@ -92,22 +192,12 @@ class AskOptions:
         return dataclasses.replace(self, **changes)
 
     def check(self) -> AskOptions:
-        """Raises :class:`ConfigurationError` (one line saying what to do) for an option out of
-        range, else returns the options; see :func:`check_options`.
+        """The options themselves: every :class:`AskOptions` is checked when it is made.
 
         Example:
             >>> AskOptions(max_attempts=2).check().max_attempts
             2
         """
-        check_options(
-            max_attempts=self.max_attempts,
-            row_limit=self.row_limit,
-            timeout=self.timeout,
-            model_timeout=self.model_timeout,
-            schema_budget=self.schema_budget,
-            temperature=self.temperature,
-            feedback=self.feedback,
-        )
         return self
 
     @classmethod
@@ -120,54 +210,156 @@ class AskOptions:
         """
         return tuple(f.name for f in dataclasses.fields(cls))
 
+    @classmethod
+    def fields(cls) -> tuple[dataclasses.Field, ...]:
+        """The option fields, each with its ``metadata`` (help, kind, check, nullable, secret).
 
-#: The defaults, for code that needs one value (``DEFAULTS.row_limit``).
-DEFAULTS = AskOptions()
+        Example:
+            >>> f = AskOptions.fields()[2]
+            >>> f.name, f.default, f.metadata["kind"].__name__, f.metadata["check"]
+            ('row_limit', 1000, 'int', 'positive')
+        """
+        return dataclasses.fields(cls)
 
 
-def check_options(**options: Any) -> None:
-    """Raises :class:`ConfigurationError` (one line saying what to do) for an option out of range:
-    ``max_attempts`` outside 1..10; ``row_limit``, ``timeout``, ``model_timeout`` or
-    ``schema_budget`` zero or negative (None is allowed for the last two); ``temperature``
-    outside 0..2 (None allowed); ``feedback`` not one of :data:`FEEDBACK_MODES`.
+def _field(name: str) -> dataclasses.Field | None:
+    return next((f for f in dataclasses.fields(AskOptions) if f.name == name), None)
+
+
+def check_option(name: str, value: Any) -> None:
+    """Raises :class:`ConfigurationError` (one line saying what to do) for a value an option
+    cannot take: ``max_attempts`` outside 1..10; a positive option (``row_limit``,
+    ``timeout`` ...) zero, negative or not a number; ``temperature`` outside 0..2;
+    ``feedback`` not one of :data:`FEEDBACK_MODES`; None where the option does not allow it
+    (``model_timeout``, ``schema_budget`` and ``temperature`` do: no limit, the default).
 
     Example:
-        >>> check_options(max_attempts=3, row_limit=10, timeout=1.5)
-        >>> check_options(max_attempts=0)
+        >>> check_option("row_limit", 10)
+        >>> check_option("max_attempts", 0)
         Traceback (most recent call last):
         ...
         cadet_magic.errors.ConfigurationError: max_attempts must be a whole number from 1 to 10 (got 0), e.g. --max-attempts 3.
     """
-    low, high = MAX_ATTEMPTS_RANGE
-    for name, value in options.items():
-        if value is None and name in ("model_timeout", "schema_budget", "temperature"):
-            continue
-        if name == "feedback":
-            if value not in FEEDBACK_MODES:
-                raise ConfigurationError(
-                    f"feedback must be one of {', '.join(FEEDBACK_MODES)} (got {value!r})."
-                )
-            continue
-        if name == "temperature":
-            number = isinstance(value, int | float) and not isinstance(value, bool)
-            if not number or not 0 <= value <= 2:
-                raise ConfigurationError(
-                    f"temperature must be from 0 to 2 (got {value!r}), e.g. temperature=0."
-                )
-            continue
-        if name == "max_attempts":
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ConfigurationError(
-                    f"max_attempts must be a whole number from {low} to {high} (got {value!r}), "
-                    f"e.g. --max-attempts {DEFAULTS.max_attempts}."
-                )
-            continue
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if not number or value != value or value <= 0:
-            example = getattr(DEFAULTS, name, None)
-            example = 1 if example is None else example
-            if isinstance(example, float) and example.is_integer():
-                example = int(example)
+    f = _field(name)
+    meta = f.metadata if f is not None else {}
+    rule = meta.get("check")
+    if rule is None or (value is None and meta.get("nullable")):
+        return
+    if rule == "prices":
+        check_prices(value)
+        return
+    if rule == "feedback":
+        if value not in FEEDBACK_MODES:
             raise ConfigurationError(
-                f"{name} must be above 0 (got {value!r}), e.g. %config AskMagic.{name} = {example}."
+                f"feedback must be one of {', '.join(FEEDBACK_MODES)} (got {value!r})."
             )
+        return
+    if rule == "temperature":
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if not number or not 0 <= value <= 2:
+            raise ConfigurationError(
+                f"temperature must be from 0 to 2 (got {value!r}), e.g. temperature=0."
+            )
+        return
+    if rule == "attempts":
+        low, high = MAX_ATTEMPTS_RANGE
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigurationError(
+                f"max_attempts must be a whole number from {low} to {high} (got {value!r}), "
+                f"e.g. --max-attempts {f.default if f is not None else 3}."
+            )
+        return
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not number or value != value or value <= 0:
+        example = f.default if f is not None and f.default is not None else 1
+        if isinstance(example, float) and example.is_integer():
+            example = int(example)
+        raise ConfigurationError(
+            f"{name} must be above 0 (got {value!r}), e.g. %config AskMagic.{name} = {example}."
+        )
+
+
+def check_options(**options: Any) -> None:
+    """:func:`check_option` for each of ``options``.
+
+    Example:
+        >>> check_options(max_attempts=3, row_limit=10, timeout=1.5)
+    """
+    for name, value in options.items():
+        check_option(name, value)
+
+
+#: How a price table is written: model -> (input, output) per million tokens.
+PRICES_EXAMPLE = '%config AskMagic.prices = {"openai:gpt-4o-mini": (0.15, 0.60)}'
+
+
+def check_prices(prices: Any) -> dict[str, tuple[float, float]]:
+    """A price table as ``{model: (input, output)}`` per million tokens, or one clear
+    :class:`ConfigurationError` line. A price is a pair of numbers, or a mapping with
+    ``input`` and ``output``.
+
+    Example:
+        >>> check_prices({"openai:gpt-4o-mini": [0.15, 0.6], "qwen": {"input": 0, "output": 0}})
+        {'openai:gpt-4o-mini': (0.15, 0.6), 'qwen': (0.0, 0.0)}
+        >>> check_prices({"gpt-4o": 2.5})
+        Traceback (most recent call last):
+        ...
+        cadet_magic.errors.ConfigurationError: AskMagic.prices['gpt-4o'] must be (input, output) per million tokens, two numbers of 0 or more (got 2.5), e.g. %config AskMagic.prices = {"openai:gpt-4o-mini": (0.15, 0.60)}.
+    """
+    if not isinstance(prices, Mapping):
+        raise ConfigurationError(
+            f"AskMagic.prices must map a model to (input, output) per million tokens (got "
+            f"{type(prices).__name__}), e.g. {PRICES_EXAMPLE}."
+        )
+    table = {}
+    for model, price in prices.items():
+        pair = (price.get("input"), price.get("output")) if isinstance(price, Mapping) else price
+        numbers = (
+            isinstance(pair, list | tuple)
+            and len(pair) == 2
+            and all(isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 for v in pair)
+        )
+        if not isinstance(model, str) or not numbers:
+            raise ConfigurationError(
+                f"AskMagic.prices[{model!r}] must be (input, output) per million tokens, two "
+                f"numbers of 0 or more (got {price!r}), e.g. {PRICES_EXAMPLE}."
+            )
+        assert isinstance(pair, list | tuple)  # checked above
+        table[model] = (float(pair[0]), float(pair[1]))
+    return table
+
+
+def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
+    """``options`` (default: the defaults) with ``changes`` applied, skipping the values that
+    are :data:`UNSET` (an option keyword that was not given); an unknown name is a
+    ``TypeError``, as for any keyword a function does not take.
+
+    Example:
+        >>> merged(None, row_limit=5, timeout=UNSET).row_limit
+        5
+        >>> merged(None, row_limt=5)
+        Traceback (most recent call last):
+        ...
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices
+    """
+    given = {k: v for k, v in changes.items() if v is not UNSET}
+    unknown = [k for k in given if k not in AskOptions.names()]
+    if unknown:
+        raise TypeError(
+            f"unexpected option {unknown[0]!r}; the options are: {', '.join(AskOptions.names())}"
+        )
+    return (options or DEFAULTS).replace(**given)
+
+
+class _Unset:
+    """The default of an option keyword: "take it from the options object"."""
+
+    def __repr__(self) -> str:
+        return "<from options>"
+
+
+#: Marks an option keyword that was not given.
+UNSET: Any = _Unset()
+
+#: The defaults, for code that needs one value (``DEFAULTS.row_limit``).
+DEFAULTS = AskOptions()

@@ -15,13 +15,10 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from cadet_magic.schema.model import Schema
-
-#: Bytes of result values a runner fetches at most by default (64 MiB).
-RESULT_BYTES = 64 * 2**20
 
 
 @dataclass
@@ -37,7 +34,6 @@ class RunResult:
     truncated: bool = False
     elapsed: float = 0.0
     sql: str = ""
-    extra: dict = field(default_factory=dict)
     truncation: str = ""
 
 

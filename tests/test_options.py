@@ -6,6 +6,7 @@ import inspect
 import sqlite3
 
 import pytest
+from traitlets import TraitError
 
 import cadet_magic
 import cadet_magic.options
@@ -31,11 +32,43 @@ def test_every_ask_keyword_is_an_option():
     assert set(params) - not_options <= set(AskOptions.names())
 
 
-@pytest.mark.parametrize("name", ["max_attempts", "row_limit", "result_bytes", "timeout",
-                                  "model_timeout", "fallback", "fallback_memory",
-                                  "schema_budget", "live"])  # fmt: skip
+@pytest.mark.parametrize("name", AskOptions.names())
 def test_magic_defaults_are_the_options_defaults(name):
-    assert AskMagic.class_traits()[name].default_value == getattr(DEFAULTS, name)
+    """Every option is a configurable trait of the magic, generated from its field: the same
+    default, help and None-ness."""
+    trait = AskMagic.class_traits(config=True)[name]
+    field = next(f for f in AskOptions.fields() if f.name == name)
+    assert trait.default_value == getattr(DEFAULTS, name)
+    assert trait.help == field.metadata["help"] and trait.allow_none == field.metadata["nullable"]
+
+
+def test_every_option_is_an_ask_keyword():
+    params = inspect.signature(ask).parameters
+    assert set(AskOptions.names()) <= set(params)
+    with pytest.raises(TypeError, match="row_limt"):
+        ask("q?", con=_con(), model=ScriptedModel({}), row_limt=5)
+
+
+def test_the_magic_passes_every_option():
+    """The magic's options object holds every trait's value (nothing copied by hand)."""
+    magic = AskMagic(shell=None)
+    magic.row_limit, magic.fallback_row_limit, magic.model_timeout = 7, 9, None
+    opts = magic.options()
+    assert (opts.row_limit, opts.fallback_row_limit, opts.model_timeout) == (7, 9, None)
+    assert opts.replace(row_limit=1000, fallback_row_limit=100_000, model_timeout=120.0) == DEFAULTS
+
+
+@pytest.mark.parametrize(("name", "value"), [("max_attempts", 0), ("row_limit", 0),
+                                             ("timeout", -1.0), ("fallback_memory", 0)])  # fmt: skip
+def test_a_trait_is_checked_by_the_option_check(name, value):
+    """One check: setting a trait says what the option's own check says, and keeps the value."""
+    magic = AskMagic(shell=None)
+    before = getattr(magic, name)
+    with pytest.raises(ConfigurationError) as expected:
+        AskOptions(**{name: value})
+    with pytest.raises(TraitError) as refused:
+        setattr(magic, name, value)
+    assert str(expected.value) in str(refused.value) and getattr(magic, name) == before
 
 
 def _con():

@@ -6,16 +6,17 @@ Nodes never mutate the state they are given; the runner merges what they return.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.record import answered, close_attempt
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
 from cadet_magic.agent.routes import decide
-from cadet_magic.agent.state import AskState, begin_attempt
+from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
     NoSQL,
 )
@@ -26,13 +27,12 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.options import AskOptions
-from cadet_magic.result import StopReason, Tokens
+from cadet_magic.result import Attempt, StopReason, Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
-from cadet_magic.sql.validate import renamed_functions, validate_sql
+from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line
 
 log = logging.getLogger("cadet_magic")
@@ -42,34 +42,21 @@ log = logging.getLogger("cadet_magic")
 class Context:
     """What the nodes need besides the state: the model and the runner, passed in.
 
-    ``model_timeout`` bounds each model call (seconds).
-    ``code_runner(code, df, timeout=...)`` runs the fallback phase's pandas code and
+    ``code_runner(code, df, timeout=..., memory=..., ...)`` runs the fallback phase's pandas code and
     ``frame_maker(columns, rows)`` turns its SELECT's rows into ``df`` (None: that phase's
-    defaults, see :mod:`cadet_magic.fallback.phase`).
+    defaults, see :mod:`cadet_magic.fallback.phase`). The options are the state's.
     """
 
     model: Any
     runner: Runner
     schema: Schema | None = None
-    #: The run's options (the schema budget and the model timeout are read from here).
-    options: AskOptions = field(default_factory=lambda: AskOptions(model_timeout=None))
     model_calls: int = 0
     code_runner: Callable[..., Any] | None = None
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
-    extra: dict = field(default_factory=dict)
-
-    @property
-    def schema_budget(self) -> int | None:
-        """Characters of schema in the prompt (None: the whole schema)."""
-        return self.options.schema_budget
-
-    @property
-    def model_timeout(self) -> float | None:
-        """Seconds each model call may take (None: only the provider client's own timeout)."""
-        return self.options.model_timeout
 
 
-def _timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
+def timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
+    """The attempt's step timings with ``step`` added (every phase's nodes record theirs)."""
     return {**(state.get("timings") or {}), step: seconds}
 
 
@@ -81,7 +68,7 @@ def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) 
     interrupt while waiting stops the wait. Where threads cannot start (Pyodide) or without a
     timeout, the call runs here, bounded only by the client's own timeout.
     """
-    if timeout is None:
+    if timeout is None or sys.platform == "emscripten":  # Pyodide cannot start a thread
         return model.invoke(messages)
     import contextvars
     import threading
@@ -167,7 +154,7 @@ def read_schema(state: AskState, ctx: Context) -> dict:
     log.info("[schema] %d table(s)", len(schema.tables))
     return {
         "schema": schema,
-        "schema_text": link(schema, state["question"], ctx.schema_budget).text,
+        "schema_text": link(schema, state["question"], state["options"].schema_budget).text,
         "allowed_tables": schema.table_names() if schema.tables else None,
         "functions": schema.functions,
     }
@@ -185,7 +172,7 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
     tokens the provider reported and the seconds the call took."""
     t0 = time.perf_counter()
     try:
-        reply = call_model(ctx.model, messages, ctx.model_timeout)
+        reply = call_model(ctx.model, messages, state["options"].model_timeout)
     except ModelCallError as e:
         seconds = time.perf_counter() - t0
         return {
@@ -194,7 +181,7 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
             "sql": None,
             "tokens": None,
             "model_seconds": seconds,
-            "timings": _timed(state, "generate", seconds),
+            "timings": timed(state, "generate", seconds),
         }
     finally:
         ctx.model_calls += 1
@@ -204,7 +191,7 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
         "sql": extract_sql(reply.text),
         "tokens": reply.tokens,
         "model_seconds": seconds,
-        "timings": _timed(state, "generate", time.perf_counter() - t0),
+        "timings": timed(state, "generate", seconds),
     }
 
 
@@ -214,23 +201,12 @@ def check(state: AskState, ctx: Context) -> dict:
     verdict = validate_sql(
         state["sql"] or "", state["dialect"], state.get("allowed_tables"), state.get("functions")
     )
-    return {"check": verdict, "timings": _timed(state, "check", time.perf_counter() - t0)}
-
-
-def _takes(func: Callable[..., Any], name: str) -> bool:
-    """Whether ``func`` accepts the keyword ``name`` (injected runners may not)."""
-    import inspect
-
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return {"check": verdict, "timings": timed(state, "check", time.perf_counter() - t0)}
 
 
 def execute(state: AskState, ctx: Context) -> dict:
     """Runs the checked SQL on the user's connection (limited, timed, rolled back)."""
-    return run_sql(state, ctx, state["row_limit"])
+    return run_sql(state, ctx, state["options"].row_limit)
 
 
 def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
@@ -238,35 +214,25 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
     as data for the diagnosis."""
     t0 = time.perf_counter()
     try:
-        bound = {}
-        if state.get("result_bytes") is not None and _takes_max_bytes(ctx.runner):
-            bound["max_bytes"] = state["result_bytes"]
+        options = state["options"]
         checked = state["check"]
         assert checked is not None  # the route executes only checked SQL
-        result = ctx.runner.run(checked.sql, limit=limit, timeout=state["timeout"], **bound)
+        result = ctx.runner.run(
+            checked.sql, limit=limit, timeout=options.timeout, max_bytes=options.result_bytes
+        )
     except (FailedTransactionError, ResultTooLarge):
         raise  # one line for the user: nothing the model can fix
     except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
         return {
             "execution": None,
             "error": e,
-            "timings": _timed(state, "execute", time.perf_counter() - t0),
+            "timings": timed(state, "execute", time.perf_counter() - t0),
         }
     return {
         "execution": result,
         "error": None,
-        "timings": _timed(state, "execute", time.perf_counter() - t0),
+        "timings": timed(state, "execute", time.perf_counter() - t0),
     }
-
-
-def _takes_max_bytes(runner: Runner) -> bool:
-    """Whether the runner bounds results by bytes (runners written before it do not)."""
-    import inspect
-
-    try:
-        return "max_bytes" in inspect.signature(runner.run).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def diagnose(state: AskState, ctx: Context) -> dict:
@@ -284,47 +250,45 @@ def diagnose(state: AskState, ctx: Context) -> dict:
     elif verdict is not None and not verdict.ok:
         diagnosis = diagnose_failure(SafetyRefusal(verdict.issues), **where)
     else:
-        error = state["error"]
-        diagnosis = diagnose_failure(
-            error, message=_as_written(error, state["sql"] or "", state["dialect"]), **where
-        )
-    return {"diagnosis": diagnosis, "timings": _timed(state, "diagnose", time.perf_counter() - t0)}
+        # The diagnosis names functions as the model wrote them (the check's CheckedQuery
+        # knows what it renamed).
+        diagnosis = diagnose_failure(state["error"], **where)
+    return {"diagnosis": diagnosis, "timings": timed(state, "diagnose", time.perf_counter() - t0)}
 
 
-def _as_written(error: Any, sql: str, dialect: str | None) -> str | None:
-    """The engine's error text naming functions as the model wrote them, not as they ran
-    (None when nothing was renamed: the error is read as it is).
+@dataclass(frozen=True)
+class PhaseRecord:
+    """How a phase records its attempts, for the one :func:`next_attempt` and :func:`finish`
+    every phase uses: the fields its attempt in progress clears, its attempt's record, whether
+    it answered, its retry decision, and the name the log gives it."""
 
-    Example:
-        >>> _as_written("no such function: PERCENTILE_CONT", "SELECT median(x) FROM t", "sqlite")
-        'no such function: MEDIAN'
-        >>> _as_written("no such column: y", "SELECT median(x) FROM t", "sqlite") is None
-        True
-    """
-    import re
-
-    text = str(error)
-    for run_as, written in renamed_functions(sql, dialect).items():
-        pattern = re.compile(rf"\b{re.escape(run_as)}\b", re.IGNORECASE)
-        if pattern.search(text):
-            text = pattern.sub(written, text)
-    return None if text == str(error) else text
+    fields: tuple[str, ...] = ATTEMPT_FIELDS
+    close: Callable[..., Attempt] = close_attempt
+    answered: Callable[[Any], bool] = answered
+    decide: Callable[[Any], str] = decide
+    name: str = "sql"
 
 
-def next_attempt(state: AskState, ctx: Context) -> dict:
+#: The SQL phase's record.
+SQL = PhaseRecord()
+
+
+def next_attempt(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
     """Records the failed attempt with the feedback that goes to the model and starts the next."""
-    done = close_attempt(state, feedback_sent=True)
-    return {"attempts": (*state["attempts"], done), **begin_attempt(state["attempt"] + 1)}
+    done = phase.close(state, feedback_sent=True)
+    number = state["attempt"] + 1
+    return {"attempts": (*state["attempts"], done), **begin_attempt(number, phase.fields)}
 
 
-def finish(state: AskState, ctx: Context) -> dict:
+def finish(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
     """Records the last attempt and why the run stopped."""
-    done = close_attempt(state, feedback_sent=False)
+    done = phase.close(state, feedback_sent=False)
     if state.get("model_error"):
         reason = StopReason.model_error
-    elif answered(state):
+    elif phase.answered(state):
         reason = StopReason.success
     else:
-        reason = StopReason(decide(state))
-    log.info("[end] %s after %d attempt(s)", reason, done.number)
+        reason = StopReason(phase.decide(state))
+    label = "" if phase is SQL else phase.name + " "
+    log.info("[end] %s%s after %d attempt(s)", label, reason, done.number)
     return {"attempts": (*state["attempts"], done), "stop_reason": reason}

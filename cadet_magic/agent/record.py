@@ -5,8 +5,9 @@ The outcome and the message are derived once, from the attempt's diagnosis.
 
 Example:
     >>> from cadet_magic.result import Phase
+    >>> from cadet_magic.options import AskOptions
     >>> a = close_attempt({"attempt": 1, "phase": Phase.sql, "sql": "SELECT 1", "attempts": (),
-    ...                    "max_attempts": 3, "execution": object()}, feedback_sent=False)
+    ...                    "options": AskOptions(), "execution": object()}, feedback_sent=False)
     >>> str(a.outcome), a.category, a.feedback
     ('ok', None, None)
 """
@@ -50,7 +51,9 @@ def same_phase(state: AskState) -> list[Attempt]:
 def sql_change(state: AskState) -> str | None:
     """How the attempt's SQL differs from the previous attempt's of its phase (None first)."""
     previous = same_phase(state)
-    return sql_diff(previous[-1].sql, state.get("sql")) if previous and state.get("sql") else None
+    if not (previous and state.get("sql")):
+        return None
+    return sql_diff(previous[-1].sql, state.get("sql"), dialect=state.get("dialect"))
 
 
 def provisional_attempt(
@@ -122,6 +125,11 @@ def feedback_text(diagnosis: Any, mode: str | None) -> str:
     return diagnosis.feedback
 
 
+def _feedback_mode(state: AskState) -> str | None:
+    options = state.get("options")
+    return options.feedback if options is not None else None
+
+
 def close_attempt(
     state: AskState,
     feedback_sent: bool,
@@ -142,7 +150,7 @@ def close_attempt(
         category=diagnosis.category.value if diagnosis is not None and outcome != "ok" else None,
         error=error,
         feedback=(
-            feedback_text(diagnosis, state.get("feedback"))
+            feedback_text(diagnosis, _feedback_mode(state))
             if (feedback_sent and diagnosis is not None)
             else None
         ),
@@ -156,7 +164,7 @@ def close_attempt(
         tokens=state.get("tokens"),
         model_seconds=state.get("model_seconds"),
     )
-    _log_attempt(attempt, state["max_attempts"])
+    _log_attempt(attempt, state["options"].max_attempts)
     return attempt
 
 

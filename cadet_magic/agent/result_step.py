@@ -1,7 +1,7 @@
 """The result check's steps in the SQL phase: check a run's literals, retry a suspect attempt,
 answer with the best suspect result when the retries give no clean one.
 
-After ``execute`` succeeds, ``check_result`` runs :func:`cadet_magic.agent.result_check.check_result`
+After ``execute`` succeeds, ``check_result`` runs :func:`cadet_magic.diagnose.result_check.check_result`
 through the runner. A clean run finishes as before (its warnings, if any, go with the
 answer). A suspect run is diagnosed ``value_not_found`` (outcome ``"suspect"``) and, while
 attempts remain and the SQL changed, ``retry_suspect`` records it with its feedback and starts
@@ -10,9 +10,7 @@ end without an answer (attempts used up, the same SQL again, a model error) and 
 result exists, ``finish_suspect`` makes it the answer, with warnings that say what looks
 wrong; the fallback does not run then.
 
-Example:
-    >>> route_after_check_result({"value_check": None})
-    'finish'
+Its routes are the SQL phase's own, in :mod:`cadet_magic.agent.routes`.
 """
 
 from __future__ import annotations
@@ -22,12 +20,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cadet_magic.agent import nodes, record, routes
-from cadet_magic.agent.result_check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
-from cadet_magic.agent.result_check import check_result as run_check
+from cadet_magic.agent import nodes, record
 from cadet_magic.agent.state import AskState
-from cadet_magic.diagnose.model import Category, Diagnosis
-from cadet_magic.result import Attempt, Outcome, Phase, StopReason
+from cadet_magic.diagnose.failures import SuspectResult, diagnose
+from cadet_magic.diagnose.result_check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
+from cadet_magic.diagnose.result_check import check_result as run_check
+from cadet_magic.result import Attempt, Phase, StopReason
 from cadet_magic.runner import RunResult
 
 log = logging.getLogger("cadet_magic")
@@ -48,10 +46,11 @@ class SuspectAnswer:
 
 def _fetch(ctx: nodes.Context):
     """Runs one check query through the runner's read-only path (rows only)."""
-    bound = {"max_bytes": CHECK_BYTES} if nodes._takes_max_bytes(ctx.runner) else {}
 
     def fetch(sql: str, timeout: float) -> list[tuple]:
-        return ctx.runner.run(sql, limit=MAX_CANDIDATES, timeout=timeout, **bound).rows
+        return ctx.runner.run(
+            sql, limit=MAX_CANDIDATES, timeout=timeout, max_bytes=CHECK_BYTES
+        ).rows
 
     return fetch
 
@@ -71,7 +70,7 @@ def check_result(state: AskState, ctx: nodes.Context) -> dict:
             schema=state["schema"],
             fetch=_fetch(ctx),
             dialect=state["dialect"],
-            timeout=state["timeout"],
+            timeout=state["options"].timeout,
         )
     except Exception as e:  # noqa: BLE001 - the check must never cost the user the answer
         log.warning("[result check] skipped: %s", e)
@@ -89,15 +88,7 @@ def check_result(state: AskState, ctx: nodes.Context) -> dict:
         "timings": {**(state.get("timings") or {}), "check_result": time.perf_counter() - t0},
     }
     if vc.suspect:
-        update["diagnosis"] = Diagnosis(
-            Category.value_not_found,
-            retryable=True,
-            details={"missing": [f.filter.key for f in vc.missing]},
-            suggestions=[v for f in vc.missing for v in f.close],
-            feedback=vc.feedback(state.get("sql") or verdict.sql),
-            outcome=Outcome.suspect,
-            error=vc.problems(),
-        )
+        update["diagnosis"] = diagnose(SuspectResult(vc, state.get("sql") or verdict.sql))
     return update
 
 
@@ -135,32 +126,6 @@ def _better(a: SuspectAnswer | None, b: SuspectAnswer | None) -> SuspectAnswer |
     if a is None or b is None:
         return a or b
     return a if a.check.rank() < b.check.rank() else b
-
-
-def route_after_execute(state: AskState) -> str:
-    return "diagnose" if state.get("execution") is None else "check_result"
-
-
-def route_after_check_result(state: AskState) -> str:
-    """A clean run finishes; a suspect one is retried while attempts remain and the SQL
-    changed, else the best suspect result becomes the answer."""
-    vc = state.get("value_check")
-    if vc is None or not vc.suspect:
-        return "finish"
-    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
-    if state["attempt"] < state["max_attempts"] and not routes.same_sql(state, previous):
-        return "retry_suspect"
-    return "finish_suspect"
-
-
-def route_after_generate(state: AskState) -> str:
-    step = routes.route_after_generate(state)
-    return "finish_suspect" if step == "finish" and state.get("best_suspect") else step
-
-
-def route_after_diagnose(state: AskState) -> str:
-    step = routes.route_after_diagnose(state)
-    return "finish_suspect" if step != "next_attempt" and state.get("best_suspect") else step
 
 
 def retry_suspect(state: AskState, ctx: nodes.Context) -> dict:

@@ -4,20 +4,25 @@ The SQL phase retries with feedback up to ``max_attempts``. When it ends at the 
 retryable error and the fallback is allowed, it hands over (``"hand_over"``: the runner starts
 the fallback phase, whose own routes live in :mod:`cadet_magic.fallback.phase`). Non-retryable
 errors (permission, connection), model errors and the unchanged-SQL guard stop without one.
+After a run, the result check (``check_result``) finishes a clean run and retries a suspect
+one; when the phase would end without a clean answer, the best suspect result answers
+(``finish_suspect``), and the fallback does not run.
 
 Example:
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
-    >>> s = {"attempt": 3, "max_attempts": 3, "phase": "sql", "fallback": False,
+    >>> from cadet_magic.options import AskOptions
+    >>> s = {"attempt": 3, "options": AskOptions(fallback=False), "phase": "sql",
     ...      "diagnosis": Diagnosis(Category.column_not_found, True), "sql": "x", "attempts": ()}
     >>> str(decide(s))
     'max_attempts'
-    >>> decide({**s, "fallback": True})
+    >>> decide({**s, "options": AskOptions()})
     'hand_over'
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from cadet_magic.agent.state import AskState
 from cadet_magic.result import Attempt, Phase, StopReason
@@ -33,9 +38,14 @@ def checked(state: AskState) -> bool:
     return check is not None and check.ok
 
 
+def _finish(state: AskState) -> str:
+    """How the SQL phase ends without a clean answer: with the best suspect result, if any."""
+    return "finish_suspect" if state.get("best_suspect") else "finish"
+
+
 def route_after_generate(state: AskState) -> str:
     if state.get("model_error"):
-        return "finish"
+        return _finish(state)
     return "check" if state.get("sql") else "diagnose"
 
 
@@ -44,7 +54,24 @@ def route_after_check(state: AskState) -> str:
 
 
 def route_after_execute(state: AskState) -> str:
-    return "diagnose" if state.get("execution") is None else "finish"
+    return "diagnose" if state.get("execution") is None else "check_result"
+
+
+def route_after_check_result(state: AskState) -> str:
+    """A clean run finishes; a suspect one is retried while attempts remain and the SQL
+    changed, else the best suspect result becomes the answer.
+
+    Example:
+        >>> route_after_check_result({"value_check": None})
+        'finish'
+    """
+    vc = state.get("value_check")
+    if vc is None or not vc.suspect:
+        return "finish"
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
+    if state["attempt"] < state["options"].max_attempts and not same_sql(state, previous):
+        return "retry_suspect"
+    return "finish_suspect"
 
 
 def same_sql(state: AskState, previous: Sequence[Attempt]) -> bool:
@@ -63,22 +90,29 @@ def _unchanged(state: AskState) -> bool:
 
 def fallback_due(state: AskState) -> bool:
     """Whether an SQL phase that stopped at the maximum hands over to the fallback."""
-    return bool(state.get("fallback")) and not state.get("model_error")
+    return state["options"].fallback and not state.get("model_error")
 
 
-def decide(state: AskState) -> str:
-    """After a failed SQL attempt: ``retry``, ``hand_over`` (to the fallback phase) or the reason to stop.
+def decide(
+    state: AskState,
+    unchanged: Callable[[Any], bool] = _unchanged,
+    hands_over: Callable[[Any], bool] = fallback_due,
+) -> str:
+    """After a failed attempt: ``retry``, ``hand_over`` (to the next phase) or the reason to
+    stop; the one retry policy of every phase, which says what repeating the previous attempt
+    means (``unchanged``) and whether it hands over at the maximum (``hands_over``; the SQL
+    phase's defaults).
 
     The order matters: a non-retryable error stops, then the maximum is checked *before* any
-    increment (handing over to the fallback when allowed), then the unchanged-SQL guard (which
-    stops without a fallback).
+    increment (handing over when allowed), then the unchanged guard (which stops without
+    handing over).
     """
     diagnosis = state["diagnosis"]
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
-    if state["attempt"] >= state["max_attempts"]:
-        return HAND_OVER if fallback_due(state) else StopReason.max_attempts
-    if _unchanged(state):
+    if state["attempt"] >= state["options"].max_attempts:
+        return HAND_OVER if hands_over(state) else StopReason.max_attempts
+    if unchanged(state):
         return StopReason.unchanged_sql
     return "retry"
 
@@ -87,6 +121,6 @@ def route_after_diagnose(state: AskState) -> str:
     decision = decide(state)
     if decision == "retry":
         return "next_attempt"
-    if decision == HAND_OVER:
-        return "hand_over"
-    return "finish"
+    if state.get("best_suspect"):  # the best suspect result answers rather than the fallback
+        return "finish_suspect"
+    return "hand_over" if decision == HAND_OVER else "finish"

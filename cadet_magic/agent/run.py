@@ -24,7 +24,7 @@ from typing import Any, cast
 from cadet_magic.agent import nodes, record, result_step, routes
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.fallback import phase as fallback_phase
-from cadet_magic.options import RESULT_BYTES, AskOptions
+from cadet_magic.options import AskOptions, merged
 from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
@@ -57,11 +57,11 @@ NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
 #: into the fallback phase's graph.
 EDGES: dict[str, str | Callable[[AskState], str]] = {
     "read_schema": "generate",
-    "generate": result_step.route_after_generate,
+    "generate": routes.route_after_generate,
     "check": routes.route_after_check,
-    "execute": result_step.route_after_execute,
-    "check_result": result_step.route_after_check_result,
-    "diagnose": result_step.route_after_diagnose,
+    "execute": routes.route_after_execute,
+    "check_result": routes.route_after_check_result,
+    "diagnose": routes.route_after_diagnose,
     "next_attempt": "generate",
     "retry_suspect": "generate",
     "hand_over": fallback_phase.FIRST,
@@ -143,6 +143,7 @@ def run_agent(
     runner: Runner,
     options: AskOptions | None = None,
     code_runner: Callable[..., Any] | None = None,
+    frame_maker: Callable[[list[str], list[tuple]], Any] | None = None,
     schema: Schema | None = None,
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
@@ -151,23 +152,29 @@ def run_agent(
 ) -> AskResult:
     """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``.
 
-    ``options`` is an :class:`AskOptions` (default: its defaults, except ``model_timeout``,
-    which is None here: no limit of ours unless asked); ``overrides`` are option names such
-    as ``max_attempts=2`` applied on top. ``options.model`` is not read: ``model`` is the
+    ``options`` is an :class:`AskOptions` (default: its defaults); ``overrides`` are option
+    names such as ``max_attempts=2`` applied on top. ``options.model`` is not read: ``model`` is the
     loaded chat model.
 
     When every SQL attempt failed on a retryable error and ``fallback`` is set, the model is
     asked once per fallback attempt for a simple SELECT plus pandas code (run by
-    ``code_runner(code, df, timeout=..., memory=...)``, default
-    :func:`cadet_magic.fallback.default.run_fallback_code`: an isolated worker process, in-process
-    on Pyodide) with its own ``max_attempts``; the fallback SELECT may fetch
+    ``code_runner(code, df, timeout=..., memory=..., unconfined=..., row_limit=...,
+    result_bytes=...)``, default :func:`cadet_magic.fallback.default.run_fallback_code`: an
+    isolated worker process, in-process on Pyodide; ``df`` made from the SELECT's rows by
+    ``frame_maker(columns, rows)``, default :func:`cadet_magic.fallback.run.make_frame`) with
+    its own ``max_attempts``; the fallback SELECT may fetch
     ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
     """
-    opts = (options or AskOptions(model_timeout=None)).replace(**overrides)
-    ctx = nodes.Context(model=model, runner=runner, schema=schema, options=opts)
-    ctx.code_runner = code_runner
+    opts = merged(options, **overrides)
+    ctx = nodes.Context(
+        model=model,
+        runner=runner,
+        schema=schema,
+        code_runner=code_runner,
+        frame_maker=frame_maker,
+    )
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )
@@ -194,11 +201,11 @@ def truncation_note(why: str, state: AskState) -> str:
     """Why an answer was cut, in the words the displays show.
 
     Example:
-        >>> truncation_note("bytes", {"result_bytes": 64 * 2**20})
+        >>> truncation_note("bytes", {"options": AskOptions()})
         'truncated at the 64 MiB result budget (AskMagic.result_bytes): more rows exist'
     """
     if why == "bytes":
-        mib = state.get("result_bytes", RESULT_BYTES) / 2**20
+        mib = state["options"].result_bytes / 2**20
         return (
             f"truncated at the {mib:g} MiB result budget (AskMagic.result_bytes): more rows exist"
         )
@@ -219,10 +226,14 @@ def to_result(
         ok = fallback.ok
         frame = df
         columns = [str(c) for c in frame.columns] if ok else []
-        rows = list(frame.head(state["row_limit"]).itertuples(index=False, name=None)) if ok else []
-        truncated = ok and len(frame) > state["row_limit"]
+        rows = (
+            list(frame.head(state["options"].row_limit).itertuples(index=False, name=None))
+            if ok
+            else []
+        )
+        truncated = ok and len(frame) > state["options"].row_limit
         if truncated:
-            df = frame.head(state["row_limit"])
+            df = frame.head(state["options"].row_limit)
     else:
         ok = execution is not None
         columns = list(execution.columns) if execution is not None else []

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from cadet_magic.diagnose.classify import Diagnosis
-from cadet_magic.options import AskOptions
+from cadet_magic.diagnose.model import Diagnosis
+from cadet_magic.options import AskOptions, merged
 from cadet_magic.result import Attempt, Phase, Tokens
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
@@ -32,11 +32,9 @@ class AttemptInProgress(TypedDict, total=False):
 class AskState(AttemptInProgress, total=False):
     """Everything one question's run knows.
 
-    Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``max_attempts``, ``row_limit``, ``timeout``,
-    ``fallback`` (allowed), ``fallback_row_limit`` (rows the fallback SELECT may fetch),
-    ``result_bytes`` (bytes of values a result may hold),
-    ``fallback_memory`` (bytes the fallback's pandas code may allocate in its worker),
-    ``feedback`` (what a retry tells the model: ``targeted`` or ``raw``).
+    Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``options`` (the
+    run's :class:`~cadet_magic.options.AskOptions`, whole: every step reads its options there,
+    e.g. ``feedback``: what a retry tells the model).
     Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
     function allow-list, a ``FunctionCatalog``, or None).
     ``phase``: the phase in progress (:class:`~cadet_magic.result.Phase`); a later phase
@@ -50,14 +48,7 @@ class AskState(AttemptInProgress, total=False):
     question: str
     dialect: str
     connection: str
-    max_attempts: int
-    row_limit: int
-    timeout: float
-    fallback: bool
-    fallback_row_limit: int
-    result_bytes: int
-    fallback_memory: int
-    feedback: str
+    options: AskOptions
     phase: str
 
     schema: Schema
@@ -94,19 +85,6 @@ def begin_attempt(number: int, fields: tuple[str, ...] = ATTEMPT_FIELDS) -> dict
     return {"attempt": number, **dict.fromkeys(fields)}
 
 
-#: The options the state carries as inputs (the rest stay with the run's context).
-STATE_OPTIONS = (
-    "max_attempts",
-    "row_limit",
-    "timeout",
-    "fallback",
-    "fallback_row_limit",
-    "result_bytes",
-    "fallback_memory",
-    "feedback",
-)
-
-
 def initial_state(
     question: str,
     *,
@@ -121,20 +99,17 @@ def initial_state(
 
     Example:
         >>> s = initial_state("How many?", dialect="sqlite", max_attempts=2)
-        >>> s["max_attempts"], s["row_limit"], str(s["phase"]), s["attempt"]
+        >>> s["options"].max_attempts, s["options"].row_limit, str(s["phase"]), s["attempt"]
         (2, 1000, 'sql', 1)
     """
-    opts = (options or AskOptions()).replace(**overrides)
-    if opts.max_attempts < 1:
-        raise ValueError("max_attempts must be at least 1")
     return AskState(
         question=question,
         dialect=dialect,
         connection=connection,
-        **{name: getattr(opts, name) for name in STATE_OPTIONS},  # type: ignore[typeddict-item]
+        options=merged(options, **overrides),
         phase=Phase.sql,
         attempts=(),
         stop_reason=None,
         model_error=None,
-        **begin_attempt(1),
+        **begin_attempt(1),  # type: ignore[typeddict-item]
     )

@@ -109,14 +109,6 @@ class SchemaCache:
                 self._store(con, _Entry(mark, schema))
         return schema
 
-    def forget(self, con: Any) -> None:
-        """Drops the entry of ``con`` (the next ask reads the schema again)."""
-        with self._lock:
-            try:
-                self._weak.pop(con, None)
-            except TypeError:
-                self._strong.pop(id(con), None)
-
     def clear(self) -> None:
         """Drops every entry and resets the counters."""
         with self._lock:

@@ -14,8 +14,8 @@ import sqlite3
 import sys
 from typing import Any
 
-from cadet_magic.db.base import Runner
 from cadet_magic.errors import NoConnectionError, UnsupportedConnectionError
+from cadet_magic.runner import Runner
 
 
 def _is_duckdb(obj: Any) -> bool:

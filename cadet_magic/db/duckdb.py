@@ -23,17 +23,19 @@ column is not of a fixed size.
 from __future__ import annotations
 
 import re
-import threading
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import FIRST_CHUNK, RunResult, column_sizer, fetch_bounded
+from cadet_magic.db.base import BaseRunner, RunControl, Statement
+from cadet_magic.db.fetch import FIRST_CHUNK, column_sizer
 from cadet_magic.db.functions import duckdb_functions, with_functions
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.watchdog import Watchdog
-from cadet_magic.errors import QueryTimeout, ResultTooLarge
+from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.sql.query import CheckedQuery
 
 #: One row that changes whenever a table, view, column, key or comment does.
 FINGERPRINT_SQL = (
@@ -139,10 +141,14 @@ def only_select(con: Any, sql: str) -> Any:
     return statements[0]
 
 
-class DuckDBRunner:
+class DuckDBRunner(BaseRunner):
     """Runs checked SQL on a native ``duckdb.DuckDBPyConnection``."""
 
     dialect = "duckdb"
+    routes_ctrl_c = True
+    #: The rows are in: whatever of the query still runs is interrupted so the cleanup is
+    #: quick, and the deadline stays armed until the cleanup is over.
+    cancel_during_cleanup = True
 
     def __init__(
         self,
@@ -154,22 +160,6 @@ class DuckDBRunner:
         self.label = label
         self.session = session or current()
         self._default_memory: str | None = None  # DuckDB's default memory_limit, as shown
-
-    def _begin(self) -> Any:
-        """A sibling cursor of the user's connection, inside a READ ONLY transaction we roll back.
-
-        A cursor is a second connection to the same database (about 5 µs to open): the
-        user's connection, its open transaction and its DuckDB 2.0 aborted state are never
-        touched, and the query sees exactly what the schema read (also on a cursor) saw:
-        the committed catalog, not the user's temporary tables.
-        """
-        cur = self.connection.cursor()
-        try:
-            cur.execute("BEGIN TRANSACTION READ ONLY")
-        except Exception:
-            cur.close()
-            raise
-        return cur
 
     def _limit_memory(self, max_bytes: int | None) -> str | None:
         """Lowers the instance's ``memory_limit`` for the run; returns the value to put back
@@ -211,71 +201,63 @@ class DuckDBRunner:
             cur.close()
 
     def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
+        self, sql: str | CheckedQuery, *, limit: int, timeout: float, max_bytes: int | None = None
     ) -> RunResult:
+        """:meth:`BaseRunner.run` with the instance's ``memory_limit`` lowered for the run to
+        what it uses + the heap budget (never above the user's own), put back exactly after."""
         before = self._limit_memory(max_bytes)
         try:
-            return self._run(sql, limit, timeout, max_bytes)
+            return super().run(sql, limit=limit, timeout=timeout, max_bytes=max_bytes)
         finally:
             self._restore_memory(before)
 
-    def _run(self, sql: str, limit: int, timeout: float, max_bytes: int | None) -> RunResult:
-        con = self._begin()
-        fired = threading.Event()
-        guard = threading.Lock()
-        done = False
+    @contextmanager
+    def transaction(self, timeout: float, control: RunControl) -> Iterator[Any]:
+        """A sibling cursor of the user's connection, inside a READ ONLY transaction we roll back.
 
-        def stop() -> None:
-            with guard:  # never interrupt what runs after this query
-                if not done:
-                    fired.set()
-                    con.interrupt()
-
-        t0 = time.perf_counter()
-        user_stop = threading.Event()
-
-        def on_ctrl_c() -> None:
-            user_stop.set()
-            con.interrupt()
-
-        restore = _on_ctrl_c(on_ctrl_c)
-        timer = self.session.watchdog.schedule(timeout, stop)
+        A cursor is a second connection to the same database (about 5 µs to open): the
+        user's connection, its open transaction and its DuckDB 2.0 aborted state are never
+        touched, and the query sees exactly what the schema read (also on a cursor) saw:
+        the committed catalog, not the user's temporary tables.
+        """
+        cur = self.connection.cursor()
         try:
-            try:
-                rel = con.execute(only_select(con, first_rows_sql(sql, limit + 1)))
-                description = rel.description or ()
-                kinds = [duckdb_kind(d[1]) for d in description]
-                first = FIRST_CHUNK if set(kinds) <= {"fixed"} else TEXT_CHUNK
-                rows, truncated, why = fetch_bounded(
-                    rel.fetchmany, limit, max_bytes, column_sizer(kinds), first=first
-                )
-                columns = [d[0] for d in description]
-            except KeyboardInterrupt:
-                con.interrupt()
-                raise
-            except Exception as e:
-                if user_stop.is_set():
-                    raise KeyboardInterrupt from e
-                if fired.is_set() and _is_interrupt(e):
-                    raise QueryTimeout(timeout) from e
-                if "query interrupted" in str(e).lower():
-                    # DuckDB turns a Ctrl-C (SIGINT) during a query into this error.
-                    raise KeyboardInterrupt from e
-                if _is_out_of_memory(e):
-                    raise ResultTooLarge() from e
-                raise
+            cur.execute("BEGIN TRANSACTION READ ONLY")
+        except Exception:
+            cur.close()
+            raise
+        try:
+            yield cur
         finally:
-            restore()
-            # The rows are in: stop whatever of the query still runs (a streamed result
-            # whose rest runs away) so the cleanup is quick; the deadline stays armed
-            # until the cleanup is over.
-            _interrupt(con)
-            _rollback(con)
-            con.close()
-            with guard:
-                done = True
-            timer.cancel()
-        return RunResult(columns, rows, truncated, time.perf_counter() - t0, sql, truncation=why)
+            _interrupt(cur)
+            _rollback(cur)
+            cur.close()
+
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
+        rel = handle.execute(only_select(handle, first_rows_sql(sql, limit + 1)))
+        description = rel.description or ()
+        kinds = [duckdb_kind(d[1]) for d in description]
+        return Statement(
+            [d[0] for d in description],
+            rel.fetchmany,
+            column_sizer(kinds),
+            first=FIRST_CHUNK if set(kinds) <= {"fixed"} else TEXT_CHUNK,
+        )
+
+    def cancel(self, handle: Any) -> None:
+        handle.interrupt()
+
+    def timed_out(self, error: BaseException, control: RunControl) -> bool:
+        return control.fired.is_set() and _is_interrupt(error)
+
+    def user_interrupt(self, error: BaseException) -> bool:
+        # DuckDB turns a Ctrl-C (SIGINT) during a query into this error.
+        return "query interrupted" in str(error).lower()
+
+    def out_of_memory(self, error: BaseException) -> bool:
+        return _is_out_of_memory(error)
 
     def schema(self) -> Schema:
         """The schema with samples, read once per connection and again when the catalog changes."""
@@ -293,7 +275,7 @@ class DuckDBRunner:
 _ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
 
 
-def first_rows_sql(sql: str, n: int) -> str:
+def first_rows_sql(sql: str | CheckedQuery, n: int) -> str:
     """The SQL to run for its first ``n`` rows.
 
     DuckDB streams a result and ``fetchmany`` stops the pipeline early, so a query without
@@ -309,7 +291,7 @@ def first_rows_sql(sql: str, n: int) -> str:
     """
     from cadet_magic.sql.limit import add_limit
 
-    return add_limit(sql, "duckdb", n) if _ORDER_BY.search(sql) else sql
+    return add_limit(sql, "duckdb", n) if _ORDER_BY.search(str(sql)) else str(sql)
 
 
 def duckdb_fingerprint(con: Any) -> tuple | None:
@@ -321,17 +303,6 @@ def duckdb_fingerprint(con: Any) -> tuple | None:
         return None
     finally:
         cur.close()
-
-
-def _on_ctrl_c(callback: Any) -> Any:
-    """Routes SIGINT to ``callback`` while a query runs (main thread only); returns the undo."""
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, lambda signum, frame: callback())
-    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def _interrupt(con: Any) -> None:

@@ -37,19 +37,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from cadet_magic.db.base import RunResult, fetch_bounded, rows_bytes
+from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
 from cadet_magic.db.functions import with_functions
+from cadet_magic.db.mysql_errors import ERRNO_SQLSTATE, mysql_message
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import QueryTimeout, ResultTooLarge
+from cadet_magic.errors import EngineError
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.functions import FunctionCatalog
+from cadet_magic.sql.query import CheckedQuery
 
 #: sql_mode flags that change how the server reads SQL text; cleared on the agent's connection.
 TEXT_MODES = frozenset(
@@ -171,10 +173,12 @@ def sqlalchemy_opener(engine: Any) -> Callable[[], Any]:
     return open_
 
 
-class MySQLRunner:
+class MySQLRunner(BaseRunner):
     """Runs checked SQL on MySQL or MariaDB, on connections of its own (see the module)."""
 
     dialect = "mysql"
+    #: The server's own time limit comes first; the watchdog's KILL QUERY is the backstop.
+    grace = WATCHDOG_GRACE
 
     def __init__(
         self,
@@ -192,6 +196,7 @@ class MySQLRunner:
         self._thread_id: int | None = None
         self.mariadb: bool | None = None
         self._cut = False
+        self._control: RunControl | None = None
         self._lock = threading.Lock()
         self._finalizer = weakref.finalize(self, _close_quietly, [None])
 
@@ -292,72 +297,61 @@ class MySQLRunner:
             return f"SET STATEMENT max_statement_time={max(timeout, 0.001):.3f} FOR {sql}"
         return sql
 
-    # -- the protocol -------------------------------------------------------------------
-    def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
-    ) -> RunResult:
-        """Runs ``sql`` read-only on the agent's connection; rows fetched against the budget."""
+    # -- the run's hooks (the skeleton is BaseRunner.run) --------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self, timeout: float, control: RunControl) -> Iterator[Any]:
+        """The agent's connection, one statement at a time, in a READ ONLY transaction with an
+        unbuffered cursor, rolled back after."""
+        with self._lock, self._transaction(timeout, unbuffered=True) as cur:
+            self._control = control
+            try:
+                yield cur
+            finally:
+                self._control = None
+
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
         from cadet_magic.sql.limit import add_limit
 
-        t0 = time.perf_counter()
-        fired = threading.Event()
-        guard = threading.Lock()
-        done = False
-        with self._lock:
-            with self._transaction(timeout, unbuffered=True) as cur:
-                timers: list = []
+        handle.execute(self._statement(add_limit(sql, "mysql", limit + 1), control.timeout))
+        return Statement([d[0] for d in handle.description or ()], handle.fetchmany)
 
-                def hard_stop() -> None:
-                    with guard:
-                        if not done:
-                            self._cut = True  # never read from that connection again
-                            self.kill_connection()
+    def fetched(self, handle: Any, why: str) -> None:
+        if why == "bytes":
+            self._cut = True  # the rest of the stream is not read
 
-                def stop() -> None:
-                    with guard:  # never cancel what runs after this query
-                        if not done:
-                            fired.set()
-                            self.kill_query()
-                            timers.append(self.session.watchdog.schedule(KILL_MARGIN, hard_stop))
+    def cancel(self, handle: Any) -> None:
+        """The deadline: ``KILL QUERY``; when that has not taken :data:`KILL_MARGIN` seconds
+        later (a statement that does not check for it between rounds), ``KILL CONNECTION``
+        and the agent's socket shut down (the next run opens a new connection)."""
+        self.kill_query()
+        control = self._control
+        if control is not None:
+            self.session.watchdog.schedule(KILL_MARGIN, lambda: control.fire(self._hard_stop))
 
-                # The server's limit comes first; the watchdog is the backstop.
-                timers.append(self.session.watchdog.schedule(timeout + WATCHDOG_GRACE, stop))
-                try:
-                    cur.execute(self._statement(add_limit(sql, "mysql", limit + 1), timeout))
-                    description = cur.description or ()
-                    rows, truncated, why = fetch_bounded(
-                        cur.fetchmany, limit, max_bytes, rows_bytes
-                    )
-                    columns = [d[0] for d in description]
-                    if why == "bytes":
-                        self._cut = True  # the rest of the stream is not read
-                except KeyboardInterrupt:
-                    self._cut = True
-                    self.kill_query()
-                    raise
-                except Exception as e:
-                    code = mysql_errno(e)
-                    if code in TIME_LIMIT_ERRORS or (code in KILLED_ERRORS and fired.is_set()):
-                        raise QueryTimeout(timeout) from e
-                    if fired.is_set() and code in LOST_ERRORS:
-                        self._cut = True
-                        raise QueryTimeout(timeout) from e
-                    if isinstance(e, MemoryError) or code in (1038, 5):
-                        raise ResultTooLarge() from e
-                    raise
-                finally:
-                    with guard:
-                        done = True
-                        for timer in timers:
-                            timer.cancel()
-        return RunResult(
-            columns,
-            [tuple(r) for r in rows],
-            truncated,
-            time.perf_counter() - t0,
-            sql,
-            truncation=why,
-        )
+    def _hard_stop(self) -> None:
+        self._cut = True  # never read from that connection again
+        self.kill_connection()
+
+    def interrupt(self, handle: Any) -> None:
+        self._cut = True
+        self.kill_query()
+
+    def timed_out(self, error: BaseException, control: RunControl) -> bool:
+        code = mysql_errno(error)
+        fired = control.fired.is_set()
+        if fired and code in LOST_ERRORS:
+            self._cut = True  # the connection was lost at the deadline: not read from again
+            return True
+        return code in TIME_LIMIT_ERRORS or (code in KILLED_ERRORS and fired)
+
+    def out_of_memory(self, error: BaseException) -> bool:
+        return isinstance(error, MemoryError) or mysql_errno(error) in (1038, 5)
+
+    def engine_error(self, error: BaseException) -> EngineError:
+        return mysql_error(error)
 
     def schema(self) -> Schema:
         """Tables, views, columns, keys and comments of the connection's database (with sample
@@ -503,6 +497,39 @@ def mysql_errno(error: BaseException) -> int | None:
         e = orig if isinstance(orig, BaseException) else e.__cause__
         seen += 1
     return None
+
+
+def mysql_error(error: BaseException) -> EngineError:
+    """A MySQL/MariaDB driver error as an :class:`EngineError`: the server's error number
+    (the code), its message without the driver's ``(1054, "...")``, and the standard SQLSTATE
+    of the same mistake (:data:`~cadet_magic.db.mysql_errors.ERRNO_SQLSTATE`), with the
+    server's own number and SQLSTATE kept in ``details``.
+
+    Example:
+        >>> import pymysql
+        >>> e = mysql_error(pymysql.err.OperationalError(1054, "Unknown column 'amout' in 'SELECT'"))
+        >>> e.plain, e.sqlstate, e.code, e.details
+        ("Unknown column 'amout' in 'SELECT'", '42703', '1054', {'mysql_errno': 1054})
+    """
+    base = read_exception(error)
+    errno, message = mysql_message(base.text, mysql_errno(error))
+    if errno is None:
+        return base
+    details: dict[str, Any] = {"mysql_errno": errno}
+    state = getattr(error, "sqlstate", None)
+    if isinstance(state, str) and state:
+        details["mysql_sqlstate"] = state
+    sqlstate = ERRNO_SQLSTATE.get(errno)
+    if errno == 1292 and re.search(r"date|time", message, re.I):
+        sqlstate = "22007"
+    return EngineError(
+        base.message,
+        plain=message,
+        sqlstate=sqlstate,
+        code=str(errno),
+        kinds=base.kinds,
+        details=details,
+    )
 
 
 def _ss_cursor(con: Any) -> Any:

@@ -39,21 +39,21 @@ from __future__ import annotations
 import re
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import RunResult, fetch_bounded
+from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
 from cadet_magic.db.functions import with_functions
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import CadetError, QueryTimeout, ResultTooLarge
+from cadet_magic.errors import CadetError, EngineError, exception_chain
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.samples import read_samples
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.function_calls import forbidden_function
 from cadet_magic.sql.functions import ENGINE_NEVER, FunctionCatalog, never_reason
+from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
 
 #: Session settings pinned while the agent's statement is checked and runs (restored exactly):
@@ -273,7 +273,7 @@ def _parsed_section(explain: str) -> str:
     return text.split("== Analyzed Logical Plan ==", 1)[0]
 
 
-class SparkRunner:
+class SparkRunner(BaseRunner):
     """Runs checked SQL on a ``SparkSession`` (classic or Spark Connect)."""
 
     dialect = "spark"
@@ -374,66 +374,45 @@ class SparkRunner:
             for k, v in saved.items():
                 sc.setLocalProperty(k, v)
 
-    # -- running -------------------------------------------------------------------------
+    # -- the run's hooks (the skeleton is BaseRunner.run) --------------------------------
 
-    def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
-    ) -> RunResult:
-        t0 = time.perf_counter()
-        fired = threading.Event()
-        user_stop = threading.Event()
-        guard = threading.Lock()
-        done = False
+    routes_ctrl_c = True
+
+    @contextmanager
+    def transaction(self, timeout: float, control: RunControl) -> Iterator[Any]:
+        """Spark has no transaction: the settings are pinned and the work marked as ours for
+        the run (yields the function that cancels it); pyspark's per-error log is silenced."""
         with self.pinned(), self._own_work() as cancel:
-
-            def stop_in_background() -> None:
-                threading.Thread(target=_quietly, args=(cancel,), daemon=True).start()
-
-            def on_deadline() -> None:
-                with guard:
-                    if not done:
-                        fired.set()
-                        _quietly(cancel)
-
-            def on_ctrl_c() -> None:
-                user_stop.set()
-                stop_in_background()  # never re-enter the client from the signal handler
-
-            restore = _on_ctrl_c(on_ctrl_c)
             quiet = _quiet_error_log()
-            timer = self.session.watchdog.schedule(timeout, on_deadline)
             try:
-                try:
-                    self.check_plan(sql)
-                    df = self.spark.sql(WRAP.format(sql=sql)).limit(limit + 1)
-                    columns = list(df.columns)
-                    fetched = [tuple(r) for r in df.collect()]
-                except KeyboardInterrupt:
-                    _quietly(cancel)
-                    raise
-                except SparkPlanRefused:
-                    raise
-                except Exception as e:
-                    if user_stop.is_set():
-                        raise KeyboardInterrupt from e
-                    if fired.is_set() and _is_cancel(e):
-                        raise QueryTimeout(timeout) from e
-                    if _is_out_of_memory(e):
-                        raise ResultTooLarge() from e
-                    raise
-                if user_stop.is_set():
-                    raise KeyboardInterrupt
+                yield cancel
             finally:
-                with guard:
-                    done = True
-                timer.cancel()
-                restore()
                 quiet()
-        it = iter(fetched)
-        rows, truncated, why = fetch_bounded(
-            lambda n: [r for _, r in zip(range(n), it, strict=False)], limit, max_bytes
-        )
-        return RunResult(columns, rows, truncated, time.perf_counter() - t0, sql, truncation=why)
+
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
+        self.check_plan(str(sql))
+        df = self.spark.sql(WRAP.format(sql=str(sql))).limit(limit + 1)
+        columns = list(df.columns)
+        it = iter([tuple(r) for r in df.collect()])
+        return Statement(columns, lambda n: [r for _, r in zip(range(n), it, strict=False)])
+
+    def cancel(self, handle: Any) -> None:
+        _quietly(handle)
+
+    def on_signal(self, handle: Any) -> None:
+        # never re-enter the client from the signal handler
+        threading.Thread(target=_quietly, args=(handle,), daemon=True).start()
+
+    def timed_out(self, error: BaseException, control: RunControl) -> bool:
+        return control.fired.is_set() and _is_cancel(error)
+
+    def out_of_memory(self, error: BaseException) -> bool:
+        return _is_out_of_memory(error)
+
+    def engine_error(self, error: BaseException) -> EngineError:
+        return spark_error(error)
 
     # -- schema --------------------------------------------------------------------------
 
@@ -565,12 +544,85 @@ def _quiet_error_log() -> Any:
     return lambda: setattr(logger, "disabled", disabled)
 
 
-def _on_ctrl_c(callback: Any) -> Any:
-    """Routes SIGINT to ``callback`` while a query runs (main thread only); returns the undo."""
-    import signal
+_SPARK_NAMES = re.compile(r"`((?:[^`]|``)*)`((?:\.`(?:[^`]|``)*`)*)")
+_SPARK_TAIL = re.compile(r"\s*SQLSTATE: \w+.*$")
+_SQLSTATE = re.compile(r"^[0-9A-Z]{5}$")
 
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, lambda signum, frame: callback())
-    return lambda: signal.signal(signal.SIGINT, previous)
+
+def spark_names(text: str) -> str:
+    r"""Spark's backquoted names as double-quoted dotted ones (``\`t\`.\`x\``` -> ``"t.x"``),
+    so the diagnosis reads them like other engines' names.
+
+    Example:
+        >>> spark_names("A column `o`.`amout` cannot be resolved.")
+        'A column "o.amout" cannot be resolved.'
+    """
+
+    def dotted(m: re.Match) -> str:
+        parts = [m.group(1)] + re.findall(r"\.`((?:[^`]|``)*)`", m.group(2))
+        return '"' + ".".join(p.replace("``", "`") for p in parts) + '"'
+
+    return _SPARK_NAMES.sub(dotted, text)
+
+
+def _spark_call(e: BaseException, method: str) -> object:
+    """pyspark's error API (``getCondition``, ``getSqlState`` ...), or None for other errors."""
+    f = getattr(e, method, None)
+    if not callable(f) or not type(e).__module__.startswith("pyspark"):
+        return None
+    try:
+        return f()
+    except Exception:  # noqa: BLE001 - an error without that information
+        return None
+
+
+def spark_plain(message: str, condition: str) -> str:
+    """Spark's message as the diagnosis reads it: the first line without its ``[CONDITION]``
+    prefix and ``SQLSTATE`` tail, names double-quoted.
+
+    Example:
+        >>> spark_plain("[UNRESOLVED_COLUMN] A column `amout` cannot be resolved. "
+        ...             "SQLSTATE: 42703; line 1 pos 7;", "UNRESOLVED_COLUMN")
+        'A column "amout" cannot be resolved.'
+    """
+    first, sep, rest = message.strip().partition("\n")
+    first = first.strip()
+    if first.startswith("[" + condition + "]"):
+        first = first[len(condition) + 2 :].strip()
+    return spark_names(_SPARK_TAIL.sub("", first).strip() + sep + rest)
+
+
+def spark_error(error: BaseException) -> EngineError:
+    """A pyspark error (classic or Spark Connect) as an :class:`EngineError`: its error
+    condition (the code, its head one of the kinds), SQLSTATE, message parameters (``details``)
+    and its message as the diagnosis reads it (:func:`spark_plain`)."""
+    kinds: list[str] = []
+    condition = ""
+    sqlstate = None
+    details: dict[str, Any] = {}
+    plain = None
+    for e in exception_chain(error):
+        kinds.append(type(e).__name__)
+        found = _spark_call(e, "getCondition") or _spark_call(e, "getErrorClass")
+        if isinstance(found, str) and found and not condition:
+            condition = found
+            kinds.append(condition.split(".")[0])
+            details = {"condition": condition}
+            details["parameters"] = _spark_call(e, "getMessageParameters") or {}
+            state = _spark_call(e, "getSqlState")
+            if isinstance(state, str) and _SQLSTATE.match(state):
+                sqlstate = state
+            msg = _spark_call(e, "getMessage")
+            if isinstance(msg, str) and msg.strip():
+                plain = msg
+    if not condition:
+        return read_exception(error)
+    base = read_exception(error)
+    return EngineError(
+        base.message,
+        plain=spark_plain(plain if plain is not None else base.text, condition),
+        sqlstate=sqlstate,
+        code=condition,
+        kinds=tuple(kinds),
+        details=details,
+    )

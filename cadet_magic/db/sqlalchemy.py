@@ -8,18 +8,27 @@ dialect supports it, with a statement timeout, and always rolled back.
 
 from __future__ import annotations
 
-import threading
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import RESULT_BYTES, RunResult, column_sizer, fetch_bounded, rows_bytes
+from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
+from cadet_magic.db.fetch import column_sizer, rows_bytes
 from cadet_magic.db.functions import postgres_functions, with_functions
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import FailedTransactionError, QueryTimeout, ResultTooLarge
+from cadet_magic.errors import (
+    EngineError,
+    FailedTransactionError,
+    ResultTooLarge,
+    exception_chain,
+)
+from cadet_magic.options import RESULT_BYTES
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.sql.dialect import resolve_dialect
+from cadet_magic.sql.query import CheckedQuery
 
 # PostgreSQL catalog queries: the relations visible through the session's search_path
 # (what an unqualified name resolves to, temporary tables included), not the system catalogs.
@@ -88,13 +97,6 @@ def pg_transaction_status(raw: Any) -> int | None:
     return None if status is None else int(status)
 
 
-def sqlglot_dialect(name: str) -> str:
-    """SQLAlchemy's dialect name as sqlglot's (the safety check's own mapping)."""
-    from cadet_magic.sql.dialect import resolve_dialect
-
-    return resolve_dialect(name) or name
-
-
 def _label(engine: Any) -> str:
     try:
         return engine.url.render_as_string(hide_password=True)
@@ -132,13 +134,15 @@ def runner_for_sqlalchemy(obj: Any) -> Any:
     return SQLAlchemyRunner(connection, label=label)
 
 
-class SQLAlchemyRunner:
+class SQLAlchemyRunner(BaseRunner):
     """Runs checked SQL on a SQLAlchemy Connection (PostgreSQL and others)."""
 
     def __init__(self, connection: Any, label: str = "", session: DbSession | None = None) -> None:
         self.session = session or current()
         self.connection = connection
-        self.dialect = sqlglot_dialect(connection.engine.dialect.name)
+        self.dialect = (
+            resolve_dialect(connection.engine.dialect.name) or connection.engine.dialect.name
+        )
         self.label = label or _label(connection.engine)
         self._schema: Schema | None = None
 
@@ -207,80 +211,69 @@ class SQLAlchemyRunner:
             raise FailedTransactionError()
         return _OwnConnection(own, pool)
 
-    def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
-    ) -> RunResult:
-        """Runs ``sql`` read-only and rolled back; rows fetched in chunks against the byte budget.
+    def transaction(self, timeout: float, control: RunControl) -> Any:
+        return self._transaction(timeout)
 
-        On PostgreSQL the query runs through a server-side cursor (``DECLARE ... CURSOR
+    def execute(
+        self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
+        """On PostgreSQL the query runs through a server-side cursor (``DECLARE ... CURSOR
         FOR``), so rows cross the network chunk by chunk and the server itself refuses
-        anything that is not a query (COPY, SET, DDL, data-modifying WITH); every FETCH
-        is bounded by ``statement_timeout`` and the whole run by the watchdog's cancel.
-        """
+        anything that is not a query (COPY, SET, DDL, data-modifying WITH); every FETCH is
+        bounded by ``statement_timeout`` and the whole run by the watchdog's cancel."""
         from cadet_magic.sql.limit import add_limit
 
-        t0 = time.perf_counter()
-        fired = threading.Event()
-        guard = threading.Lock()
-        done = False
-        with self._transaction(timeout) as (cur, raw):
-
-            def stop() -> None:
-                with guard:  # never cancel what runs after this query
-                    if not done:
-                        fired.set()
-                        _cancel(raw)
-
-            timer = self.session.watchdog.schedule(timeout, stop)
-            rows_cur = cur
-            try:
-                limited = add_limit(sql, self.dialect, limit + 1)
-                if self.dialect == "postgres":
-                    if _server_cursors(raw):
-                        rows_cur = raw.cursor(name="cadet_magic_rows")
-                    budget = RESULT_BYTES if max_bytes is None else max_bytes
-                    rows_cur.execute(pg_bounded_sql(limited, budget))
-                    description = (rows_cur.description or ())[:-GUARD_COLUMNS]
-                    size = column_sizer([pg_kind(d[1]) for d in description])
-                    rows, truncated, why = fetch_bounded(
-                        _without_guard(rows_cur.fetchmany), limit, max_bytes, size
-                    )
-                else:
-                    rows_cur.execute(limited)
-                    description = rows_cur.description or ()
-                    rows, truncated, why = fetch_bounded(
-                        rows_cur.fetchmany, limit, max_bytes, rows_bytes
-                    )
-                columns = [d[0] for d in description]
-            except KeyboardInterrupt:
-                _cancel(raw)
-                raise
-            except Exception as e:
-                if getattr(e, "sqlstate", None) == "57014" or getattr(e, "pgcode", None) == "57014":
-                    if fired.is_set() or time.perf_counter() - t0 >= timeout * 0.9:
-                        raise QueryTimeout(timeout) from e
-                if any(m in str(e) for m in (ROW_TOO_LARGE, *PG_VALUE_TOO_LARGE)):
-                    raise ResultTooLarge(ROW_TOO_LARGE_LINE) from e
-                if isinstance(e, MemoryError) or "out of memory" in str(e).lower():
-                    raise ResultTooLarge() from e
-                raise
-            finally:
-                with guard:
-                    done = True
-                timer.cancel()
-                if rows_cur is not cur:
-                    try:
-                        rows_cur.close()
-                    except Exception:  # noqa: BLE001 - the rollback closes it anyway
-                        pass
-        return RunResult(
-            columns,
-            [tuple(r) for r in rows],
-            truncated,
-            time.perf_counter() - t0,
-            sql,
-            truncation=why,
+        cur, raw = handle
+        rows_cur = cur
+        if self.dialect == "postgres" and _server_cursors(raw):
+            rows_cur = raw.cursor(name="cadet_magic_rows")
+        close = rows_cur.close if rows_cur is not cur else None
+        limited = add_limit(sql, self.dialect, limit + 1)
+        try:
+            if self.dialect == "postgres":
+                # The server bounds what it sends: a row past the byte budget fails there.
+                budget = RESULT_BYTES if control.max_bytes is None else control.max_bytes
+                rows_cur.execute(pg_bounded_sql(limited, budget))
+            else:
+                rows_cur.execute(limited)
+        except BaseException:
+            if close is not None:
+                close()
+            raise
+        if self.dialect != "postgres":
+            description = rows_cur.description or ()
+            return Statement([d[0] for d in description], rows_cur.fetchmany, rows_bytes, close)
+        description = (rows_cur.description or ())[:-GUARD_COLUMNS]
+        return Statement(
+            [d[0] for d in description],
+            _without_guard(rows_cur.fetchmany),
+            column_sizer([pg_kind(d[1]) for d in description]),
+            close,
         )
+
+    def cancel(self, handle: Any) -> None:
+        _cancel(handle[1])
+
+    def timed_out(self, error: BaseException, control: RunControl) -> bool:
+        if (
+            getattr(error, "sqlstate", None) != "57014"
+            and getattr(error, "pgcode", None) != "57014"
+        ):
+            return False
+        return (
+            control.fired.is_set() or time.perf_counter() - control.started >= control.timeout * 0.9
+        )
+
+    def out_of_memory(self, error: BaseException) -> bool:
+        return isinstance(error, MemoryError) or "out of memory" in str(error).lower()
+
+    def failure(self, error: BaseException, control: RunControl) -> BaseException:
+        if any(m in str(error) for m in (ROW_TOO_LARGE, *PG_VALUE_TOO_LARGE)):
+            return ResultTooLarge(ROW_TOO_LARGE_LINE)  # past the server-side byte bound
+        return super().failure(error, control)
+
+    def engine_error(self, error: BaseException) -> EngineError:
+        return postgres_error(error)
 
     def schema(self) -> Schema:
         """The schema (with samples on PostgreSQL), cached per connection while it is unchanged.
@@ -524,3 +517,26 @@ def sqlalchemy_schema(connection: Any, dialect: str | None = None) -> Schema:
     if not was_in_transaction and connection.in_transaction():
         connection.rollback()  # leave the connection as we found it
     return Schema(tables=tuple(tables), dialect=dialect)
+
+
+def postgres_error(error: BaseException) -> EngineError:
+    """A psycopg (3 or 2) error, raw or SQLAlchemy-wrapped, as an :class:`EngineError`: its
+    SQLSTATE (``sqlstate`` / ``pgcode``), PostgreSQL's HINT and the statement position
+    (``diag``); other drivers' errors by their words and classes."""
+    sqlstate = hint = position = None
+    for e in exception_chain(error):
+        state = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
+        if isinstance(state, str) and re.fullmatch(r"[0-9A-Z]{5}", state) and sqlstate is None:
+            sqlstate = state
+        diag = getattr(e, "diag", None)
+        if diag is not None:
+            hint = getattr(diag, "message_hint", None) or hint
+            pos = getattr(diag, "statement_position", None)
+            if pos:
+                try:
+                    position = int(pos)
+                except (TypeError, ValueError):
+                    pass
+    return read_exception(
+        error, sqlstate=sqlstate, suggestion=str(hint) if hint else None, position=position
+    )

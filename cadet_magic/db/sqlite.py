@@ -28,12 +28,14 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from cadet_magic.db.base import RESULT_BYTES, RunResult, fetch_bounded
+from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
 from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import QueryTimeout, ResultTooLarge
+from cadet_magic.errors import EngineError, ResultTooLarge, exception_chain
+from cadet_magic.options import RESULT_BYTES
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.sql.query import CheckedQuery
 
 #: The one line for a value (or SQLite's heap during the run) beyond the budget.
 TOO_BIG = (
@@ -175,10 +177,13 @@ def bounded_memory(con: sqlite3.Connection, max_bytes: int | None) -> Iterator[N
             con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, old_length)
 
 
-class SQLiteRunner:
+class SQLiteRunner(BaseRunner):
     """Runs checked SQL on a ``sqlite3.Connection`` without letting anything persist."""
 
     dialect = "sqlite"
+    #: SQLite stops itself at the deadline (a progress handler): no watchdog thread, which
+    #: Pyodide does not have.
+    watched = False
 
     def __init__(
         self,
@@ -223,79 +228,60 @@ class SQLiteRunner:
         """Closes the agent's own connections (the user's is never closed)."""
         _close_all(self._opened)
 
-    def run(
-        self, sql: str, *, limit: int, timeout: float, max_bytes: int | None = None
-    ) -> RunResult:
+    @contextmanager
+    def transaction(self, timeout: float, control: RunControl) -> Iterator[sqlite3.Connection]:
+        """The agent's own read-only connection (a file database), or the user's inside a
+        savepoint that is rolled back (in memory); the read-only authorizer and a progress
+        handler that stops the statement at the deadline are installed either way."""
         own = self._own(timeout)
-        if own is None:
-            return self._run(self.connection, True, sql, limit, timeout, max_bytes)
-        return self._run(own, False, sql, limit, timeout, max_bytes)
-
-    def _run(
-        self,
-        con: sqlite3.Connection,
-        user: bool,
-        sql: str,
-        limit: int,
-        timeout: float,
-        max_bytes: int | None,
-    ) -> RunResult:
-        """Runs on ``con``; on the user's connection (``user``) inside a rolled-back savepoint."""
-        deadline = time.monotonic() + timeout
-        timed_out = False
+        con = own if own is not None else self.connection
+        user = own is None
 
         def progress() -> int:
-            nonlocal timed_out
-            if time.monotonic() > deadline:
-                timed_out = True
+            if time.monotonic() > control.deadline:
+                control.fired.set()
                 return 1
             return 0
 
-        t0 = time.perf_counter()
+        # the agent's own connection stays open for the runner's question (closed with it)
         if user:
             con.execute("SAVEPOINT cadet_magic")
-        cur = None
         try:
             con.set_authorizer(read_only_authorizer)
             con.set_progress_handler(progress, 1000)
-            try:
-                with bounded_memory(con, max_bytes):
-                    cur = con.execute(sql)
-                    rows, truncated, why = fetch_bounded(cur.fetchmany, limit, max_bytes)
-            except sqlite3.OperationalError as e:
-                if timed_out:
-                    raise QueryTimeout(timeout) from e
-                if str(e) == "interrupted":
-                    # Not our deadline: a Ctrl-C caught inside the progress handler, or
-                    # another thread's interrupt(). Either way the user stopped it.
-                    raise KeyboardInterrupt from e
-                raise
-            except MemoryError as e:
-                raise ResultTooLarge() from e
-            except sqlite3.DataError as e:
-                if "too big" in str(e):  # a value longer than the byte budget
-                    raise ResultTooLarge(TOO_BIG) from e
-                raise
-            except KeyboardInterrupt:
-                con.interrupt()
-                raise
-            columns = [d[0] for d in cur.description or ()]
+            with bounded_memory(con, control.max_bytes):
+                yield con
         finally:
-            if cur is not None:
-                cur.close()
             con.set_progress_handler(None, 0)
             if user:
                 con.set_authorizer(None)
                 con.execute("ROLLBACK TO cadet_magic")
                 con.execute("RELEASE cadet_magic")
-        return RunResult(
-            columns,
-            [tuple(r) for r in rows],
-            truncated,
-            time.perf_counter() - t0,
-            sql,
-            truncation=why,
-        )
+
+    def execute(
+        self, handle: sqlite3.Connection, sql: str | CheckedQuery, limit: int, control: RunControl
+    ) -> Statement:
+        cur = handle.execute(str(sql))
+        return Statement([d[0] for d in cur.description or ()], cur.fetchmany, close=cur.close)
+
+    def cancel(self, handle: sqlite3.Connection) -> None:
+        handle.interrupt()
+
+    def timed_out(self, error: BaseException, control: RunControl) -> bool:
+        return isinstance(error, sqlite3.OperationalError) and control.fired.is_set()
+
+    def user_interrupt(self, error: BaseException) -> bool:
+        # Not our deadline: a Ctrl-C caught inside the progress handler, or another thread's
+        # interrupt(). Either way the user stopped it.
+        return isinstance(error, sqlite3.OperationalError) and str(error) == "interrupted"
+
+    def engine_error(self, error: BaseException) -> EngineError:
+        return sqlite_error(error)
+
+    def failure(self, error: BaseException, control: RunControl) -> BaseException:
+        if isinstance(error, sqlite3.DataError) and "too big" in str(error):
+            return ResultTooLarge(TOO_BIG)  # a value longer than the byte budget
+        return super().failure(error, control)
 
     def schema(self) -> Schema:
         """The schema with samples, read once per connection and again when it changes
@@ -391,3 +377,19 @@ def sqlite_schema(
                 schema, lambda q: con.execute(q).fetchall(), skip=views, time_budget=time_budget
             )
     return schema
+
+
+def sqlite_error(error: BaseException) -> EngineError:
+    """A ``sqlite3`` error as an :class:`EngineError`: its words and SQLite's error name
+    (``SQLITE_ERROR``, ``SQLITE_READONLY`` ...) as the code.
+
+    Example:
+        >>> try:
+        ...     sqlite3.connect(":memory:").execute("SELECT amout")
+        ... except sqlite3.Error as e:
+        ...     err = sqlite_error(e)
+        >>> err.message, err.code, err.kinds
+        ('no such column: amout', 'SQLITE_ERROR', ('OperationalError',))
+    """
+    names = [getattr(e, "sqlite_errorname", None) for e in exception_chain(error)]
+    return read_exception(error, code=next((n for n in names if isinstance(n, str)), None))

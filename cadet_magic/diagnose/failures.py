@@ -3,7 +3,8 @@
 A failure is an engine error (an exception of any wrapping, or its message), a safety refusal
 (:class:`~cadet_magic.sql.refusal.SafetyRefusal`) or one of the plain records below (a reply
 without SQL; in the fallback, a reply without both blocks, a SELECT that is not simple, too
-many rows, refused pandas code, a failed code run). :func:`diagnose` turns any of them into a
+many rows, refused pandas code, a failed code run; after a run, a result the result check
+found suspect). :func:`diagnose` turns any of them into a
 :class:`Diagnosis` carrying the category, the feedback for the model, the outcome and the
 message the attempt's record shows, and the original exception; :func:`combine` merges the
 diagnoses of one attempt's several problems (the fallback checks its SQL and its code).
@@ -24,10 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cadet_magic.diagnose import code_feedback as fallback_feedback
 from cadet_magic.diagnose.feedback import no_sql_feedback
 from cadet_magic.diagnose.model import Category, Diagnosis
-from cadet_magic.diagnose.router import diagnose_error
-from cadet_magic.fallback import feedback as fallback_feedback
+from cadet_magic.diagnose.router import engine_diagnosis
 from cadet_magic.result import Outcome
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
@@ -75,6 +76,16 @@ class CodeFailed:
 
     error: Any
     columns: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class SuspectResult:
+    """The query ran, but a value it filters on does not occur while a close one does
+    (``check`` the :class:`~cadet_magic.diagnose.result_check.ValueCheck` that found it,
+    ``sql`` the query as the model wrote it)."""
+
+    check: Any
+    sql: str
 
 
 #: Code-run error kinds -> (category, retryable, feedback template taking the error).
@@ -160,8 +171,19 @@ def diagnose(
         )
     if isinstance(failure, CodeFailed):
         return _code_failure(failure)
+    if isinstance(failure, SuspectResult):
+        check = failure.check
+        return Diagnosis(
+            Category.value_not_found,
+            retryable=True,
+            details={"missing": [f.filter.key for f in check.missing]},
+            suggestions=[v for f in check.missing for v in f.close],
+            feedback=check.feedback(failure.sql),
+            outcome=Outcome.suspect,
+            error=check.problems(),
+        )
     if isinstance(failure, SafetyRefusal | BaseException | str):
-        return diagnose_error(failure, sql=sql, dialect=dialect, schema=schema, message=message)
+        return engine_diagnosis(failure, sql=sql, dialect=dialect, schema=schema, message=message)
     raise TypeError(f"not a failure: {failure!r}")
 
 

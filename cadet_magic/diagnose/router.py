@@ -1,7 +1,8 @@
-"""The error-analysis router: read the error, classify it, find names, pick the template.
+"""An engine's error (or a safety refusal) -> a :class:`Diagnosis`: read the error, classify it,
+find names, pick the template. Reached through :func:`cadet_magic.diagnose.diagnose`.
 
 Example:
-    >>> d = diagnose_error("no such column: amout", sql="SELECT amout FROM orders",
+    >>> d = engine_diagnosis("no such column: amout", sql="SELECT amout FROM orders",
     ...                    dialect="sqlite", schema={"orders": ["amount"]})
     >>> d.category.value, d.retryable, d.suggestions[:1], d.details["identifier"]
     ('column_not_found', True, ['orders.amount'], 'amout')
@@ -14,21 +15,15 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from cadet_magic.diagnose import feedback as templates
-from cadet_magic.diagnose import malformed, suggest
-from cadet_magic.diagnose.aggregates import aggregate_mistake
 from cadet_magic.diagnose.error_info import ErrorInfo, read_error
-from cadet_magic.diagnose.joins import missing_join
 from cadet_magic.diagnose.model import NOT_RETRYABLE, Category, Diagnosis
+from cadet_magic.diagnose.naming import case_only, suggest_names
+from cadet_magic.diagnose.refine import read_malformed, refine
 from cadet_magic.diagnose.rules import classify
-from cadet_magic.diagnose.sqlcontext import SqlContext, parse_tree, sql_context
+from cadet_magic.diagnose.sqlcontext import sql_context
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.dialect import dialect_key
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.text import error_text
-
-#: Dialects where a quoted identifier must match the stored name's case exactly (and an
-#: unquoted one is folded). SQLite, DuckDB and MySQL resolve column names ignoring case.
-CASE_SENSITIVE = frozenset({"postgres", "redshift", "snowflake", "oracle", "trino", "presto"})
 
 _REFUSAL_CODES = {
     "multiple_statements": Category.multiple_statements,
@@ -36,11 +31,6 @@ _REFUSAL_CODES = {
     "unknown_function": Category.function_not_found,
     "parse_error": Category.syntax_error,
 }
-_DATE_PARTS = frozenset(
-    "year years month months day days week weeks hour hours minute minutes second seconds "
-    "quarter dd mm yy yyyy hh mi ss dw dy wk qq".split()
-)
-_DATE_FUNCTION_WORDS = ("date", "time", "year", "month", "day", "char", "strf", "format")
 
 # Where each category's offending identifier sits in the primary message.
 _IDENTIFIER = {
@@ -162,7 +152,7 @@ def _refusal(
     return category, details
 
 
-def diagnose_error(
+def engine_diagnosis(
     error: BaseException | str,
     *,
     sql: str | None = None,
@@ -173,8 +163,9 @@ def diagnose_error(
     """Classifies an error and builds suggestions and feedback for the model.
 
     Args:
-        error: the engine's exception (raw, SQLAlchemy- or jupysql-wrapped) or its message;
-            also a :class:`cadet_magic.errors.QueryTimeout` or a
+        error: the engine's error as its runner read it (:class:`~cadet_magic.errors.EngineError`),
+            any other exception, or its message; also a
+            :class:`cadet_magic.errors.QueryTimeout` or a
             :class:`cadet_magic.sql.refusal.SafetyRefusal`.
         sql: the failed query (for aliases, positions and the feedback).
         dialect: ``duckdb``, ``sqlite``, ``postgresql``... (for dialect-specific advice).
@@ -187,7 +178,7 @@ def diagnose_error(
         position, ...), ranked suggestions and the feedback text.
 
     Example:
-        >>> d = diagnose_error('column "orders.status" must appear in the GROUP BY clause or '
+        >>> d = engine_diagnosis('column "orders.status" must appear in the GROUP BY clause or '
         ...     'be used in an aggregate function', sql="SELECT status, SUM(amount) FROM orders",
         ...     dialect="postgresql", schema={"orders": ["status", "amount"]})
         >>> d.category.value, d.suggestions
@@ -210,7 +201,7 @@ def diagnose_error(
         )
         category = classify(info)
         details = {"message": info.message, "primary": info.primary}
-        for key in ("sqlstate", "errorname", "prefix", "hint"):
+        for key in ("sqlstate", "code", "prefix", "hint"):
             if getattr(info, key):
                 details[key] = getattr(info, key)
         if info.driver_class:
@@ -220,13 +211,13 @@ def diagnose_error(
         ident = _first(_IDENTIFIER.get(category, []), info.primary)
         if ident is not None:
             details["identifier" if category is not Category.syntax_error else "near"] = ident
-        category = _refine(category, details, info, ctx, sql, sch, dialect)
+        category = refine(category, details, info, ctx, sql, sch, dialect)
         if category in (Category.type_mismatch, Category.datetime_format):
             value = _value(info.primary)
             if value:
                 details["value"] = value
-    category = _malformed(category, details, info, sql, sch, dialect)
-    suggestions = _suggestions(category, details, info, ctx, sch, dialect, sql)
+    category = read_malformed(category, details, info, sql, sch, dialect)
+    suggestions = suggest_names(category, details, info, ctx, sch, dialect, sql)
     if info is not None:
         pos = _position(info, sql, details.get("identifier") or details.get("near"))
         if pos:
@@ -234,7 +225,7 @@ def diagnose_error(
     if category is Category.table_not_found and sch.tables:
         details["tables"] = sch.table_names()
     if category in (Category.column_not_found, Category.table_not_found):
-        real = _case_only(category, details, ctx, sch, dialect)
+        real = case_only(category, details, ctx, sch, dialect)
         if real is not None:
             details["case_sensitive"] = real
             suggestions = [real, *[x for x in suggestions if x != real]]
@@ -290,390 +281,3 @@ def as_written(text: str, sql: str | None, dialect: str | None) -> str:
         skip_caret = False
         out.append(line)
     return "\n".join(out).rstrip()
-
-
-def _missing_qualified_column(alias: str, ctx: SqlContext, sql: str, schema: Schema) -> str | None:
-    """The first ``alias.column`` of the query whose table lacks that column."""
-    table = schema.table(ctx.resolve(alias) or "")
-    if table is None:
-        return None
-    columns = {c.lower() for c in table.column_names()}
-    for m in re.finditer(rf"(?<![\w.]){re.escape(alias)}\.\"?(\w+)", sql, re.I):
-        if m.group(1).lower() not in columns:
-            return f"{alias}.{m.group(1)}"
-    return None
-
-
-def _refine(
-    category: Category,
-    details: dict[str, Any],
-    info: ErrorInfo,
-    ctx: SqlContext,
-    sql: str | None,
-    schema: Schema,
-    dialect: str | None = None,
-) -> Category:
-    """Corrections the query itself makes possible."""
-    ident = (details.get("identifier") or "").strip('"')
-    if malformed.TOO_DEEP.search(info.message):
-        details["too_deep"] = True
-        return Category.syntax_error
-    field = re.search(
-        r"Cannot extract field '([^']+)' from expression \"?([^\"\s]+)\"?", info.primary
-    )
-    if category is Category.unknown and field and sql:
-        # DuckDB reads x.y, x not in FROM, as field y of a column x
-        details["identifier"] = f"{field.group(2)}.{field.group(1)}"
-        category = Category.column_not_found
-    if category is Category.column_not_found and ident.lower() in _DATE_PARTS and sql:
-        # DATEADD(day, ...) / DATEDIFF(day, ...): another dialect's function whose first
-        # argument the engine read as a column.
-        m = re.search(rf"\b(\w+)\s*\(\s*{re.escape(ident)}\s*,", sql, re.I)
-        if m:
-            details["identifier"] = m.group(1)
-            details["date_function"] = True
-            return Category.function_not_found
-    if (
-        category is Category.table_not_found
-        and sql
-        and ident.lower() in ctx.aliases
-        and re.match(r"Referenced table", info.primary)
-    ):
-        # DuckDB, in a subquery: T1.bad_column is looked up in the outer query too and
-        # reported as a missing table "T1"; the alias exists, the column does not.
-        bad = _missing_qualified_column(ident, ctx, sql, schema)
-        if bad:
-            details["identifier"] = bad
-            return Category.column_not_found
-    if category is Category.column_not_found and sql and ident and f'"{ident}"' in sql:
-        if " " in ident or re.search(
-            rf"(=|<>|!=|LIKE|IN\s*\(|,)\s*\"{re.escape(ident)}\"", sql, re.I
-        ):
-            details["double_quoted_string"] = True
-    if category is Category.syntax_error and "must have an alias" in info.primary:
-        details["derived_alias"] = True
-    if category is Category.column_not_found and "." in ident:
-        qualifier = ident.split(".")[0]
-        if qualifier.lower() in {d.lower() for d in ctx.derived}:
-            details["derived_alias"] = True
-    if category is Category.table_not_found and ident.lower() in {d.lower() for d in ctx.derived}:
-        details["derived_alias"] = True
-    if category is Category.aggregation_error:
-        mistake = aggregate_mistake(sql, dialect)
-        if mistake is None:  # unparsable: what the message says
-            low = info.primary.lower()
-            kind = (
-                "nested_aggregate"
-                if "nested" in low
-                else "aggregate_in_where"
-                if "where" in low
-                else None
-            )
-            mistake = {"kind": kind} if kind else None
-        if mistake is not None:
-            details["aggregate_mistake"] = mistake
-            if mistake["kind"] == "aggregate_in_where":
-                details["aggregate_in_where"] = True
-    if category in (Category.column_not_found, Category.table_not_found) and sql:
-        joined = _missing_join(category, details, info, ctx, sql, schema)
-        if joined is not None:
-            details["missing_join"] = joined
-            return Category.join_error
-    if category is Category.function_not_found:
-        fn = (details.get("identifier") or "").lower()
-        if any(w in fn for w in _DATE_FUNCTION_WORDS):
-            details["date_function"] = True
-    return category
-
-
-def _missing_join(
-    category: Category,
-    details: dict[str, Any],
-    info: ErrorInfo,
-    ctx: SqlContext,
-    sql: str,
-    schema: Schema,
-) -> dict[str, Any] | None:
-    """A column of a table the query does not join: a bare column none of the query's tables
-    has, or one qualified by a table or alias the query does not have."""
-    if details.get("double_quoted_string") or details.get("derived_alias"):
-        return None
-    ident = (details.get("identifier") or "").strip('"')
-    if not ident:
-        return None
-    if category is Category.table_not_found:
-        # PostgreSQL "missing FROM-clause entry for table x", DuckDB "Referenced table x not
-        # found": x.column was written, and x is not in FROM.
-        if not re.search(r"missing FROM-clause|Referenced table", info.primary, re.I):
-            return None
-        if ident.lower() in ctx.aliases:
-            return None
-        m = re.search(rf"(?<![\w.])\"?{re.escape(ident)}\"?\.(?:\"([^\"]+)\"|(\w+))", sql, re.I)
-        if m is None:
-            return None
-        qualifier, column = ident, m.group(1) or m.group(2)
-    else:
-        qualifier, _, column = ident.rpartition(".")
-        qualifier = qualifier.strip('"`[]') or ""
-        column = column.strip('"`[]')
-        if qualifier and qualifier.lower() in ctx.aliases:
-            return None  # the alias exists: its table lacks the column (a wrong column)
-        if not qualifier and any(
-            (t := schema.table(name)) is not None
-            and column.lower() in {c.lower() for c in t.column_names()}
-            for name in ctx.tables
-        ):
-            return None
-    found = missing_join(
-        column, schema, tables=ctx.tables, aliases=ctx.aliases, qualifier=qualifier or None
-    )
-    if found is None:
-        return None
-    # a qualifier may simply name the wrong table: the query's own tables that have it
-    in_query = suggest.qualify(column, schema, tables=ctx.tables, aliases={}) if qualifier else []
-    return {
-        "column": found.column,
-        "table": found.table,
-        "joins": found.joins,
-        "owners": found.owners,
-        "qualifier": found.qualifier,
-        "in_query": in_query,
-    }
-
-
-def _malformed(
-    category: Category,
-    details: dict[str, Any],
-    info: ErrorInfo | None,
-    sql: str | None,
-    schema: Schema,
-    dialect: str | None,
-) -> Category:
-    """Replies that are not a finished query of this engine, whatever the engine made of
-    them: nested too deeply, bind placeholders, syntax the engine lacks, repeated words,
-    cut off."""
-    if not sql or category not in _MALFORMED_FROM:
-        return category
-    if details.get("too_deep"):
-        return Category.syntax_error
-    message = info.message if info is not None else str(details.get("message") or "")
-    found = malformed.placeholders(sql)
-    if found:
-        bare = (details.get("identifier") or details.get("near") or "").strip('"`').lower()
-        bare = bare.lstrip("@:$%?")  # MySQL reads `$1` as a column name
-        bound = {p.lstrip("@:$%?").lower() for p in found}
-        if (
-            category in (Category.syntax_error, Category.unknown, Category.type_mismatch)
-            or bare in bound
-            or re.search(r"binding|parameter", message, re.I)
-        ):
-            details["placeholders"] = found
-            return Category.syntax_error
-    if category in (Category.syntax_error, Category.unknown):
-        lacking = malformed.unsupported(sql, dialect)
-        if lacking is not None:
-            details["unsupported"] = list(lacking)
-            return Category.syntax_error
-    repeated = malformed.degenerate(sql)
-    if repeated is not None:
-        details["repeated"] = repeated
-        return Category.syntax_error
-    cut = malformed.truncated(
-        sql, _names_by_likelihood(schema, sql_context(sql, dialect)), schema.table_names()
-    )
-    named = str(details.get("identifier") or "").strip('"`').lower()
-    if (
-        cut is not None
-        and not cut["completions"]
-        and category in (Category.table_not_found, Category.column_not_found)
-        and named == cut["tail"].lower()
-    ):
-        # The engine read the last word (a keyword elsewhere, such as ORDER) as a name: the
-        # query ended where the model meant it to, and the name is what is wrong.
-        cut = None
-    if cut is not None:  # whatever the engine tripped on first, the query is unfinished
-        details["truncated"] = cut
-        details.pop("missing_join", None)  # nothing is missing but the rest of the query
-        return Category.syntax_error
-    return category
-
-
-def _names_by_likelihood(schema: Schema, ctx: SqlContext) -> list[str]:
-    """Real names, likeliest first for a query over ``ctx.tables``: the columns of its
-    tables, then the other tables, then every other column (shorter names first in each)."""
-    used = [t for name in ctx.tables if (t := schema.table(name)) is not None]
-    first = sorted({c for t in used for c in t.column_names()}, key=len)
-    tables = sorted(schema.table_names(), key=len)
-    rest = sorted({c for t in schema.tables for c in t.column_names()}, key=len)
-    return list(dict.fromkeys([*first, *tables, *rest]))
-
-
-#: Categories a malformed reply can show up as.
-_MALFORMED_FROM = frozenset(
-    {
-        Category.syntax_error,
-        Category.unknown,
-        Category.column_not_found,
-        Category.table_not_found,
-        Category.function_not_found,
-        Category.type_mismatch,
-        Category.join_error,
-    }
-)
-
-
-def _case_only(
-    category: Category,
-    details: dict[str, Any],
-    ctx: SqlContext,
-    schema: Schema,
-    dialect: str | None,
-) -> str | None:
-    """The real name when the written one differs from it only in case, on an engine where
-    that matters, among the query's own tables (for a column) or the schema (for a table)."""
-    if dialect_key(dialect) not in CASE_SENSITIVE or not schema.tables:
-        return None
-    ident = (details.get("identifier") or "").strip()
-    if not ident:
-        return None
-    qualifier, _, name = ident.rpartition(".")
-    name = name.strip('"')
-    if category is Category.table_not_found:
-        real = schema.table(name)
-        return real.name if real is not None and real.name != name else None
-    owner = ctx.resolve(qualifier) if qualifier else None
-    tables = [owner] if owner else ctx.tables
-    for tname in tables:
-        table = schema.table(tname or "")
-        if table is None:
-            continue
-        for col in table.column_names():
-            if col.lower() == name.lower() and col != name:
-                return f"{table.name}.{col}"
-    return None
-
-
-def _table_columns(
-    ident: str, ctx: SqlContext, sql: str | None, dialect: str | None, schema: Schema
-) -> list[str]:
-    """The columns the query reads from the unknown table ``ident``: in each SELECT that
-    reads it, those qualified by its name or alias, and the bare ones none of that SELECT's
-    other tables has."""
-    from sqlglot import exp
-
-    tree = parse_tree(sql, dialect)
-    if tree is None:
-        return []
-    out: list[str] = []
-    for table in tree.find_all(exp.Table):
-        if table.name.lower() != ident.lower():
-            continue
-        select = table.find_ancestor(exp.Select)
-        if select is None:
-            continue
-        refs = {table.name.lower(), (table.alias or table.name).lower()}
-        others = [
-            schema.table(t.name)
-            for t in select.find_all(exp.Table)
-            if t.find_ancestor(exp.Select) is select and t.name.lower() != ident.lower()
-        ]
-        known = {c.lower() for t in others if t is not None for c in t.column_names()}
-        for col in select.find_all(exp.Column):
-            if not col.name or isinstance(col.this, exp.Star):
-                continue
-            if col.find_ancestor(exp.Select) is not select:
-                continue
-            if col.table and col.table.lower() not in refs:
-                continue
-            if not col.table and col.name.lower() in known:
-                continue
-            if col.name not in out:
-                out.append(col.name)
-    return out
-
-
-def _suggestions(
-    category: Category,
-    details: dict[str, Any],
-    info: ErrorInfo | None,
-    ctx: SqlContext,
-    sch: Schema,
-    dialect: str | None,
-    sql: str | None = None,
-) -> list[str]:
-    ident = details.get("identifier")
-    engine = suggest.engine_candidates(info) if info is not None else []
-    if details.get("truncated"):
-        return _completions(details["truncated"]["completions"], ctx, sch, sql)
-    if details.get("missing_join"):
-        mj = details["missing_join"]
-        owners = [f"{t}.{mj['column']}" for t in mj["owners"]]
-        in_query = mj.get("in_query", [])
-        if mj.get("qualifier") and sch.table(mj["qualifier"]) is not None:
-            # a real table outside the query: the model may have meant one it has
-            ranked = [*owners[:1], *in_query[:2], *owners]
-        else:  # an undefined alias: which table it meant is the question
-            ranked = [*owners[:2], *in_query[:1], *owners]
-        return list(dict.fromkeys(ranked))[:5]
-    if category is Category.column_not_found and ident:
-        return suggest.rank_columns(
-            ident, sch, tables=ctx.tables, aliases=ctx.aliases, engine=engine
-        )
-    if category is Category.table_not_found and ident:
-        columns = _table_columns(ident, ctx, sql, dialect, sch)
-        return suggest.rank_tables(ident, sch, engine=engine, columns=columns)
-    kind = details.get("aggregate_mistake", {}).get("kind")
-    if category is Category.aggregation_error and kind in (
-        "aggregate_in_where",
-        "nested_aggregate",
-    ):
-        return []
-    if category is Category.aggregation_error:
-        found = []
-        columns = details.get("aggregate_mistake", {}).get("columns") or []
-        for col in [*([ident] if ident else []), *columns]:
-            for name in suggest.qualify(col, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]:
-                if name not in found:
-                    found.append(name)
-        return found or ([ident] if ident else [])
-    if category is Category.join_error and ident:
-        found = suggest.qualify(ident, sch, tables=ctx.tables, aliases=ctx.aliases)
-        for cand in engine:
-            q, _, c = cand.rpartition(".")
-            for name in suggest.qualify(cand, sch, tables=ctx.tables, aliases=ctx.aliases):
-                if name not in found and q:
-                    found.append(name)
-            del c
-        return found
-    if category is Category.function_not_found and ident:
-        return suggest.rank_functions(ident, dialect, engine)
-    return []
-
-
-def _completions(names: list[str], ctx: SqlContext, sch: Schema, sql: str | None) -> list[str]:
-    """The real names a cut-off identifier begins: tables as they are, columns qualified by
-    the table its qualifier names (``T2.Templ``), else by the first of the query's tables
-    that has them (else by any table)."""
-    tail = (sql or "").rstrip()
-    m = re.search(r"([\w\"`]+)\.[\w\"`]*$", tail)
-    owner = sch.table(ctx.resolve(m.group(1)) or "") if m else None
-    out: list[str] = []
-    for name in names:
-        table = sch.table(name)
-        if table is not None:
-            found = [table.name]
-        elif owner is not None:
-            col = next((c for c in owner.column_names() if c.lower() == name.lower()), None)
-            found = [f"{owner.name}.{col}"] if col else []
-        else:
-            found = (
-                suggest.qualify(name, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]
-                or [
-                    f"{t.name}.{c}"
-                    for t in sch.tables
-                    for c in t.column_names()
-                    if c.lower() == name.lower()
-                ][:1]
-            )
-        out.extend(f for f in found if f not in out)
-    return out[:5]

@@ -1,7 +1,8 @@
 """Engine error -> category, checked in priority order, most specific first (stdlib only).
 
-Each rule keys on what engines keep stable: the SQLSTATE (PostgreSQL), the exception class
-name (DuckDB ``BinderException``, psycopg ``GroupingError``, ...), the sqlite3 error name and
+Each rule keys on what engines keep stable: the SQLSTATE, the kind the error is classed by
+(DuckDB ``BinderException``, PostgreSQL ``GroupingError``, a Spark condition ...), the engine's
+own code (SQLite's error names) and
 the message *prefix* ("must appear in the GROUP BY clause", "no such column"), never on the
 whole text. System errors come first, then the specific SQL errors before the generic ones,
 so that "column x must appear in the GROUP BY clause" is an aggregation error, not a column
@@ -34,7 +35,7 @@ class Rule:
     category: Category
     sqlstates: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
-    errornames: tuple[str, ...] = ()
+    codes: tuple[str, ...] = ()
     pattern: str | None = None
     check: Callable[[ErrorInfo], bool] | None = None
 
@@ -43,7 +44,7 @@ class Rule:
             return self.check(info) if self.check else True
         if any(c in self.classes for c in info.classes):
             return self.check(info) if self.check else True
-        if info.errorname and info.errorname in self.errornames:
+        if info.code and info.code in self.codes:
             return True
         if self.pattern and re.search(self.pattern, info.primary, re.I):
             return self.check(info) if self.check else True
@@ -66,9 +67,9 @@ _DATETIME_WORDS = re.compile(
 
 def _spark_datetime(info: ErrorInfo) -> bool:
     """Spark's cast of a malformed value to a date or timestamp (``CAST_INVALID_INPUT``)."""
-    target = str((info.extra.get("parameters") or {}).get("targetType", "")).upper()
+    target = str((info.details.get("parameters") or {}).get("targetType", "")).upper()
     return (
-        "DATE" in target or "TIMESTAMP" in target or "DATETIME" in info.extra.get("condition", "")
+        "DATE" in target or "TIMESTAMP" in target or "DATETIME" in info.details.get("condition", "")
     )
 
 
@@ -90,7 +91,7 @@ RULES: tuple[Rule, ...] = (
         sqlstates=("57014",),
         classes=("QueryTimeout", "QueryCanceled", "QueryCanceledError", "InterruptException")
         + ("OPERATION_CANCELED",),  # Spark
-        errornames=("SQLITE_INTERRUPT",),
+        codes=("SQLITE_INTERRUPT",),
         pattern=r"^interrupted\b|statement timeout|canceling statement|timed? ?out\b|"
         r"^INTERRUPT Error|query (was )?cancel",
     ),
@@ -98,7 +99,7 @@ RULES: tuple[Rule, ...] = (
         Category.connection_error,
         sqlstates=("08", "57P01", "57P02", "57P03", "53300"),
         classes=("ConnectionException", "ConnectionTimeout", "InterfaceError"),
-        errornames=("SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_CORRUPT"),
+        codes=("SQLITE_CANTOPEN", "SQLITE_NOTADB", "SQLITE_CORRUPT"),
         pattern=r"connection (refused|closed|reset|failed|already closed|to server)|"
         r"server closed the connection|could not connect|unable to open database|"
         r"no connection|terminating connection|database is closed|"
@@ -108,7 +109,7 @@ RULES: tuple[Rule, ...] = (
         Category.permission_denied,
         sqlstates=("42501", "25006", "28"),
         classes=("PermissionException", "InsufficientPrivilege", "ReadOnlySqlTransaction"),
-        errornames=("SQLITE_AUTH", "SQLITE_READONLY", "SQLITE_PERM"),
+        codes=("SQLITE_AUTH", "SQLITE_READONLY", "SQLITE_PERM"),
         pattern=r"permission denied|not authorized|read-only (transaction|mode)|readonly database|"
         r"^Permission Error|access denied|insufficient privilege",
     ),
@@ -194,7 +195,7 @@ RULES: tuple[Rule, ...] = (
         sqlstates=("22P02", "42804", "42883", "22003", "22018", "42846", "22023"),
         classes=("ConversionException", "MismatchTypeException", "InvalidTextRepresentation")
         + ("DATATYPE_MISMATCH", "CAST_INVALID_INPUT", "CAST_OVERFLOW", "INVALID_FORMAT"),
-        errornames=("SQLITE_MISMATCH",),
+        codes=("SQLITE_MISMATCH",),
         pattern=r"could not convert|cannot compare|no function matches|operator does not exist|"
         r"invalid input syntax|cannot be cast|cannot cast|type mismatch|datatype mismatch|"
         r"argument of .* must be type|must be type|Mismatch Type|out of range for type|"

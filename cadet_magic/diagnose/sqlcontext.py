@@ -13,18 +13,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from cadet_magic.sql.dialect import resolve_dialect
+from cadet_magic.sql.query import checked
+
 _FROM = re.compile(
     r"\b(?:FROM|JOIN)\s+([\w.\"`\[\]]+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|JOIN\b|GROUP\b|ORDER\b|"
     r"LEFT\b|RIGHT\b|INNER\b|OUTER\b|CROSS\b|FULL\b|LIMIT\b|HAVING\b|UNION\b|NATURAL\b)(\w+))?",
     re.I,
 )
-
-
-def sqlglot_dialect(dialect: str | None) -> str | None:
-    """The sqlglot name of a dialect (``postgresql`` -> ``postgres``)."""
-    from cadet_magic.sql.dialect import resolve_dialect
-
-    return resolve_dialect(dialect)
 
 
 @dataclass
@@ -58,7 +54,7 @@ def _parse(sql: str, dialect: str | None) -> Any:
 
     from cadet_magic.sql.dialect import quiet_sqlglot
 
-    for d in dict.fromkeys((sqlglot_dialect(dialect), None)):
+    for d in dict.fromkeys((resolve_dialect(dialect), None)):
         try:
             with quiet_sqlglot():
                 return sqlglot.parse_one(sql, read=d)
@@ -77,6 +73,9 @@ def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
     """
     if not sql:
         return None
+    query = checked(sql, resolve_dialect(dialect))
+    if query is not None:  # the check's tree: not parsed again
+        return query.tree
     try:
         return _parse(sql, dialect)
     except RecursionError:
@@ -93,37 +92,47 @@ def sql_context(sql: str | None, dialect: str | None = None) -> SqlContext:
     Returns:
         A :class:`SqlContext`; a regex reading of FROM/JOIN when sqlglot cannot parse it.
     """
-    ctx = SqlContext()
     if not sql:
-        return ctx
+        return SqlContext()
     try:
-        from sqlglot import exp
-
         tree = parse_tree(sql, dialect)
         if tree is None:
             raise ValueError("unparsable")
-        ctx.ctes = [c.alias_or_name for c in tree.find_all(exp.CTE)]
-        cte_lower = {c.lower() for c in ctx.ctes}
-        for sub in tree.find_all(exp.Subquery):
-            if sub.alias:
-                ctx.derived.append(sub.alias)
-                ctx.aliases[sub.alias.lower()] = sub.alias
-        for t in tree.find_all(exp.Table):
-            if not t.name or t.name.lower() in cte_lower:
-                continue
-            if t.name not in ctx.tables:
-                ctx.tables.append(t.name)
-            ctx.aliases.setdefault(t.name.lower(), t.name)
-            if t.alias:
-                ctx.aliases[t.alias.lower()] = t.name
-        for anonymous in tree.find_all(exp.Anonymous):
-            ctx.functions.append(str(anonymous.name).lower())
-        for f in tree.find_all(exp.Func):
-            if not isinstance(f, exp.Anonymous):
-                ctx.functions.append(f.sql_name().lower())
-        return ctx
+        return _from_tree(tree)
     except Exception:  # noqa: BLE001 - fall back on a regex reading
-        ctx = SqlContext()
+        return _from_text(sql)
+
+
+def _from_tree(tree: Any) -> SqlContext:
+    """The tables, aliases, CTEs, derived tables and functions of a parsed query."""
+    from sqlglot import exp
+
+    ctx = SqlContext()
+    ctx.ctes = [c.alias_or_name for c in tree.find_all(exp.CTE)]
+    cte_lower = {c.lower() for c in ctx.ctes}
+    for sub in tree.find_all(exp.Subquery):
+        if sub.alias:
+            ctx.derived.append(sub.alias)
+            ctx.aliases[sub.alias.lower()] = sub.alias
+    for t in tree.find_all(exp.Table):
+        if not t.name or t.name.lower() in cte_lower:
+            continue
+        if t.name not in ctx.tables:
+            ctx.tables.append(t.name)
+        ctx.aliases.setdefault(t.name.lower(), t.name)
+        if t.alias:
+            ctx.aliases[t.alias.lower()] = t.name
+    for anonymous in tree.find_all(exp.Anonymous):
+        ctx.functions.append(str(anonymous.name).lower())
+    for f in tree.find_all(exp.Func):
+        if not isinstance(f, exp.Anonymous):
+            ctx.functions.append(f.sql_name().lower())
+    return ctx
+
+
+def _from_text(sql: str) -> SqlContext:
+    """A regex reading of FROM/JOIN and calls, for a query sqlglot cannot parse."""
+    ctx = SqlContext()
     for m in _FROM.finditer(sql):
         name = m.group(1).strip('"`[]').split(".")[-1]
         if name.startswith("("):

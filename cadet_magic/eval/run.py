@@ -441,13 +441,7 @@ def evaluate(
         print(f"question {i} of {dataset.questions_file} skipped: {why}", file=sys.stderr)
     todo = sum(1 for q in chosen for m in modes if not finished(previous[m].get(q.key)))
     bar = Progress(todo, progress)
-    tally = {m: [0, 0] for m in modes}
-    for m in modes:
-        for q in chosen:
-            rec = previous[m].get(q.key)
-            if finished(rec) and rec is not None and not rec.get("error"):
-                tally[m][0] += bool(rec.get("final_match"))
-                tally[m][1] += 1
+    tally = _tally(modes, chosen, previous)
     databases: dict[str, Database | str] = {}
     gold_cache: dict[tuple[str, str, str], tuple[list[tuple] | None, str | None]] = {}
     metrics = SessionMetrics()
@@ -509,6 +503,23 @@ def evaluate(
     if print_summary:
         print(evaluation.summary)
     return evaluation
+
+
+def _tally(
+    modes: Sequence[str],
+    chosen: Sequence[Question],
+    previous: dict[str, dict[tuple[str, str, str], dict]],
+) -> dict[str, list[int]]:
+    """Per mode, [answers that matched, questions answered] among the results already on file
+    (a resumed run's progress line starts from them)."""
+    tally = {m: [0, 0] for m in modes}
+    for m in modes:
+        for q in chosen:
+            rec = previous[m].get(q.key)
+            if finished(rec) and rec is not None and not rec.get("error"):
+                tally[m][0] += bool(rec.get("final_match"))
+                tally[m][1] += 1
+    return tally
 
 
 def _database(dataset: Dataset, db_id: str, databases: dict[str, Database | str]) -> Database | str:

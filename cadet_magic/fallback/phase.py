@@ -12,7 +12,8 @@ pure functions of the state) and reuse the agent's model call, SQL run and attem
 
 Example:
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
-    >>> s = {"attempt": 3, "max_attempts": 3, "phase": "fallback", "sql": "x", "code": "y",
+    >>> from cadet_magic.options import AskOptions
+    >>> s = {"attempt": 3, "options": AskOptions(), "phase": "fallback", "sql": "x", "code": "y",
     ...      "diagnosis": Diagnosis(Category.column_not_found, True), "attempts": ()}
     >>> str(decide(s)), route_after_diagnose(s)
     ('max_attempts', 'finish')
@@ -29,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from cadet_magic.agent import nodes, record
+from cadet_magic.agent import nodes, record, routes
 from cadet_magic.agent.nodes import Context
 from cadet_magic.agent.reply import extract_code
 from cadet_magic.agent.routes import checked, same_sql
@@ -157,13 +158,13 @@ def check_code(state: FallbackState, ctx: Context) -> dict:
     verdict = check_python(state["code"] or "")
     return {
         "code_check": verdict,
-        "timings": nodes._timed(state, "check_code", time.perf_counter() - t0),
+        "timings": nodes.timed(state, "check_code", time.perf_counter() - t0),
     }
 
 
 def execute(state: FallbackState, ctx: Context) -> dict:
     """Runs the checked SELECT, fetching at most ``fallback_row_limit`` rows."""
-    return nodes.run_sql(state, ctx, state.get("fallback_row_limit", state["row_limit"]))
+    return nodes.run_sql(state, ctx, state["options"].fallback_row_limit)
 
 
 def run_code(state: FallbackState, ctx: Context) -> dict:
@@ -183,19 +184,19 @@ def run_code(state: FallbackState, ctx: Context) -> dict:
             ),
         )
     else:
-        run = code_runner(ctx)
-        limits: dict[str, Any] = {"timeout": state["timeout"]}
-        offered = {
-            "memory": state.get("fallback_memory", ctx.options.fallback_memory),
-            "unconfined": ctx.options.fallback_unconfined,
-            "row_limit": state["row_limit"],
-            "result_bytes": state.get("result_bytes"),
-        }
-        limits.update({k: v for k, v in offered.items() if nodes._takes(run, k)})
-        result = run(state["code"], df, **limits)
+        options = state["options"]
+        result = code_runner(ctx)(
+            state["code"],
+            df,
+            timeout=options.timeout,
+            memory=options.fallback_memory,
+            unconfined=options.fallback_unconfined,
+            row_limit=options.row_limit,
+            result_bytes=options.result_bytes,
+        )
     return {
         "code_run": result,
-        "timings": nodes._timed(state, "run_code", time.perf_counter() - t0),
+        "timings": nodes.timed(state, "run_code", time.perf_counter() - t0),
     }
 
 
@@ -204,7 +205,7 @@ def diagnose(state: FallbackState, ctx: Context) -> dict:
     t0 = time.perf_counter()
     return {
         "diagnosis": diagnosis(state),
-        "timings": nodes._timed(state, "diagnose", time.perf_counter() - t0),
+        "timings": nodes.timed(state, "diagnose", time.perf_counter() - t0),
     }
 
 
@@ -231,7 +232,7 @@ def diagnosis(state: FallbackState) -> Diagnosis:
     if not found and state.get("error") is not None:
         found.append((state["error"], None))
     elif not found and execution is not None and execution.truncated:
-        found.append((TooManyRows(state.get("fallback_row_limit", state["row_limit"])), None))
+        found.append((TooManyRows(state["options"].fallback_row_limit), None))
     elif not found and run is not None and not run.ok:
         columns = list(getattr(execution, "columns", []) or [])
         found.append((CodeFailed(run.error, columns), None))
@@ -313,25 +314,6 @@ def fallback_result(state: FallbackState) -> tuple[Fallback, Any]:
     return fallback, answer
 
 
-def next_attempt(state: FallbackState, ctx: Context) -> dict:
-    """Records the failed attempt with the feedback that goes to the model and starts the next."""
-    done = close_attempt(state, feedback_sent=True)
-    return {"attempts": (*state["attempts"], done), **begin_attempt(state["attempt"] + 1, FIELDS)}
-
-
-def finish(state: FallbackState, ctx: Context) -> dict:
-    """Records the last attempt and why the run stopped."""
-    done = close_attempt(state, feedback_sent=False)
-    if state.get("model_error"):
-        reason = StopReason.model_error
-    elif answered(state):
-        reason = StopReason.success
-    else:
-        reason = StopReason(decide(state))
-    log.info("[end] fallback %s after %d attempt(s)", reason, done.number)
-    return {"attempts": (*state["attempts"], done), "stop_reason": reason}
-
-
 # -- routes ------------------------------------------------------------------------------------
 
 
@@ -377,17 +359,27 @@ def _unchanged(state: FallbackState) -> bool:
     return _code_key(state.get("code")) == _code_key(previous[-1].code)
 
 
+def _never(state: FallbackState) -> bool:
+    return False
+
+
 def decide(state: FallbackState) -> str:
     """After a failed fallback attempt: ``retry`` or the reason to stop (never a second
-    fallback): a non-retryable error, then the maximum, then the unchanged-attempt guard."""
-    diagnosis = state["diagnosis"]
-    if diagnosis is not None and not diagnosis.retryable:
-        return StopReason.not_retryable
-    if state["attempt"] >= state["max_attempts"]:
-        return StopReason.max_attempts
-    if _unchanged(state):
-        return StopReason.unchanged_sql
-    return "retry"
+    fallback): the agent's one retry policy, with this phase's unchanged-attempt guard (the
+    SELECT and the code)."""
+    return routes.decide(state, _unchanged, _never)
+
+
+#: How this phase records its attempts (the agent's one ``next_attempt`` and ``finish``).
+RECORD = nodes.PhaseRecord(FIELDS, close_attempt, answered, decide, "fallback")
+
+
+def next_attempt(state: FallbackState, ctx: Context) -> dict:
+    return nodes.next_attempt(state, ctx, RECORD)
+
+
+def finish(state: FallbackState, ctx: Context) -> dict:
+    return nodes.finish(state, ctx, RECORD)
 
 
 def route_after_diagnose(state: FallbackState) -> str:

@@ -361,11 +361,8 @@ def _serve_forks(out: Any) -> None:
         watched = [0, *(fd for fd in children.values() if fd is not None)]
         polled = any(fd is None for fd in children.values())
         ready, _, _ = select.select(watched, [], [], 0.05 if polled else None)
-        for pid, pidfd in list(children.items()):
-            if pidfd is None or pidfd in ready:
-                done, status = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    reap(pid, status)
+        for pid, status in _ended(children, ready):
+            reap(pid, status)
         if 0 not in ready:
             continue
         try:
@@ -380,23 +377,46 @@ def _serve_forks(out: Any) -> None:
             for fd in fds:
                 os.close(fd)
             continue
-        request_fd, result_fd = fds
-        pid = os.fork()
-        if pid == 0:  # the child: only its own two pipes, never the template's socket
-            _child(
-                functools.partial(os.read, request_fd),
-                result_fd,
-                os.getppid(),
-                (request_fd, result_fd),
-                False,
-            )
-        os.close(request_fd)
-        os.close(result_fd)
-        try:
-            children[pid] = os.pidfd_open(pid)
-        except (AttributeError, OSError):
-            children[pid] = None
+        pid = _fork_child(fds[0], fds[1])
+        children[pid] = _pidfd(pid)
         write_frame(out, {"event": "started", "pid": pid})
+
+
+def _ended(children: dict[int, int | None], ready: list[int]) -> list[tuple[int, int]]:
+    """The children that ended (pid, wait status): those whose pidfd is ready, and the
+    polled ones."""
+    ended = []
+    for pid, pidfd in list(children.items()):
+        if pidfd is None or pidfd in ready:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                ended.append((pid, status))
+    return ended
+
+
+def _fork_child(request_fd: int, result_fd: int) -> int:
+    """Forks the child that runs one request (only its own two pipes, never the template's
+    socket); the template closes its copies of them."""
+    pid = os.fork()
+    if pid == 0:
+        _child(
+            functools.partial(os.read, request_fd),
+            result_fd,
+            os.getppid(),
+            (request_fd, result_fd),
+            False,
+        )
+    os.close(request_fd)
+    os.close(result_fd)
+    return pid
+
+
+def _pidfd(pid: int) -> int | None:
+    """A pidfd that becomes readable when the child ends (None: it is polled)."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
 
 
 def main() -> None:

@@ -4,8 +4,8 @@ Example:
     >>> s = Schema.from_mapping({"orders": ["order_id", "amount"]})
     >>> s.table_names()
     ['orders']
-    >>> s.as_mapping()
-    {'orders': ['order_id', 'amount']}
+    >>> s.table("ORDERS").column_names()
+    ['order_id', 'amount']
 """
 
 from __future__ import annotations
@@ -93,6 +93,3 @@ class Schema:
 
     def table_names(self) -> list[str]:
         return [t.name for t in self.tables]
-
-    def as_mapping(self) -> dict[str, list[str]]:
-        return {t.name: t.column_names() for t in self.tables}

@@ -74,16 +74,6 @@ def stem(word: str) -> str:
     return word
 
 
-def terms(text: str) -> list[str]:
-    """Stemmed content words of ``text``, in order, without stop words.
-
-    Example:
-        >>> terms("What are the names of the singers?")
-        ['name', 'singer']
-    """
-    return [stem(w) for w in words(text) if w not in STOPWORDS]
-
-
 def _is_subsequence(short: str, long: str) -> bool:
     it = iter(long)
     return all(ch in it for ch in short)

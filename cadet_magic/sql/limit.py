@@ -29,6 +29,7 @@ from typing import cast
 from sqlglot import exp
 
 from cadet_magic.sql.dialect import generate, parse_statements, resolve_dialect
+from cadet_magic.sql.query import CheckedQuery
 
 #: Alias of the derived table when the query has to be wrapped.
 WRAP_ALIAS = "_cadet_limited"
@@ -101,12 +102,13 @@ def _wrap(query: exp.Expression, n: int) -> exp.Select:
     return outer
 
 
-def add_limit(sql: str, dialect: str | None, n: int) -> str:
+def add_limit(sql: str | CheckedQuery, dialect: str | None, n: int) -> str:
     """Limits ``sql`` to its first ``n`` rows by editing the syntax tree.
 
     Args:
-        sql: One read-only query (as returned by ``validate_sql(...).sql``; comments and a
-            trailing ``;`` are fine).
+        sql: One read-only query: the :class:`~cadet_magic.sql.query.CheckedQuery` the check
+            made (its tree is limited, on a copy: nothing is parsed), or a text (comments and
+            a trailing ``;`` are fine).
         dialect: The connection's dialect (sqlglot or SQLAlchemy name), or None.
         n: The most rows to return (>= 0). Callers that want to know whether more rows
             existed pass ``limit + 1`` and fetch that many.
@@ -127,8 +129,11 @@ def add_limit(sql: str, dialect: str | None, n: int) -> str:
         >>> add_limit("WITH c AS (SELECT a FROM t LIMIT 100) SELECT * FROM c", "sqlite", 20)
         'WITH c AS (SELECT a FROM t LIMIT 100) SELECT * FROM c LIMIT 20'
     """
-    if n < 0:
-        raise ValueError(f"row limit must be >= 0, got {n}")
+    if isinstance(sql, CheckedQuery):  # checked: its tree, no parse
+        if n < 0:
+            raise ValueError(f"row limit must be >= 0, got {n}")
+        limited = limit_tree(sql.tree.copy(), sql.read, n)
+        return str(sql) if limited is None else limited
     read = resolve_dialect(dialect)
     try:
         statements = parse_statements(sql, read)
@@ -136,7 +141,20 @@ def add_limit(sql: str, dialect: str | None, n: int) -> str:
         return sql
     if len(statements) != 1:
         return sql
-    tree = statements[0]
+    limited = limit_tree(statements[0], read, n)
+    return sql if limited is None else limited
+
+
+def limit_tree(tree: exp.Expression, read: str | None, n: int) -> str | None:
+    """The SQL of ``tree`` (which it edits) limited to ``n`` rows; None when it is not a
+    query.
+
+    Example:
+        >>> limit_tree(parse_statements("SELECT a FROM t LIMIT 50", "duckdb")[0], "duckdb", 5)
+        'SELECT a FROM t LIMIT 5'
+    """
+    if n < 0:
+        raise ValueError(f"row limit must be >= 0, got {n}")
     while (
         isinstance(tree, exp.Subquery)
         and not tree.alias
@@ -151,5 +169,5 @@ def add_limit(sql: str, dialect: str | None, n: int) -> str:
     elif isinstance(tree, exp.Query | exp.Pivot):
         tree = _wrap(cast(exp.Expression, tree), n)
     else:
-        return sql
+        return None
     return generate(tree, read)

@@ -14,9 +14,16 @@ import re
 
 import sqlglot
 
+from cadet_magic.sql.dialect import resolve_dialect
+from cadet_magic.sql.query import checked
+
 
 def normalize_sql(sql: str, dialect: str | None = None) -> str:
-    """A canonical form: comments, case of keywords, whitespace and a trailing ``;`` ignored."""
+    """A canonical form: comments, case of keywords, whitespace and a trailing ``;`` ignored
+    (a query the check made lately is not parsed again)."""
+    query = checked(sql, dialect) if dialect == resolve_dialect(dialect) else None
+    if query is not None:
+        return query.normalized
     text = sql.strip().rstrip(";").strip()
     try:
         trees = sqlglot.parse(text, read=dialect)
@@ -34,13 +41,16 @@ def _words(sql: str) -> list[str]:
     )
 
 
-def sql_diff(before: str | None, after: str | None, max_changes: int = 4) -> str:
-    """Describes what changed between two SQL texts, with the actual snippets."""
+def sql_diff(
+    before: str | None, after: str | None, max_changes: int = 4, dialect: str | None = None
+) -> str:
+    """Describes what changed between two SQL texts (in ``dialect``), with the actual
+    snippets."""
     if not before:
         return "First attempt"
     if not after:
         return "No SQL"
-    if normalize_sql(before) == normalize_sql(after):
+    if normalize_sql(before, dialect) == normalize_sql(after, dialect):
         return "No functional changes (formatting only)"
     a, b = _words(before), _words(after)
     changes: list[str] = []

@@ -21,6 +21,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from cadet_magic.sql.dialect import parse_statements, resolve_dialect
+from cadet_magic.sql.query import checked
 from cadet_magic.sql.validate import Issue, Validation
 
 #: Aggregate functions sqlglot may parse as anonymous calls in some dialects.
@@ -138,8 +139,9 @@ def check_simple_select(sql: str, dialect: str | None) -> Validation:
         (False, 'Not a simple SELECT')
     """
     name = resolve_dialect(dialect)
+    query = checked(sql, name)
     try:
-        trees = parse_statements(sql, name)
+        trees = [query.tree] if query is not None else parse_statements(sql, name)
     except SqlglotError as e:
         return Validation(False, [Issue("parse_error", f"The SQL does not parse: {e}")], sql)
     if len(trees) != 1:

@@ -39,13 +39,9 @@ from cadet_magic.sql.checks.context import QUERY_HINT as _QUERY_HINT
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.context import classes as _classes
 from cadet_magic.sql.checks.executable_comments import executable_comment
-from cadet_magic.sql.checks.function_calls import forbidden_function, function_names
 from cadet_magic.sql.checks.side_effects import SIDE_EFFECT_NODES as _SIDE_EFFECT_NODES
 from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WORDS
 from cadet_magic.sql.checks.side_effects import statement_name as _statement_name
-from cadet_magic.sql.dialect import (  # re-exported: importable from here as before
-    DIALECT_ALIASES as DIALECT_ALIASES,
-)
 from cadet_magic.sql.dialect import (
     generate,
     parse_statements,
@@ -53,31 +49,25 @@ from cadet_magic.sql.dialect import (
     resolve_dialect,
 )
 from cadet_magic.sql.functions import FunctionCatalog
+from cadet_magic.sql.query import CheckedQuery, checked, renamed_in
 
-__all__ = [
-    "DIALECT_ALIASES",
-    "Issue",
-    "Validation",
-    "forbidden_function",
-    "function_names",
-    "parse_statements",
-    "renamed_functions",
-    "resolve_dialect",
-    "validate_sql",
-]
+__all__ = ["CheckedQuery", "Issue", "Validation", "renamed_functions", "validate_sql"]
 
 
 @dataclass
 class Validation:
-    """The verdict: ``ok``, the ``issues`` found and the ``sql`` to run."""
+    """The verdict: ``ok``, the ``issues`` found and the ``sql`` to run; when ``ok``, ``sql``
+    is the :class:`~cadet_magic.sql.query.CheckedQuery` (the text, with its tree, dialect and
+    the text as written) the later steps are handed instead of parsing it again."""
 
     ok: bool
     issues: list[Issue] = field(default_factory=list)
     sql: str = ""
 
-
-#: Kept under its old name for the modules that import it from here.
-_quiet_sqlglot = quiet_sqlglot
+    @property
+    def query(self) -> CheckedQuery | None:
+        """The checked query (``sql`` itself, when ``ok``)."""
+        return self.sql if isinstance(self.sql, CheckedQuery) else None
 
 
 def _parse_error_message(error: Exception, dialect: str | None) -> str:
@@ -222,7 +212,7 @@ def validate_sql(
             [Issue("parse_error", f"The SQL cannot be handled ({e}). Simplify it. {_QUERY_HINT}")],
             sql,
         )
-    return Validation(True, [], text)
+    return Validation(True, [], CheckedQuery(tree, read, text, sql))
 
 
 def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
@@ -239,24 +229,12 @@ def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
         {}
     """
     read = resolve_dialect(dialect)
+    query = checked(sql, read)
+    if query is not None:  # the check's tree: not parsed again
+        return dict(query.renamed)
     try:
-        with _quiet_sqlglot():
+        with quiet_sqlglot():
             trees = parse_statements(sql, read)
     except Exception:  # noqa: BLE001 - nothing parsed, nothing renamed
         return {}
-    written = sql.upper()
-    renamed: dict[str, str] = {}
-    for tree in trees:
-        for node in tree.find_all(exp.Func):
-            if isinstance(node, exp.Anonymous):
-                continue
-            try:
-                with _quiet_sqlglot():
-                    text = node.sql(dialect=read, comments=False)
-            except Exception:  # noqa: BLE001
-                continue
-            head = text.split("(", 1)[0].strip().upper()
-            name = node.sql_name().upper()
-            if head and head.replace("_", "").isalnum() and head != name and head not in written:
-                renamed[head] = name
-    return renamed
+    return renamed_in(trees, read, sql)

@@ -258,7 +258,7 @@ def test_success_on_the_first_attempt_calls_the_model_once(runner):
 def test_the_code_runner_is_injectable(runner):
     calls = []
 
-    def recording_runner(code, df, *, timeout):
+    def recording_runner(code, df, *, timeout, **limits):
         calls.append((code, list(df.columns), len(df), timeout))
         return run_code(code, df, timeout=timeout)
 
@@ -277,30 +277,16 @@ NO_PANDAS_ADVICE = [
 def test_without_pandas_the_fallback_is_a_clear_error_not_a_crash(
     runner, monkeypatch, in_browser, says, never
 ):
-    from cadet_magic.agent import nodes
     from cadet_magic.agent import run as agent_run
 
     def no_pandas(columns, rows):
         raise ImportError("No module named 'pandas'")
 
-    monkeypatch.setattr(nodes.Context, "__init__", _with_frame_maker(no_pandas))
     monkeypatch.setattr(agent_run, "IN_BROWSER", in_browser)
-    r, _, _ = ask(runner, *FAILED_SQL, fallback_reply(), fallback_reply())
+    r, _, _ = ask(runner, *FAILED_SQL, fallback_reply(), fallback_reply(), frame_maker=no_pandas)
     assert not r.ok and r.stop_reason == "not_retryable"
     assert r.fallback.attempts[0].category == "unavailable" and len(r.fallback.attempts) == 1
     assert "pandas" in r.message and says in r.message and never not in r.message
-
-
-def _with_frame_maker(maker):
-    from cadet_magic.agent import nodes
-
-    original = nodes.Context.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        self.frame_maker = maker
-
-    return init
 
 
 def test_a_scalar_answer_becomes_a_one_cell_table(runner):

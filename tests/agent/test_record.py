@@ -7,12 +7,19 @@ import pytest
 
 import cadet_magic.agent.record as record
 from cadet_magic.diagnose.model import Category, Diagnosis
+from cadet_magic.options import AskOptions
 from cadet_magic.result import Phase
 from cadet_magic.sql.validate import validate_sql
 
 
 def state(**kw):
-    base = {"attempt": 2, "phase": Phase.sql, "attempts": (), "max_attempts": 3, "timings": {}}
+    base = {
+        "attempt": 2,
+        "phase": Phase.sql,
+        "attempts": (),
+        "options": AskOptions(),
+        "timings": {},
+    }
     return {**base, **kw}
 
 

@@ -11,12 +11,13 @@ from cadet_magic.agent.routes import (
     route_after_execute,
     route_after_generate,
 )
-from cadet_magic.db.base import RunResult
-from cadet_magic.diagnose.classify import Diagnosis
+from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.fallback import phase as fallback_routes
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.phase import route_after_check_code, route_after_run_code
 from cadet_magic.fallback.run import CodeError, CodeRun
+from cadet_magic.options import AskOptions
+from cadet_magic.runner import RunResult
 from cadet_magic.sql.validate import Validation
 
 CASES = json.loads((Path(__file__).parent / "route_cases.json").read_text())
@@ -41,9 +42,8 @@ def state_for(case):
     )
     return {
         "attempt": case["attempt"],
-        "max_attempts": case["max"],
+        "options": AskOptions(max_attempts=case["max"], fallback=case.get("fallback", False)),
         "phase": phase,
-        "fallback": case.get("fallback", False),
         "model_error": case.get("model_error"),
         "dialect": "duckdb",
         "sql": case["sql"],
@@ -90,7 +90,7 @@ STEP_CASES = [
     (route_after_check_code, {"check": BAD_SQL, "code_check": OK_CODE}, "diagnose"),
     (route_after_check_code, {"check": OK_SQL, "code_check": BAD_CODE}, "diagnose"),
     (route_after_check_code, {"check": None, "code_check": OK_CODE}, "diagnose"),
-    (route_after_execute, {"phase": "sql", "execution": ROWS}, "finish"),
+    (route_after_execute, {"phase": "sql", "execution": ROWS}, "check_result"),
     (route_after_execute, {"phase": "sql", "execution": None}, "diagnose"),
     (route_after_execute, {"phase": "fallback", "execution": ROWS}, "run_code"),
     (route_after_execute, {"phase": "fallback", "execution": TOO_MANY}, "diagnose"),

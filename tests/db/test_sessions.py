@@ -5,6 +5,8 @@ DuckDB's aborted transaction, SQLite file databases on a connection of the agent
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -13,8 +15,17 @@ import sqlalchemy as sa
 
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.db.sqlalchemy import PG_INERROR, pg_transaction_status
-from cadet_magic.errors import FailedTransactionError
+from cadet_magic.errors import EngineError, FailedTransactionError
 from tests.helpers import TIME_SLACK
+
+
+@contextmanager
+def refused_by(driver_error: type[BaseException]) -> Iterator[None]:
+    """The engine refused: the runner raises the driver's error read into an EngineError."""
+    with pytest.raises(EngineError) as caught:
+        yield
+    assert isinstance(caught.value.__cause__, driver_error), caught.value.__cause__
+
 
 SETUP = [
     "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer VARCHAR(20), amount INTEGER)",
@@ -264,7 +275,7 @@ def test_sqlite_file_database_never_touches_the_users_connection(tmp_path):
         "PRAGMA query_only = OFF",
         "CREATE TEMP TABLE t AS SELECT 1",
     ):
-        with pytest.raises(sqlite3.DatabaseError):
+        with refused_by(sqlite3.DatabaseError):
             runner.run(hostile, limit=5, timeout=10)
     assert not (tmp_path / "new.db").exists()
     # The user's handlers are still theirs, the transaction still open with its row.
@@ -289,7 +300,7 @@ def test_sqlite_in_memory_database_uses_the_users_connection(tmp_path):
     con.execute("INSERT INTO orders VALUES (3, 'cy', 5)")  # uncommitted
     runner = resolve_runner(con)
     assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(3,)]
-    with pytest.raises(sqlite3.DatabaseError):
+    with refused_by(sqlite3.DatabaseError):
         runner.run("DELETE FROM orders", limit=5, timeout=10)
     assert con.in_transaction
     assert con.execute("SELECT count(*) FROM orders").fetchall() == [(3,)]
@@ -323,7 +334,7 @@ def test_duckdb_engine_refuses_with_the_check_bypassed(tmp_path, hostile):
     con.execute("SELECT nextval('seq')")
     before = _duckdb_state(con, folder)
     runner = resolve_runner(con)
-    with pytest.raises(duckdb.Error):
+    with refused_by(duckdb.Error):
         runner.run(hostile["sql"].format(dir=folder), limit=5, timeout=10)
     assert _duckdb_state(con, folder) == before
     assert runner.run("SELECT count(*) FROM orders", limit=5, timeout=10).rows == [(2,)]

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.diagnose import diagnose_error
+from cadet_magic.db.errors import engine_error
+from cadet_magic.diagnose import diagnose
 from tests.conftest import need
 
 DATA = json.loads((Path(__file__).parent / "data" / "engine_cases.json").read_text())
@@ -22,7 +23,7 @@ def _check(case: dict, engine: str, error: BaseException | None, dialect: str) -
         assert error is None, f"{case['id']}: {engine} was expected to accept it: {error}"
         return
     assert error is not None, f"{case['id']}: {engine} accepted it, expected {expected}"
-    d = diagnose_error(error, sql=case["sql"], dialect=dialect, schema=SCHEMA)
+    d = diagnose(engine_error(error), sql=case["sql"], dialect=dialect, schema=SCHEMA)
     assert d.category.value == expected, f"{case['id']} on {engine}: {error}"
     if case["suggestion"]:
         assert case["suggestion"] in d.suggestions[:3], (case["id"], d.suggestions)
@@ -157,9 +158,11 @@ def test_jupysql_wrapped(monkeypatch, ipython_shell):
         ip.run_line_magic("sql", s)
     with pytest.raises(Exception) as info:
         ip.run_line_magic("sql", "SELECT amout FROM orders")
-    d = diagnose_error(info.value, sql="SELECT amout FROM orders", dialect="duckdb", schema=SCHEMA)
+    d = diagnose(
+        engine_error(info.value), sql="SELECT amout FROM orders", dialect="duckdb", schema=SCHEMA
+    )
     assert d.category.value == "column_not_found"
     assert d.suggestions[0] == "orders.amount"
-    d2 = diagnose_error(str(info.value), schema=SCHEMA)
+    d2 = diagnose(engine_error(str(info.value)), schema=SCHEMA)
     assert d2.category.value == "column_not_found" and d2.details["identifier"] == "amout"
     ip.run_line_magic("sql", "--close diagtest")

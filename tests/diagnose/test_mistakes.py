@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.diagnose import diagnose_error
+from cadet_magic.db.errors import engine_error
+from cadet_magic.diagnose import diagnose
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 
 DATA = json.loads((Path(__file__).parent / "data" / "mistake_cases.json").read_text())
@@ -38,7 +39,7 @@ def _check(case: dict, engine: str, error: BaseException | None) -> None:
         assert error is None, f"{case['id']}: {engine} was expected to accept it: {error}"
         return
     assert error is not None, f"{case['id']}: {engine} accepted it, expected {expected}"
-    d = diagnose_error(error, sql=case["sql"], dialect=engine, schema=SCHEMA)
+    d = diagnose(engine_error(error), sql=case["sql"], dialect=engine, schema=SCHEMA)
     assert d.category.value == expected, (case["id"], engine, str(error)[:300], d.details)
     if case.get("suggestion"):
         assert case["suggestion"] in d.suggestions[:3], (case["id"], engine, d.suggestions)
@@ -130,7 +131,7 @@ def test_refused_by_the_check(sql, detail, text, dialect):
     if verdict.ok:  # PostgreSQL's reading of %s: the engine rejects it (the cases above)
         assert (dialect, detail) == ("postgresql", "placeholders") and "%s" in verdict.sql
         return
-    d = diagnose_error(SafetyRefusal(verdict.issues), sql=sql, dialect=dialect, schema=SCHEMA)
+    d = diagnose(SafetyRefusal(verdict.issues), sql=sql, dialect=dialect, schema=SCHEMA)
     assert d.category.value == "syntax_error" and d.details.get(detail), d.details
     assert text in d.feedback
 
@@ -138,14 +139,14 @@ def test_refused_by_the_check(sql, detail, text, dialect):
 def test_case_advice_never_on_case_insensitive_engines():
     """A name differing from a real one only in case is never the cause on SQLite/DuckDB."""
     for dialect in ("sqlite", "duckdb", "mysql"):
-        d = diagnose_error("no such column: nme", sql='SELECT nme FROM "Artists"', dialect=dialect,
+        d = diagnose("no such column: nme", sql='SELECT nme FROM "Artists"', dialect=dialect,
                            schema=SCHEMA)  # fmt: skip
         assert "case_sensitive" not in d.details and "double quotes" not in d.feedback
-    d = diagnose_error('column "name" does not exist', sql='SELECT "name" FROM "Artists"',
+    d = diagnose('column "name" does not exist', sql='SELECT "name" FROM "Artists"',
                        dialect="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.details["case_sensitive"] == "Artists.Name" and d.suggestions[0] == "Artists.Name"
     # only among the query's own tables: customers.name does not make "Name" a case slip
-    d = diagnose_error('column "Name" does not exist', sql='SELECT "Name" FROM orders',
+    d = diagnose('column "Name" does not exist', sql='SELECT "Name" FROM orders',
                        dialect="postgresql", schema=SCHEMA)  # fmt: skip
     assert "case_sensitive" not in d.details
 
@@ -158,6 +159,8 @@ def test_errors_name_what_the_model_wrote():
     try:
         con.execute("SELECT PERCENTILE_CONT(x, 0.5) FROM t")  # what the check regenerated
     except sqlite3.OperationalError as e:
-        d = diagnose_error(e, sql="SELECT median(x) FROM t", dialect="sqlite", schema={"t": ["x"]})
+        d = diagnose(
+            engine_error(e), sql="SELECT median(x) FROM t", dialect="sqlite", schema={"t": ["x"]}
+        )
     assert d.error == "no such function: MEDIAN" and "MEDIAN" in d.feedback
     assert "PERCENTILE" not in d.error + d.feedback

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.diagnose import diagnose_error
+from cadet_magic.db.errors import engine_error
+from cadet_magic.diagnose import diagnose
 from cadet_magic.diagnose.error_info import read_error
 
 HERE = Path(__file__).parent / "data"
@@ -27,7 +28,7 @@ def _error(case: dict) -> BaseException:
 
 
 def _check(case: dict, error: BaseException | str) -> None:
-    d = diagnose_error(error, sql=case["sql"], dialect="mysql", schema=SCHEMA)
+    d = diagnose(engine_error(error), sql=case["sql"], dialect="mysql", schema=SCHEMA)
     assert d.category.value == case["expect"], (case["id"], str(error))
     if case["suggestion"]:
         assert case["suggestion"] in d.suggestions[:3], (case["id"], d.suggestions)
@@ -46,15 +47,16 @@ def test_recorded_sqlalchemy_text(case):
         f"(pymysql.err.{case['class']}) ({case['errno']}, {json.dumps(case['message'])})\n"
         f"[SQL: {case['sql']}]\n(Background on this error at: https://sqlalche.me/e/20/e3q8)"
     )
-    _check(case, text)
+    _check(case, engine_error(text))
 
 
 def test_error_info_keeps_the_server_number_and_state():
     case = next(c for c in ERRORS if c["id"] == "col")
-    info = read_error(_error(case))
+    error = engine_error(_error(case))
+    info = read_error(error)
     assert info.primary == "Unknown column 'amout' in 'SELECT'"
     assert info.sqlstate == "42703"
-    assert info.extra == {"mysql_errno": 1054, "mysql_sqlstate": "42S22"}
+    assert error.details == {"mysql_errno": 1054, "mysql_sqlstate": "42S22"}
 
 
 @pytest.mark.parametrize(
@@ -82,7 +84,7 @@ def test_error_info_keeps_the_server_number_and_state():
 )
 def test_error_numbers(errno, message, category):
     pymysql = pytest.importorskip("pymysql")
-    d = diagnose_error(pymysql.err.OperationalError(errno, message), dialect="mysql")
+    d = diagnose(engine_error(pymysql.err.OperationalError(errno, message)), dialect="mysql")
     assert d.category.value == category
 
 

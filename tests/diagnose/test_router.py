@@ -1,4 +1,4 @@
-"""diagnose_error's contract: categories, retryability, details, suggestions, feedback."""
+"""diagnose's contract (engine errors): categories, retryability, details, suggestions, feedback."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.diagnose import Category, Diagnosis, diagnose_error, no_sql_feedback
-from cadet_magic.diagnose import classify as classify_module
+from cadet_magic.diagnose import Category, Diagnosis, diagnose, no_sql_feedback, rules
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
@@ -42,21 +41,20 @@ def test_category_values_keep_the_contract():
     assert isinstance(Category.timeout, str) and Category.timeout == "timeout"
 
 
-def test_agent_import_path():
-    from cadet_magic.diagnose.classify import Category as C2
-    from cadet_magic.diagnose.classify import Diagnosis as D2
-    from cadet_magic.diagnose.classify import diagnose_error as de
+def test_one_entry():
+    """The diagnosis has one entry, also the package's public ``diagnose_error``."""
+    import cadet_magic
+    import cadet_magic.diagnose as package
 
-    assert C2 is Category and D2 is Diagnosis and de is diagnose_error
-    assert classify_module.RULES  # the priority-ordered rules are public
+    assert cadet_magic.diagnose_error is diagnose is package.diagnose
+    assert package.Category is Category and package.Diagnosis is Diagnosis
+    assert rules.RULES  # the priority-ordered rules are public
 
 
 @pytest.mark.parametrize("case", MESSAGES, ids=[m["id"] for m in MESSAGES])
 def test_messages(case):
     """Recorded messages (system errors, wrappers, other engines' texts) by category."""
-    d = diagnose_error(
-        case["message"], sql=case.get("sql"), dialect=case.get("dialect"), schema=SCHEMA
-    )
+    d = diagnose(case["message"], sql=case.get("sql"), dialect=case.get("dialect"), schema=SCHEMA)
     assert d.category.value == case["expect"]
     assert d.retryable is (case["expect"] not in ("permission_denied", "connection_error"))
     if "suggestion" in case:
@@ -66,7 +64,7 @@ def test_messages(case):
 
 
 def test_priority_group_by_beats_column():
-    d = diagnose_error('column "orders.status" must appear in the GROUP BY clause or be used in '
+    d = diagnose('column "orders.status" must appear in the GROUP BY clause or be used in '
                        "an aggregate function", sql="SELECT status, SUM(amount) FROM orders",
                        dialect="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.category is Category.aggregation_error
@@ -75,10 +73,13 @@ def test_priority_group_by_beats_column():
 
 
 def test_sqlstate_attribute_wins_over_text():
+    """The driver's SQLSTATE, read at the edge (the PostgreSQL runner's reader), classifies."""
+    from cadet_magic.db.sqlalchemy import postgres_error
+
     class UndefinedTable(Exception):
         sqlstate = "42P01"
 
-    d = diagnose_error(UndefinedTable('relation "ordrs" does not exist'), schema=SCHEMA)
+    d = diagnose(postgres_error(UndefinedTable('relation "ordrs" does not exist')), schema=SCHEMA)
     assert d.category is Category.table_not_found and d.suggestions[0] == "orders"
 
 
@@ -92,7 +93,7 @@ def test_wrapped_orig_and_cause():
             self.orig = orig
 
     wrapped = ProgrammingError(OperationalError("no such column: amout"))
-    d = diagnose_error(wrapped, sql="SELECT amout FROM orders", dialect="sqlite", schema=SCHEMA)
+    d = diagnose(wrapped, sql="SELECT amout FROM orders", dialect="sqlite", schema=SCHEMA)
     assert d.category is Category.column_not_found and d.suggestions[0] == "orders.amount"
     assert d.details["exception"] == "OperationalError"
     assert d.details["position"] == 8
@@ -102,12 +103,12 @@ def test_wrapped_orig_and_cause():
         except OperationalError as e:
             raise RuntimeError("query failed") from e
     except RuntimeError as outer:
-        d = diagnose_error(outer, schema=SCHEMA)
+        d = diagnose(outer, schema=SCHEMA)
     assert d.category is Category.table_not_found and d.suggestions[0] == "orders"
 
 
 def test_query_timeout():
-    d = diagnose_error(QueryTimeout(5), sql="SELECT * FROM orders a, orders b")
+    d = diagnose(QueryTimeout(5), sql="SELECT * FROM orders a, orders b")
     assert d.category is Category.timeout and d.retryable
     assert d.details["seconds"] == 5
     assert "LIMIT" in d.feedback and "WHERE" in d.feedback
@@ -128,7 +129,7 @@ def test_safety_refusal(code, expected):
         "unknown_table": "Unknown table 'ordrs'; tables you may use: customers, orders",
     }.get(code, f"refused: {code}")
     err = SafetyRefusal([Issue(code, message)])
-    d = diagnose_error(err, sql="SELECT * FROM ordrs", dialect="duckdb", schema=SCHEMA)
+    d = diagnose(err, sql="SELECT * FROM ordrs", dialect="duckdb", schema=SCHEMA)
     assert d.category is expected
     assert d.details["codes"] == [code]
     assert message in d.feedback  # the feedback uses the issue messages
@@ -138,32 +139,32 @@ def test_safety_refusal(code, expected):
 
 def test_schema_object_and_mapping_agree():
     err = "no such column: amout"
-    a = diagnose_error(err, sql="SELECT amout FROM orders", schema=SCHEMA)
-    b = diagnose_error(err, sql="SELECT amout FROM orders", schema=Schema.from_mapping(SCHEMA))
+    a = diagnose(err, sql="SELECT amout FROM orders", schema=SCHEMA)
+    b = diagnose(err, sql="SELECT amout FROM orders", schema=Schema.from_mapping(SCHEMA))
     assert a.suggestions == b.suggestions == ["orders.amount"]
 
 
 def test_no_schema_keeps_engine_candidates():
-    d = diagnose_error('Binder Error: Referenced column "amout" not found in FROM clause!\n'
+    d = diagnose('Binder Error: Referenced column "amout" not found in FROM clause!\n'
                        'Candidate bindings: "amount", "status"')  # fmt: skip
     assert d.suggestions == ["amount", "status"]
 
 
 def test_case_sensitive_column_feedback():
-    d = diagnose_error('column "name" does not exist', sql="SELECT name FROM customers",
+    d = diagnose('column "name" does not exist', sql="SELECT name FROM customers",
                        dialect="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.suggestions[0] == "customers.Name" and d.details["case_sensitive"]
     assert "double quotes" in d.feedback
 
 
 def test_derived_table_alias_gets_cte_advice():
-    d = diagnose_error("no such column: t.x", sql="SELECT t.x FROM (SELECT amount AS y FROM orders) t",
+    d = diagnose("no such column: t.x", sql="SELECT t.x FROM (SELECT amount AS y FROM orders) t",
                        dialect="sqlite", schema=SCHEMA)  # fmt: skip
     assert d.category is Category.column_not_found and "CTE" in d.feedback
 
 
 def test_dateadd_day_is_a_foreign_function():
-    d = diagnose_error('column "day" does not exist', sql="SELECT DATEADD(day, 1, created) FROM orders",
+    d = diagnose('column "day" does not exist', sql="SELECT DATEADD(day, 1, created) FROM orders",
                        dialect="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.category is Category.function_not_found and d.details["identifier"] == "DATEADD"
     assert "INTERVAL" in d.feedback
@@ -186,7 +187,7 @@ def test_dateadd_day_is_a_foreign_function():
     ],
 )
 def test_specific_feedback(message, dialect, needle):
-    d = diagnose_error(message, sql="SELECT 1", dialect=dialect, schema=SCHEMA)
+    d = diagnose(message, sql="SELECT 1", dialect=dialect, schema=SCHEMA)
     assert needle in d.feedback, d.feedback
 
 
@@ -208,10 +209,10 @@ def test_no_sql_feedback():
 
 def test_double_quoted_string_literal():
     sql = 'SELECT status FROM orders WHERE status = "JetBlue Airways"'
-    d = diagnose_error('column "JetBlue Airways" does not exist', sql=sql, dialect="postgresql")
+    d = diagnose('column "JetBlue Airways" does not exist', sql=sql, dialect="postgresql")
     assert d.category is Category.column_not_found and "single quotes" in d.feedback
 
 
 def test_subquery_without_alias():
-    d = diagnose_error("subquery in FROM must have an alias", sql="SELECT 1", dialect="postgresql")
+    d = diagnose("subquery in FROM must have an alias", sql="SELECT 1", dialect="postgresql")
     assert d.category is Category.syntax_error and "CTE" in d.feedback

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.diagnose import diagnose_error
+from cadet_magic.db.errors import engine_error
+from cadet_magic.diagnose import diagnose
 
 pytestmark = pytest.mark.spark
 
@@ -58,9 +59,9 @@ def test_spark_error_category(spark, case):
         assert error is None, error
         return
     assert error is not None, f"{case['id']}: Spark accepted it"
-    d = diagnose_error(error, sql=sql, dialect="spark", schema=CASES["schema"])
+    d = diagnose(engine_error(error), sql=sql, dialect="spark", schema=CASES["schema"])
     assert d.category.value == expected, (case["id"], str(error)[:300])
-    assert d.details.get("sqlstate") and d.details.get("prefix")  # Spark's SQLSTATE and condition
+    assert d.details.get("sqlstate") and d.details.get("code")  # Spark's SQLSTATE and condition
     suggestion = SPARK["suggestion"].get(case["id"], case["suggestion"])
     if suggestion:
         assert suggestion in d.suggestions[:3], (case["id"], d.suggestions)

@@ -1,11 +1,12 @@
-"""MySQL and MariaDB errors read into the standard SQLSTATEs the category rules key on (stdlib).
+"""MySQL and MariaDB errors read into the standard SQLSTATEs the diagnosis's rules key on.
 
 A MySQL error carries its server error number (``args[0]`` of PyMySQL's and mysqlclient's
 exceptions; ``(1054, "Unknown column ...")`` in their text) and a SQLSTATE that is often only
 a class (``42000`` for a syntax error and for an unknown function alike, ``23000`` for an
 ambiguous column). The number is the stable key: :data:`ERRNO_SQLSTATE` maps it to the
-SQLSTATE the same mistake has in standard SQL (PostgreSQL's codes), so the existing rules
-classify it; the server's own number and SQLSTATE stay in ``extra``.
+SQLSTATE the same mistake has in standard SQL (PostgreSQL's codes), so the diagnosis's rules
+classify it; the server's own number and SQLSTATE stay in the error's ``details``
+(:func:`cadet_magic.db.mysql.mysql_error`).
 
 Example:
     >>> errno, text = mysql_message('(1054, "Unknown column \\'amout\\' in \\'SELECT\\'")')
@@ -93,8 +94,3 @@ def mysql_message(text: str, errno: int | None = None) -> tuple[int | None, str]
     else:
         message = message.replace('\\"', '"')
     return int(m.group("errno")), message
-
-
-def is_mysql_driver(module: str) -> bool:
-    """Whether an exception's module is a MySQL driver's (PyMySQL, mysqlclient, Connector)."""
-    return module.startswith(("pymysql", "MySQLdb", "mysql.connector", "_mysql", "mariadb"))

@@ -1,7 +1,7 @@
 """What the model is told when a fallback attempt fails, per failure kind (standard library only).
 
 SQL errors of the fallback's SELECT go through the usual diagnosis
-(:func:`cadet_magic.diagnose.diagnose_error`); these templates cover what is particular to the
+(:func:`cadet_magic.diagnose.diagnose`); these templates cover what is particular to the
 fallback: a reply without both blocks, a SELECT that is not simple, too many rows, refused
 pandas code, a Python error (type, message, line), the time limit and a missing ``result``.
 

@@ -11,16 +11,18 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from cadet_magic.agent.result_check import (
-    Filter,
+from cadet_magic.diagnose.result_check import (
     candidates_sql,
     check_values,
+    occurs_sql,
+    same_up_to_case_sql,
+)
+from cadet_magic.diagnose.values import (
+    Filter,
     close_to_pattern,
     close_values,
     literal_filters,
-    occurs_sql,
     one_slip,
-    same_up_to_case_sql,
 )
 from cadet_magic.schema.model import Column, Schema, Table
 
@@ -163,7 +165,7 @@ def test_failed_check_query_claims_nothing():
 
 
 def test_suspect_feedback_shows_the_sql_and_stays_short():
-    from cadet_magic.agent.result_check import Finding, ValueCheck
+    from cadet_magic.diagnose.result_check import Finding, ValueCheck
 
     sql = "SELECT id FROM country WHERE name = 'France' AND continent = 'europe'"
     vc = ValueCheck(

@@ -1,0 +1,189 @@
+"""The real names a diagnosis suggests, per category (stdlib + sqlglot): columns and tables
+ranked by :mod:`.suggest`, the owners of a column a missing join needs, the columns of an
+aggregation mistake, the completions of a cut-off name, and a name that differs only in case
+where the engine compares case (:func:`case_only`). Used by :mod:`.router`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cadet_magic.diagnose import suggest
+from cadet_magic.diagnose.error_info import ErrorInfo
+from cadet_magic.diagnose.model import Category
+from cadet_magic.diagnose.sqlcontext import SqlContext, parse_tree
+from cadet_magic.schema.model import Schema
+from cadet_magic.sql.dialect import dialect_key
+
+#: Dialects where a quoted identifier must match the stored name's case exactly (and an
+#: unquoted one is folded). SQLite, DuckDB and MySQL resolve column names ignoring case.
+CASE_SENSITIVE = frozenset({"postgres", "redshift", "snowflake", "oracle", "trino", "presto"})
+
+
+def case_only(
+    category: Category,
+    details: dict[str, Any],
+    ctx: SqlContext,
+    schema: Schema,
+    dialect: str | None,
+) -> str | None:
+    """The real name when the written one differs from it only in case, on an engine where
+    that matters, among the query's own tables (for a column) or the schema (for a table)."""
+    if dialect_key(dialect) not in CASE_SENSITIVE or not schema.tables:
+        return None
+    ident = (details.get("identifier") or "").strip()
+    if not ident:
+        return None
+    qualifier, _, name = ident.rpartition(".")
+    name = name.strip('"')
+    if category is Category.table_not_found:
+        real = schema.table(name)
+        return real.name if real is not None and real.name != name else None
+    owner = ctx.resolve(qualifier) if qualifier else None
+    tables = [owner] if owner else ctx.tables
+    for tname in tables:
+        table = schema.table(tname or "")
+        if table is None:
+            continue
+        for col in table.column_names():
+            if col.lower() == name.lower() and col != name:
+                return f"{table.name}.{col}"
+    return None
+
+
+def _table_columns(
+    ident: str, ctx: SqlContext, sql: str | None, dialect: str | None, schema: Schema
+) -> list[str]:
+    """The columns the query reads from the unknown table ``ident``: in each SELECT that
+    reads it, those qualified by its name or alias, and the bare ones none of that SELECT's
+    other tables has."""
+    from sqlglot import exp
+
+    tree = parse_tree(sql, dialect)
+    if tree is None:
+        return []
+    out: list[str] = []
+    for table in tree.find_all(exp.Table):
+        if table.name.lower() != ident.lower():
+            continue
+        select = table.find_ancestor(exp.Select)
+        if select is None:
+            continue
+        refs = {table.name.lower(), (table.alias or table.name).lower()}
+        others = [
+            schema.table(t.name)
+            for t in select.find_all(exp.Table)
+            if t.find_ancestor(exp.Select) is select and t.name.lower() != ident.lower()
+        ]
+        known = {c.lower() for t in others if t is not None for c in t.column_names()}
+        for col in select.find_all(exp.Column):
+            if not col.name or isinstance(col.this, exp.Star):
+                continue
+            if col.find_ancestor(exp.Select) is not select:
+                continue
+            if col.table and col.table.lower() not in refs:
+                continue
+            if not col.table and col.name.lower() in known:
+                continue
+            if col.name not in out:
+                out.append(col.name)
+    return out
+
+
+def suggest_names(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo | None,
+    ctx: SqlContext,
+    sch: Schema,
+    dialect: str | None,
+    sql: str | None = None,
+) -> list[str]:
+    ident = details.get("identifier")
+    engine = suggest.engine_candidates(info) if info is not None else []
+    if details.get("truncated"):
+        return _completions(details["truncated"]["completions"], ctx, sch, sql)
+    if details.get("missing_join"):
+        return _join_owners(details["missing_join"], sch)
+    if category is Category.column_not_found and ident:
+        return suggest.rank_columns(
+            ident, sch, tables=ctx.tables, aliases=ctx.aliases, engine=engine
+        )
+    if category is Category.table_not_found and ident:
+        columns = _table_columns(ident, ctx, sql, dialect, sch)
+        return suggest.rank_tables(ident, sch, engine=engine, columns=columns)
+    kind = details.get("aggregate_mistake", {}).get("kind")
+    if category is Category.aggregation_error and kind in (
+        "aggregate_in_where",
+        "nested_aggregate",
+    ):
+        return []
+    if category is Category.aggregation_error:
+        return _aggregated_columns(details, ident, ctx, sch)
+    if category is Category.join_error and ident:
+        found = suggest.qualify(ident, sch, tables=ctx.tables, aliases=ctx.aliases)
+        for cand in engine:
+            q, _, c = cand.rpartition(".")
+            for name in suggest.qualify(cand, sch, tables=ctx.tables, aliases=ctx.aliases):
+                if name not in found and q:
+                    found.append(name)
+            del c
+        return found
+    if category is Category.function_not_found and ident:
+        return suggest.rank_functions(ident, dialect, engine)
+    return []
+
+
+def _join_owners(mj: dict[str, Any], sch: Schema) -> list[str]:
+    """The tables that have the column a missing join needs, and those the query has."""
+    owners = [f"{t}.{mj['column']}" for t in mj["owners"]]
+    in_query = mj.get("in_query", [])
+    if mj.get("qualifier") and sch.table(mj["qualifier"]) is not None:
+        # a real table outside the query: the model may have meant one it has
+        ranked = [*owners[:1], *in_query[:2], *owners]
+    else:  # an undefined alias: which table it meant is the question
+        ranked = [*owners[:2], *in_query[:1], *owners]
+    return list(dict.fromkeys(ranked))[:5]
+
+
+def _aggregated_columns(
+    details: dict[str, Any], ident: str | None, ctx: SqlContext, sch: Schema
+) -> list[str]:
+    """The columns of an aggregation mistake, qualified by their tables."""
+    found: list[str] = []
+    columns = details.get("aggregate_mistake", {}).get("columns") or []
+    for col in [*([ident] if ident else []), *columns]:
+        for name in suggest.qualify(col, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]:
+            if name not in found:
+                found.append(name)
+    return found or ([ident] if ident else [])
+
+
+def _completions(names: list[str], ctx: SqlContext, sch: Schema, sql: str | None) -> list[str]:
+    """The real names a cut-off identifier begins: tables as they are, columns qualified by
+    the table its qualifier names (``T2.Templ``), else by the first of the query's tables
+    that has them (else by any table)."""
+    tail = (sql or "").rstrip()
+    m = re.search(r"([\w\"`]+)\.[\w\"`]*$", tail)
+    owner = sch.table(ctx.resolve(m.group(1)) or "") if m else None
+    out: list[str] = []
+    for name in names:
+        table = sch.table(name)
+        if table is not None:
+            found = [table.name]
+        elif owner is not None:
+            col = next((c for c in owner.column_names() if c.lower() == name.lower()), None)
+            found = [f"{owner.name}.{col}"] if col else []
+        else:
+            found = (
+                suggest.qualify(name, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]
+                or [
+                    f"{t.name}.{c}"
+                    for t in sch.tables
+                    for c in t.column_names()
+                    if c.lower() == name.lower()
+                ][:1]
+            )
+        out.extend(f for f in found if f not in out)
+    return out[:5]

@@ -1,0 +1,303 @@
+"""Corrections the failed query itself makes possible, after the engine's error is classified
+(stdlib + sqlglot): another reading of the name the engine missed (a date part read as a
+column, an alias of an outer query, a field of a column), marks for the feedback (a string in
+double quotes, a derived table's alias), the aggregation mistake, a missing join, and an
+unfinished or malformed reply (:func:`read_malformed`). Used by :mod:`.router`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cadet_magic.diagnose import malformed, suggest
+from cadet_magic.diagnose.aggregates import aggregate_mistake
+from cadet_magic.diagnose.error_info import ErrorInfo
+from cadet_magic.diagnose.joins import missing_join
+from cadet_magic.diagnose.model import Category
+from cadet_magic.diagnose.sqlcontext import SqlContext, sql_context
+from cadet_magic.schema.model import Schema
+
+_DATE_PARTS = frozenset(
+    "year years month months day days week weeks hour hours minute minutes second seconds "
+    "quarter dd mm yy yyyy hh mi ss dw dy wk qq".split()
+)
+_DATE_FUNCTION_WORDS = ("date", "time", "year", "month", "day", "char", "strf", "format")
+
+
+def _missing_qualified_column(alias: str, ctx: SqlContext, sql: str, schema: Schema) -> str | None:
+    """The first ``alias.column`` of the query whose table lacks that column."""
+    table = schema.table(ctx.resolve(alias) or "")
+    if table is None:
+        return None
+    columns = {c.lower() for c in table.column_names()}
+    for m in re.finditer(rf"(?<![\w.]){re.escape(alias)}\.\"?(\w+)", sql, re.I):
+        if m.group(1).lower() not in columns:
+            return f"{alias}.{m.group(1)}"
+    return None
+
+
+def refine(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo,
+    ctx: SqlContext,
+    sql: str | None,
+    schema: Schema,
+    dialect: str | None = None,
+) -> Category:
+    """Corrections the query itself makes possible, in order: nesting too deep, another
+    reading of the missing name (:func:`_renamed`), marks for the feedback (:func:`_mark`),
+    the aggregation mistake, a missing join, a date function."""
+    if malformed.TOO_DEEP.search(info.message):
+        details["too_deep"] = True
+        return Category.syntax_error
+    ident = (details.get("identifier") or "").strip('"')  # as the engine named it
+    category = _field_of_column(category, details, info, sql)
+    renamed = _renamed(category, details, info, ctx, sql, schema, ident)
+    if renamed is not None:
+        return renamed
+    _mark(category, details, info, ctx, sql, ident)
+    if category is Category.aggregation_error:
+        _aggregation(details, info, sql, dialect)
+    if category in (Category.column_not_found, Category.table_not_found) and sql:
+        joined = _missing_join(category, details, info, ctx, sql, schema)
+        if joined is not None:
+            details["missing_join"] = joined
+            return Category.join_error
+    if category is Category.function_not_found:
+        fn = (details.get("identifier") or "").lower()
+        if any(w in fn for w in _DATE_FUNCTION_WORDS):
+            details["date_function"] = True
+    return category
+
+
+def _field_of_column(
+    category: Category, details: dict[str, Any], info: ErrorInfo, sql: str | None
+) -> Category:
+    """DuckDB reads ``x.y``, ``x`` not in FROM, as field ``y`` of a column ``x``: a column."""
+    field = re.search(
+        r"Cannot extract field '([^']+)' from expression \"?([^\"\s]+)\"?", info.primary
+    )
+    if category is Category.unknown and field and sql:
+        details["identifier"] = f"{field.group(2)}.{field.group(1)}"
+        return Category.column_not_found
+    return category
+
+
+def _renamed(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo,
+    ctx: SqlContext,
+    sql: str | None,
+    schema: Schema,
+    ident: str,
+) -> Category | None:
+    """Another category for the name the engine missed, when the query shows one."""
+    if not sql:
+        return None
+    if category is Category.column_not_found and ident.lower() in _DATE_PARTS:
+        # DATEADD(day, ...) / DATEDIFF(day, ...): another dialect's function whose first
+        # argument the engine read as a column.
+        m = re.search(rf"\b(\w+)\s*\(\s*{re.escape(ident)}\s*,", sql, re.I)
+        if m:
+            details["identifier"] = m.group(1)
+            details["date_function"] = True
+            return Category.function_not_found
+    if (
+        category is Category.table_not_found
+        and ident.lower() in ctx.aliases
+        and re.match(r"Referenced table", info.primary)
+    ):
+        # DuckDB, in a subquery: T1.bad_column is looked up in the outer query too and
+        # reported as a missing table "T1"; the alias exists, the column does not.
+        bad = _missing_qualified_column(ident, ctx, sql, schema)
+        if bad:
+            details["identifier"] = bad
+            return Category.column_not_found
+    return None
+
+
+def _mark(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo,
+    ctx: SqlContext,
+    sql: str | None,
+    ident: str,
+) -> None:
+    """Marks for the feedback: a string written in double quotes, a derived table's alias."""
+    if category is Category.column_not_found and sql and ident and f'"{ident}"' in sql:
+        if " " in ident or re.search(
+            rf"(=|<>|!=|LIKE|IN\s*\(|,)\s*\"{re.escape(ident)}\"", sql, re.I
+        ):
+            details["double_quoted_string"] = True
+    derived = {d.lower() for d in ctx.derived}
+    if (
+        (category is Category.syntax_error and "must have an alias" in info.primary)
+        or (
+            category is Category.column_not_found
+            and "." in ident
+            and ident.split(".")[0].lower() in derived
+        )
+        or (category is Category.table_not_found and ident.lower() in derived)
+    ):
+        details["derived_alias"] = True
+
+
+def _aggregation(
+    details: dict[str, Any], info: ErrorInfo, sql: str | None, dialect: str | None
+) -> None:
+    """Which aggregation mistake the query makes (unparsable: what the message says)."""
+    mistake = aggregate_mistake(sql, dialect)
+    if mistake is None:
+        low = info.primary.lower()
+        kind = (
+            "nested_aggregate"
+            if "nested" in low
+            else "aggregate_in_where"
+            if "where" in low
+            else None
+        )
+        mistake = {"kind": kind} if kind else None
+    if mistake is not None:
+        details["aggregate_mistake"] = mistake
+        if mistake["kind"] == "aggregate_in_where":
+            details["aggregate_in_where"] = True
+
+
+def _missing_join(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo,
+    ctx: SqlContext,
+    sql: str,
+    schema: Schema,
+) -> dict[str, Any] | None:
+    """A column of a table the query does not join: a bare column none of the query's tables
+    has, or one qualified by a table or alias the query does not have."""
+    if details.get("double_quoted_string") or details.get("derived_alias"):
+        return None
+    ident = (details.get("identifier") or "").strip('"')
+    if not ident:
+        return None
+    if category is Category.table_not_found:
+        # PostgreSQL "missing FROM-clause entry for table x", DuckDB "Referenced table x not
+        # found": x.column was written, and x is not in FROM.
+        if not re.search(r"missing FROM-clause|Referenced table", info.primary, re.I):
+            return None
+        if ident.lower() in ctx.aliases:
+            return None
+        m = re.search(rf"(?<![\w.])\"?{re.escape(ident)}\"?\.(?:\"([^\"]+)\"|(\w+))", sql, re.I)
+        if m is None:
+            return None
+        qualifier, column = ident, m.group(1) or m.group(2)
+    else:
+        qualifier, _, column = ident.rpartition(".")
+        qualifier = qualifier.strip('"`[]') or ""
+        column = column.strip('"`[]')
+        if qualifier and qualifier.lower() in ctx.aliases:
+            return None  # the alias exists: its table lacks the column (a wrong column)
+        if not qualifier and any(
+            (t := schema.table(name)) is not None
+            and column.lower() in {c.lower() for c in t.column_names()}
+            for name in ctx.tables
+        ):
+            return None
+    found = missing_join(
+        column, schema, tables=ctx.tables, aliases=ctx.aliases, qualifier=qualifier or None
+    )
+    if found is None:
+        return None
+    # a qualifier may simply name the wrong table: the query's own tables that have it
+    in_query = suggest.qualify(column, schema, tables=ctx.tables, aliases={}) if qualifier else []
+    return {
+        "column": found.column,
+        "table": found.table,
+        "joins": found.joins,
+        "owners": found.owners,
+        "qualifier": found.qualifier,
+        "in_query": in_query,
+    }
+
+
+def read_malformed(
+    category: Category,
+    details: dict[str, Any],
+    info: ErrorInfo | None,
+    sql: str | None,
+    schema: Schema,
+    dialect: str | None,
+) -> Category:
+    """Replies that are not a finished query of this engine, whatever the engine made of
+    them: nested too deeply, bind placeholders, syntax the engine lacks, repeated words,
+    cut off."""
+    if not sql or category not in _MALFORMED_FROM:
+        return category
+    if details.get("too_deep"):
+        return Category.syntax_error
+    message = info.message if info is not None else str(details.get("message") or "")
+    found = malformed.placeholders(sql)
+    if found:
+        bare = (details.get("identifier") or details.get("near") or "").strip('"`').lower()
+        bare = bare.lstrip("@:$%?")  # MySQL reads `$1` as a column name
+        bound = {p.lstrip("@:$%?").lower() for p in found}
+        if (
+            category in (Category.syntax_error, Category.unknown, Category.type_mismatch)
+            or bare in bound
+            or re.search(r"binding|parameter", message, re.I)
+        ):
+            details["placeholders"] = found
+            return Category.syntax_error
+    if category in (Category.syntax_error, Category.unknown):
+        lacking = malformed.unsupported(sql, dialect)
+        if lacking is not None:
+            details["unsupported"] = list(lacking)
+            return Category.syntax_error
+    repeated = malformed.degenerate(sql)
+    if repeated is not None:
+        details["repeated"] = repeated
+        return Category.syntax_error
+    cut = malformed.truncated(
+        sql, _names_by_likelihood(schema, sql_context(sql, dialect)), schema.table_names()
+    )
+    named = str(details.get("identifier") or "").strip('"`').lower()
+    if (
+        cut is not None
+        and not cut["completions"]
+        and category in (Category.table_not_found, Category.column_not_found)
+        and named == cut["tail"].lower()
+    ):
+        # The engine read the last word (a keyword elsewhere, such as ORDER) as a name: the
+        # query ended where the model meant it to, and the name is what is wrong.
+        cut = None
+    if cut is not None:  # whatever the engine tripped on first, the query is unfinished
+        details["truncated"] = cut
+        details.pop("missing_join", None)  # nothing is missing but the rest of the query
+        return Category.syntax_error
+    return category
+
+
+def _names_by_likelihood(schema: Schema, ctx: SqlContext) -> list[str]:
+    """Real names, likeliest first for a query over ``ctx.tables``: the columns of its
+    tables, then the other tables, then every other column (shorter names first in each)."""
+    used = [t for name in ctx.tables if (t := schema.table(name)) is not None]
+    first = sorted({c for t in used for c in t.column_names()}, key=len)
+    tables = sorted(schema.table_names(), key=len)
+    rest = sorted({c for t in schema.tables for c in t.column_names()}, key=len)
+    return list(dict.fromkeys([*first, *tables, *rest]))
+
+
+#: Categories a malformed reply can show up as.
+_MALFORMED_FROM = frozenset(
+    {
+        Category.syntax_error,
+        Category.unknown,
+        Category.column_not_found,
+        Category.table_not_found,
+        Category.function_not_found,
+        Category.type_mismatch,
+        Category.join_error,
+    }
+)

@@ -1,0 +1,124 @@
+"""The query the safety check let through, made once and handed on whole (stdlib + sqlglot).
+
+:func:`~cadet_magic.sql.validate.validate_sql` parses the model's SQL once; when the query may
+run, its :class:`CheckedQuery` carries the checked syntax tree, the resolved dialect, the text
+that runs (generated from the tree) and the text as the model wrote it. The runner limits the
+rows on a copy of the tree (:func:`~cadet_magic.sql.limit.add_limit`), the result check reads the filters
+from the tree, and the diagnosis reads the query's tables and aliases from it and names
+functions as the model wrote them (:attr:`CheckedQuery.renamed`): no step parses it again.
+
+Example:
+    >>> from cadet_magic.sql.validate import validate_sql
+    >>> q = validate_sql("SELECT median(amount) FROM orders;", "sqlite").query
+    >>> q.sql, q.written, q.dialect.__class__.__name__
+    ('SELECT PERCENTILE_CONT(amount, 0.5) FROM orders', 'SELECT median(amount) FROM orders;', 'SQLite')
+    >>> q.renamed
+    {'PERCENTILE_CONT': 'MEDIAN'}
+    >>> from cadet_magic.sql.limit import add_limit
+    >>> add_limit(q, "sqlite", 11)  # on a copy of its tree: not parsed again
+    'SELECT PERCENTILE_CONT(amount, 0.5) FROM orders LIMIT 11'
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from functools import cached_property
+
+import sqlglot
+from sqlglot import exp
+
+from cadet_magic.sql.dialect import quiet_sqlglot
+
+
+class CheckedQuery(str):
+    """A query that passed the safety check: the text that runs (it *is* that text, so any
+    code that takes SQL text takes it), with what the check learnt about it.
+
+    Attributes:
+        tree: the checked syntax tree (never changed: steps that edit work on a copy).
+        read: the resolved sqlglot dialect's name (``"postgres"`` for ``postgresql``; None:
+            sqlglot's generic SQL); :attr:`dialect` is the dialect itself.
+        sql: the text that runs, generated from the tree (``str(query)``).
+        written: the text as the model wrote it.
+    """
+
+    tree: exp.Expression
+    read: str | None
+    written: str
+
+    def __new__(cls, tree: exp.Expression, read: str | None, sql: str, written: str):
+        self = super().__new__(cls, sql)
+        self.tree = tree
+        self.read = read
+        self.written = written
+        _KNOWN[(written, read)] = self
+        _KNOWN.move_to_end((written, read))
+        while len(_KNOWN) > _KNOWN_MAX:
+            _KNOWN.popitem(last=False)
+        return self
+
+    @property
+    def sql(self) -> str:
+        """The text that runs."""
+        return str(self)
+
+    @cached_property
+    def dialect(self) -> sqlglot.Dialect:
+        """The resolved sqlglot dialect (the generic one when :attr:`read` is None)."""
+        return sqlglot.Dialect.get_or_raise(self.read)
+
+    @cached_property
+    def renamed(self) -> dict[str, str]:
+        """Functions the text that runs spells differently from the model:
+        ``{RUN_AS: WRITTEN}`` (see :func:`~cadet_magic.sql.validate.renamed_functions`)."""
+        return renamed_in([self.tree], self.read, self.written)
+
+    @cached_property
+    def normalized(self) -> str:
+        """A canonical form of the query (comments, keyword case, whitespace ignored), to
+        tell whether two attempts wrote the same query."""
+        with quiet_sqlglot():
+            return self.tree.sql(dialect=self.read, comments=False, normalize=True)
+
+
+#: The latest checked queries by (text as written, dialect): the steps that are handed only
+#: the model's text (the diagnosis' readers, comparing attempts) find its tree here instead
+#: of parsing the text again.
+_KNOWN: OrderedDict[tuple[str, str | None], CheckedQuery] = OrderedDict()
+_KNOWN_MAX = 32
+
+
+def checked(written: str | None, read: str | None) -> CheckedQuery | None:
+    """The checked query the model wrote as ``written`` in the resolved dialect ``read``, if
+    the check made it lately (else None: parse it).
+
+    Example:
+        >>> from cadet_magic.sql.validate import validate_sql
+        >>> q = validate_sql("SELECT 1 AS one", "duckdb").query
+        >>> checked("SELECT 1 AS one", "duckdb") is q, checked("SELECT 2", "duckdb")
+        (True, None)
+    """
+    if isinstance(written, CheckedQuery):
+        return written
+    return _KNOWN.get((written, read)) if written else None
+
+
+def renamed_in(trees: list[exp.Expression], read: str | None, written: str) -> dict[str, str]:
+    """Functions of ``trees`` that ``read`` writes otherwise than ``written`` has them:
+    ``{RUN_AS: WRITTEN}``."""
+    upper = written.upper()
+    renamed: dict[str, str] = {}
+    for tree in trees:
+        for node in tree.find_all(exp.Func):
+            if isinstance(node, exp.Anonymous):
+                continue
+            try:
+                with quiet_sqlglot():
+                    text = node.sql(dialect=read, comments=False)
+            except Exception:  # noqa: BLE001 - a node sqlglot cannot write is not renamed
+                continue
+            head = text.split("(", 1)[0].strip().upper()
+            name = node.sql_name().upper()
+            if head and head.replace("_", "").isalnum() and head != name and head not in upper:
+                renamed[head] = name
+    return renamed
