@@ -251,6 +251,10 @@ DUCKDB_HUGE_VALUES = {
     "b AS (SELECT s || s || s || s AS s FROM a) SELECT s || s || s || s AS s FROM b",
     "list-of-strings": "SELECT list_transform(range(2000), i -> repeat('z', 100000)) AS l "
     "FROM range(100)",
+    # widths in a format string; only the length comes back (ran 41-43 s, past a 10 s
+    # interrupt, until a 3 GB cap stopped it, before the data limit)
+    "printf-width": "SELECT length(printf('%0200000000d', range)) AS n FROM range(100)",
+    "format-width": "SELECT length(format('{:>200000000}', range)) AS n FROM range(100)",
 }
 
 
@@ -278,7 +282,7 @@ def test_duckdb_huge_values_end_in_one_line(sql):
 
 
 #: One row, one vector: DuckDB checks for an interrupt between vectors, so this sort of 2*10^7
-#: numbers inside one call ran 13-35 s past a 2 s limit (load 10) before runs got their thread.
+#: numbers inside one call ran 13 s past a 2 s limit (load 14) before runs got their thread.
 DUCKDB_LONG_CALL = "SELECT list_sum(list_sort(range(20000000))) AS s"
 
 
