@@ -298,3 +298,30 @@ def test_duckdb_run_ends_at_the_limit_inside_one_vector():
     # the attempt's execute step: the statement's own time, not the interpreter's start
     assert out["execute"][0] < 2 + MARGIN + 1.0, out
     assert out["after"] == [[1000]], out
+
+
+def test_duckdb_ctrl_c_inside_one_vector_returns_at_once():
+    """A Ctrl-C while DuckDB is busy inside one vector: the run raises KeyboardInterrupt within
+    the margin (the statement winds down on its thread), and the connection answers next."""
+    import _thread
+    import threading
+    import time
+
+    import duckdb
+
+    from cadet_magic.db.connect import resolve_runner
+    from cadet_magic.db.duckdb import MARGIN
+
+    con = duckdb.connect()
+    runner = resolve_runner(con)
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            runner.run(DUCKDB_LONG_CALL, limit=5, timeout=120)
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 1.0 + MARGIN + 2.0
+    assert runner.run("SELECT 42 AS x", limit=5, timeout=120).rows == [(42,)]
+    con.close()
