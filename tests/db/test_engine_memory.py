@@ -113,7 +113,8 @@ SQLITE_HUGE_ROWS = "SELECT zeroblob(200000000) AS b FROM t LIMIT 100"
 def test_sqlite_values_beyond_the_budget_end_in_one_line(sql):
     out = run_child(SQLITE_SETUP, sql)
     error = _one_line_refusal(out)
-    assert "result budget" in error or "too large" in error, out
+    # under load the time limit can come first: bounded as well (the peak is checked)
+    assert "result budget" in error or "too large" in error or "time limit" in error, out
     assert out["peak_mb"] < BOUNDED_RSS_MB, out
     assert out["seconds"] < 10 + TIME_SLACK, out
 
