@@ -42,6 +42,13 @@ def settled(seconds=60):
 from cadet_magic.llm import ScriptedModel
 {setup}
 model = ScriptedModel({{"Q?": [{reply!r}, {reply!r}]}})
+# the schema and function catalog read once before the clock starts (cached for the
+# connection): the time measured is the hostile question's, not a loaded machine's catalog read
+try:
+    cadet_magic.ask("Warm?", con=con, fallback=False, max_attempts=1,
+                    model=ScriptedModel({{"Warm?": ["```sql\\nSELECT 1 AS one\\n```"]}}))
+except Exception:
+    pass
 t0 = time.monotonic()
 try:
     r = cadet_magic.ask("Q?", con=con, model=model, timeout={timeout}, fallback=False,
