@@ -24,8 +24,8 @@ sqlglot check (spark dialect), what runs is guarded by Spark's own parser:
    refused in the plan as in the check: Spark bounds none of them, and in local mode (or on a
    Connect server) one large group ends the JVM that holds the user's session; so are
    ``sequence``, ``array_repeat``, ``repeat``, ``space``, ``rpad`` and ``lpad`` with a literal
-   size above :data:`MAX_BUILT` (:func:`oversized_calls`; a size computed from the data is
-   not bounded).
+   size above ``spark_plan.MAX_BUILT`` (``spark_plan.oversized_calls``); with a size computed
+   from the data, all but ``sequence`` are guarded on Spark itself (``spark_plan.guarded_sql``).
 
 The plan's checks are in :mod:`cadet_magic.db.spark_plan`, pyspark's errors read in
 :mod:`cadet_magic.db.spark_errors`.
@@ -51,6 +51,7 @@ from cadet_magic.db.spark_errors import is_cancel, is_out_of_memory, spark_error
 from cadet_magic.db.spark_plan import (
     SPARK_NEVER,
     SparkPlanRefused,
+    guarded_sql,
     node_names,
     oversized_calls,
     oversized_sql,
@@ -226,8 +227,9 @@ class SparkRunner(BaseRunner):
     def execute(
         self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
     ) -> Statement:
-        self.check_plan(str(sql))
-        df = self.spark.sql(WRAP.format(sql=str(sql))).limit(limit + 1)
+        text = guarded_sql(sql)
+        self.check_plan(text)
+        df = self.spark.sql(WRAP.format(sql=text)).limit(limit + 1)
         columns = list(df.columns)
         it = iter([tuple(r) for r in df.collect()])
         return Statement(columns, lambda n: [r for _, r in zip(range(n), it, strict=False)])
