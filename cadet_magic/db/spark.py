@@ -194,18 +194,22 @@ class SparkRunner(BaseRunner):
         if self.connect:
             spark = self.spark
             spark.addTag(mark)
+            cancel = _OwnWork(lambda: spark.interruptTag(mark))
             try:
-                yield lambda: spark.interruptTag(mark)
+                yield cancel
             finally:
+                cancel.ended.set()
                 spark.removeTag(mark)
             return
         sc = self.spark.sparkContext
         keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
         saved = {k: sc.getLocalProperty(k) for k in keys}
         sc.setJobGroup(mark, "cadet_magic %%ask query", interruptOnCancel=True)
+        cancel = _OwnWork(lambda: sc.cancelJobGroup(mark))
         try:
-            yield lambda: sc.cancelJobGroup(mark)
+            yield cancel
         finally:
+            cancel.ended.set()
             for k, v in saved.items():
                 sc.setLocalProperty(k, v)
 
@@ -238,8 +242,10 @@ class SparkRunner(BaseRunner):
         _quietly(handle)
 
     def on_signal(self, handle: Any) -> None:
-        # never re-enter the client from the signal handler
-        threading.Thread(target=_quietly, args=(handle,), daemon=True).start()
+        # Never re-enter the client from the signal handler. A Ctrl-C while Spark still plans
+        # the query finds no job to cancel yet (a fresh JVM under load plans for seconds):
+        # the cancel is sent again until the run is over.
+        threading.Thread(target=_cancel_until_over, args=(handle,), daemon=True).start()
 
     def timed_out(self, error: BaseException, control: RunControl) -> bool:
         return control.fired.is_set() and is_cancel(error)
@@ -340,6 +346,27 @@ def _quiet_call(f: Any) -> Any:
         return f()
     except Exception:  # noqa: BLE001 - optional information
         return None
+
+
+class _OwnWork:
+    """Cancels the run's own work (a job group or an operation tag); ``ended`` is set when the
+    run is over."""
+
+    def __init__(self, cancel: Any) -> None:
+        self.cancel = cancel
+        self.ended = threading.Event()
+
+    def __call__(self) -> None:
+        self.cancel()
+
+
+def _cancel_until_over(handle: Any, every: float = 0.5) -> None:
+    """Cancels the run's work now and every ``every`` seconds until the run is over."""
+    ended = getattr(handle, "ended", None)
+    while True:
+        _quietly(handle)
+        if ended is None or ended.wait(every):
+            return
 
 
 def _quietly(cancel: Any) -> None:
