@@ -8,11 +8,14 @@ from typing import Any
 
 import cadet_magic.display  # noqa: F401 - registers the result's text and HTML renderers
 from cadet_magic.agent.run import Event, run_agent
+from cadet_magic.conversation import FollowUp, follow_up_text
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.errors import ConfigurationError
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SESSION, SessionMetrics
 from cadet_magic.options import MAX_ATTEMPTS_RANGE, UNSET, AskOptions, check_options, merged
-from cadet_magic.result import AskResult
+from cadet_magic.result import HOOKS, AskResult
+from cadet_magic.text import first_line
 
 __all__ = ["MAX_ATTEMPTS_RANGE", "UNSET", "AskOptions", "ask", "check_options", "to_dataframe"]
 
@@ -28,6 +31,7 @@ def ask(
     namespace: dict | None = None,
     code_runner: Callable[..., Any] | None = None,
     metrics: SessionMetrics | None = None,
+    follow: Any = None,
     **option_values: Any,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
@@ -51,6 +55,9 @@ def ask(
             confined worker process; in-process on Pyodide).
         metrics: where the run is counted (default :data:`cadet_magic.metrics.SESSION`, the
             process's; the ``%%ask`` magic passes the one it holds).
+        follow: an earlier :class:`AskResult` (or a
+            :class:`~cadet_magic.conversation.FollowUp`) this question builds on: its question,
+            final SQL and column names (never its rows) go into the prompt.
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -65,6 +72,11 @@ def ask(
         (True, [(0,)], True)
     """
     opts = merged(options, model=model, max_attempts=max_attempts, **option_values)
+    if opts.rerun:
+        raise ConfigurationError(
+            "rerun=True needs the SQL recorded for the question: call .rerun(con) on the "
+            "earlier result, or use %%ask --rerun in the notebook that recorded it."
+        )
     chat_model = load_model(
         opts.model,
         namespace,
@@ -74,6 +86,8 @@ def ask(
         temperature=opts.temperature,
     )
     runner = resolve_runner(con)
+    followed = as_follow_up(follow)
+    context = prompt_context(question, runner, opts, followed)
     result = run_agent(
         question,
         model=chat_model,
@@ -83,14 +97,150 @@ def ask(
         on_event=on_event,
         model_label=model_label(chat_model, opts.model if isinstance(opts.model, str) else None),
         scripted=is_scripted(chat_model),
+        preamble=context.preamble,
+        schema=context.schema,
     )
+    result.provenance.update(context.provenance(opts))
+    return _finish(result, opts, metrics)
+
+
+def _finish(
+    result: AskResult, opts: AskOptions, metrics: SessionMetrics | None, count: bool = True
+) -> AskResult:
+    """The result's cost, DataFrame and (unless ``count`` is off) its count in the session's
+    metrics."""
     if opts.prices:
         from cadet_magic.metrics import cost_of, price_for
 
         result.cost = cost_of(result.tokens, price_for(result.model, opts.prices))
     result.df = to_dataframe(result)
-    (metrics if metrics is not None else SESSION).record(result)
+    if count:
+        (metrics if metrics is not None else SESSION).record(result)
     return result
+
+
+def as_follow_up(follow: Any) -> FollowUp | None:
+    """``follow`` (an earlier result, a :class:`FollowUp` or None) as a :class:`FollowUp`."""
+    if follow is None or isinstance(follow, FollowUp):
+        return follow
+    if not getattr(follow, "final_sql", None):
+        raise ConfigurationError(
+            "follow: the earlier result has no SQL to build on (it found no answer); ask "
+            "the question again without follow."
+        )
+    return FollowUp(0, follow.question, follow.final_sql, tuple(follow.columns), follow.answered_by)
+
+
+class PromptContext:
+    """What goes into the prompt besides the question and the schema: a follow-up's previous
+    answer and the kept examples (read with the schema, whose cache the run then uses)."""
+
+    def __init__(self, schema: Any, followed: FollowUp | None, examples: Any = None) -> None:
+        self.schema = schema
+        self.followed = followed
+        self.examples = examples
+
+    @property
+    def preamble(self) -> str:
+        parts = [] if self.examples is None else [self.examples.text]
+        if self.followed is not None:
+            parts.append(follow_up_text(self.followed))
+        return "\n\n".join(p for p in parts if p)
+
+    def provenance(self, opts: AskOptions) -> dict[str, Any]:
+        """The provenance's keys for the model spec, what was followed and the examples used."""
+        extra: dict[str, Any] = {
+            "model_spec": opts.model if isinstance(opts.model, str) else None,
+            "followed": None if self.followed is None else self.followed.as_dict(),
+        }
+        if self.examples is not None:
+            extra["examples"] = self.examples.provenance()
+        return extra
+
+
+def prompt_context(
+    question: str, runner: Any, opts: AskOptions, followed: FollowUp | None
+) -> PromptContext:
+    """The schema (None when it cannot be read: the run meets and diagnoses the same error),
+    the kept examples similar to ``question`` and the follow-up."""
+    try:
+        schema = runner.schema()
+    except Exception:  # noqa: BLE001 - the run reads it again and says what failed
+        return PromptContext(None, followed)
+    examples = None
+    if opts.examples_path:
+        from cadet_magic.kept import select_examples
+
+        examples = select_examples(question, opts.examples_path, runner, schema)
+    return PromptContext(schema, followed, examples)
+
+
+def rerun(
+    question: str,
+    sql: str | None,
+    con: Any = None,
+    *,
+    code: str | None = None,
+    recorded: dict | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    code_runner: Callable[..., Any] | None = None,
+    options: AskOptions | None = None,
+    **option_values: Any,
+) -> AskResult:
+    """Re-executes ``sql``, recorded for ``question``, through the same check, read-only
+    runner and result check as a model's SQL, with no model call (see
+    :meth:`AskResult.rerun`); with ``code`` (a fallback answer's pandas code), the SELECT and
+    the code through the fallback's checks and code runner. When it no longer runs, ``message``
+    is one line saying so. A rerun is not counted in the session's metrics (``%cadet stats``
+    measures the model's answers)."""
+    opts = merged(options, **option_values).replace(rerun=False)
+    if not sql:
+        raise ConfigurationError(
+            f"No SQL is recorded for {question!r}: run %%ask without --rerun to ask the model."
+        )
+    runner = resolve_runner(con)
+    result = run_agent(
+        question,
+        model=None,
+        runner=runner,
+        options=opts,
+        on_event=on_event,
+        model_label="rerun (no model)",
+        recorded_sql=sql,
+        recorded_code=code,
+        code_runner=code_runner,
+    )
+    result.provenance["rerun_of"] = {
+        k: (recorded or {}).get(k) for k in ("created", "model", "source", "database")
+    }
+    then = ((recorded or {}).get("database") or {}).get("schema_fingerprint")
+    now = result.provenance.get("database", {}).get("schema_fingerprint")
+    if not result.ok:
+        result.message = rerun_failure(result, recorded or {})
+    elif then and now and then != now:
+        result.warnings.append(
+            "The schema changed since this SQL was recorded; it still runs, but check the "
+            "answer (or run %%ask without --rerun to ask the model again)."
+        )
+    return _finish(result, opts, None, count=False)
+
+
+def rerun_failure(result: AskResult, recorded: dict) -> str:
+    """The one line a rerun that no longer runs shows."""
+    last = result.all_attempts[-1] if result.all_attempts else None
+    what = (last.category or last.outcome) if last is not None else "failed"
+    if last is not None and last.error:
+        what += f" ({first_line(last.error, 160)})"
+    then = (recorded.get("database") or {}).get("schema_fingerprint")
+    now = result.provenance.get("database", {}).get("schema_fingerprint")
+    changed = " (the schema changed since it was recorded)" if then and now and then != now else ""
+    return (
+        f"The recorded SQL no longer runs here{changed}: {what}. Run %%ask without --rerun "
+        "to ask the model again."
+    )
+
+
+HOOKS["rerun"] = rerun
 
 
 def _signature() -> inspect.Signature:

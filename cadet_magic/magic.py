@@ -72,6 +72,39 @@ def option_hint(error: str, magic: Any) -> str:
     return f" (did you mean {', '.join(dict.fromkeys(hints))}?)" if hints else ""
 
 
+def follow_arguments(line: str) -> str:
+    """The magic's line with ``-f``/``--follow`` given its value: ``--follow=N`` when a number
+    follows, else ``--follow=last`` (so that ``%ask --follow only for 2025`` keeps its words).
+
+    >>> follow_arguments("--follow only 2025"), follow_arguments("-f 2 only 2025")
+    ('--follow=last only 2025', '--follow=2 only 2025')
+    """
+    pattern = r"(?<!\S)(?:-f|--follow)(?:=(\S+)|\s+(\d+)(?=\s|$))?(?=\s|$)"
+    return re.sub(pattern, lambda m: f"--follow={m.group(1) or m.group(2) or 'last'}", line)
+
+
+def follow_number(args: Any) -> int | None:
+    """``--follow``'s answer number (None: the last), or one clear line."""
+    if args.follow in (None, "last"):
+        return None
+    try:
+        return int(args.follow)
+    except ValueError:
+        raise ConfigurationError(
+            f"--follow {args.follow}: give the number of an earlier answer (e.g. --follow 2), "
+            "or --follow alone for the last one."
+        ) from None
+
+
+def running_context(followed: Any, recorded: Any) -> str:
+    """What the panel says the question builds on while it runs."""
+    if recorded is not None:
+        return "Rerun of the recorded SQL: no model call"
+    if followed is not None:
+        return f"Following answer {followed.number}: {followed.question!r}"
+    return ""
+
+
 def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]:
     """The answer's rows as dicts keyed by column name (what ``-o`` stores without pandas).
 
@@ -185,6 +218,12 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         self.db = DbSession()
         #: This session's counts of questions, attempts and outcomes (``%cadet stats``).
         self.metrics = SessionMetrics()
+        from cadet_magic.conversation import History
+
+        #: This session's answers, numbered from 1 (``--follow N``, ``--rerun``).
+        self.history = History()
+        #: The last result (``%cadet keep`` keeps it).
+        self.last: Any = None
 
     def options(self) -> AskOptions:
         """The configured options (every trait of :class:`OptionTraits`), checked."""
@@ -193,6 +232,8 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
             values["api_key"] = values["api_key"] or None
         if "base_url" in values:
             values["base_url"] = values["base_url"] or None
+        if "examples_path" in values:
+            values["examples_path"] = values["examples_path"] or None
         return AskOptions(**{k: v for k, v in values.items() if k in AskOptions.names()})
 
     @magic_arguments()
@@ -208,6 +249,20 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
     @argument("--out", "-o", default=None, help="Store the answer DataFrame in this variable.")
     @argument("--max-attempts", type=int, default=None, help="SQL attempts at most (default 3).")
     @argument("--no-fallback", action="store_true", help="Do not fall back to SELECT + pandas.")
+    @argument(
+        "--follow",
+        "-f",
+        default=None,
+        metavar="N",
+        help="Build on answer N of this session (alone: the last answer): its question, SQL "
+        "and column names go with the question.",
+    )
+    @argument(
+        "--rerun",
+        action="store_true",
+        help="Re-execute the SQL recorded for this question (no model call); also "
+        "CADET_RERUN=1 or %%%%config AskMagic.rerun = True.",
+    )
     @argument(
         # argparse expands %-formats in help texts: %%%% shows as %%
         "question",
@@ -232,7 +287,7 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         """
         label = "%%ask" if cell is not None else "%ask"
         try:
-            args = parse_argstring(self.ask, line)
+            args = parse_argstring(self.ask, follow_arguments(line))
         except (UsageError, ValueError) as e:  # argparse's message, or unbalanced quotes
             raise UsageError(f"{label}: {e}{option_hint(str(e), self.ask)}") from None
         question = (cell if cell is not None else " ".join(args.question)).strip()
@@ -262,30 +317,65 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
                 raise UsageError(f"--con {args.con}: no such variable in the notebook.")
             con = ns[args.con]
         model = args.model or self.model or os.environ.get(ENV_VAR) or None
+        rerun = args.rerun or self.rerun or os.environ.get("CADET_RERUN", "") in ("1", "true")
         display = None
         try:
+            followed = None if args.follow is None else self.history.follow(follow_number(args))
+            recorded = None
+            if rerun:
+                recorded = self._recorded(question, label)
             if self.live:
                 from cadet_magic.display.live import live_display
 
-                display = live_display(question, model=model, con=args.con, namespace=ns)
+                shown = "rerun (no model)" if rerun else model
+                display = live_display(
+                    question,
+                    model=shown,
+                    con=args.con,
+                    namespace=ns,
+                    keeper=self._keeper(),
+                    context=running_context(followed, recorded),
+                )
             with using(self.db):
                 options = self.options().replace(
                     model=model,
+                    rerun=False,
                     fallback=self.fallback and not args.no_fallback,
                     **({} if args.max_attempts is None else {"max_attempts": args.max_attempts}),
                 )
-                result = ask(
-                    question,
-                    con=con,
-                    options=options,
-                    on_event=display.update if display is not None else None,
-                    namespace=ns,
-                    metrics=self.metrics,
-                )
+                on_event = display.update if display is not None else None
+                if recorded is not None:
+                    from cadet_magic.api import rerun as rerun_answer
+
+                    result = rerun_answer(
+                        question,
+                        recorded[0],
+                        con,
+                        code=recorded[1].get("code"),
+                        recorded=recorded[1],
+                        options=options,
+                        on_event=on_event,
+                    )
+                else:
+                    result = ask(
+                        question,
+                        con=con,
+                        options=options,
+                        on_event=on_event,
+                        namespace=ns,
+                        metrics=self.metrics,
+                        follow=followed,
+                    )
         except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - each becomes one line
             if display is not None:
                 display.close()
             raise usage_error(e, label, args.con) from None
+        number = self.history.add(result)
+        if number is not None:
+            result.provenance["number"] = number
+            if followed is not None:
+                result.provenance["followed"] = followed.as_dict()
+        self.last = result
         ns["_ask"] = result
         if args.out and result.df is not None:
             ns[args.out] = result.df
@@ -300,9 +390,31 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
             return None
         return result
 
+    def _recorded(self, question: str, label: str) -> tuple[str, dict]:
+        """The SQL recorded for ``question`` (the notebook's record, else this session's), or
+        one clear line saying there is none."""
+        from cadet_magic.conversation import recorded_sql
+
+        assert self.shell is not None
+        raw = self.shell.user_ns.get("_ih") or [""]
+        history = getattr(self.shell, "history_manager", None)
+        cell = (getattr(history, "input_hist_raw", None) or raw or [""])[-1]
+        found = recorded_sql(
+            question, history=self.history, namespace=self.shell.user_ns, cell=cell
+        )
+        if found is None:
+            raise ConfigurationError(
+                f"{label} --rerun: no SQL is recorded for this question in this notebook or "
+                "session; run the cell without --rerun (and without CADET_RERUN / "
+                "AskMagic.rerun) to ask the model."
+            )
+        return found
+
     @line_magic
     def cadet(self, line: str) -> Any:
-        """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them."""
+        """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them;
+        ``%cadet keep`` keeps the last answer (its question and SQL) as an example for later
+        questions on the same database; ``%cadet examples`` lists the kept answers."""
         command = line.strip() or "stats"
         if command == "stats":
             from cadet_magic.display.stats import StatsView
@@ -311,4 +423,44 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         if command == "reset":
             self.metrics.reset()
             return Message("Session metrics cleared.")
-        raise UsageError(f"%cadet: unknown command {command!r}; use 'stats' or 'reset'.")
+        if command == "keep":
+            return self._keep()
+        if command == "examples":
+            from cadet_magic.display.context import ExamplesView
+            from cadet_magic.kept import read_examples
+
+            if not self.examples_path:
+                raise UsageError("%cadet examples: AskMagic.examples_path is not set.")
+            return ExamplesView(read_examples(self.examples_path))
+        raise UsageError(
+            f"%cadet: unknown command {command!r}; use 'stats', 'reset', 'keep' or 'examples'."
+        )
+
+    def _keeper(self) -> Any:
+        """What the panel's "Keep this answer" button calls (None without an examples file)."""
+        if not self.examples_path:
+            return None
+        from cadet_magic.kept import keep
+
+        path = self.examples_path
+        return lambda result: keep(path, result)
+
+    def _keep(self) -> Message:
+        """``%cadet keep``: the last question and its final SQL appended to the examples file."""
+        from cadet_magic.kept import keep
+
+        if self.last is None:
+            raise UsageError("%cadet keep: nothing to keep yet; ask a question with %%ask first.")
+        if not self.examples_path:
+            raise UsageError(
+                "%cadet keep: AskMagic.examples_path is not set; e.g. "
+                "%config AskMagic.examples_path = '.cadet/examples.jsonl'."
+            )
+        try:
+            pair = keep(self.examples_path, self.last)
+        except CadetError as e:
+            raise UsageError(str(e)) from None
+        return Message(
+            f"Kept: {pair['question']!r} and its SQL in {self.examples_path}; later questions "
+            "on this database get the most similar kept answers as examples."
+        )

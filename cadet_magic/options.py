@@ -39,6 +39,12 @@ MAX_ATTEMPTS_RANGE = (1, 10)
 #: What a retry may tell the model (:attr:`AskOptions.feedback`).
 FEEDBACK_MODES = ("targeted", "raw")
 
+#: What of the database the model may see (:attr:`AskOptions.share`), least first.
+SHARE_LEVELS = ("schema", "stats", "samples")
+
+#: Where kept answers are stored by default, relative to the notebook's folder.
+EXAMPLES_PATH = ".cadet/examples.jsonl"
+
 
 def option(
     default: Any,
@@ -52,7 +58,7 @@ def option(
     """A field of :class:`AskOptions` with what the magic and the check need to know of it:
     ``help`` (the trait's help), ``kind`` (``int``, ``float``, ``bool``, ``str``, ``dict``; ``object``
     for an option the magic does not configure as such), ``check`` (``"positive"``,
-    ``"attempts"``, ``"temperature"``, ``"feedback"`` or ``"prices"``), ``nullable`` (None
+    ``"attempts"``, ``"temperature"``, ``"feedback"``, ``"share"`` or ``"prices"``), ``nullable`` (None
     allowed) and ``secret`` (never shown)."""
     meta = {"help": help, "kind": kind, "check": check, "nullable": nullable, "secret": secret}
     return dataclasses.field(default=default, metadata=meta, repr=not secret)
@@ -87,6 +93,13 @@ class AskOptions:
         feedback: what a retry tells the model: ``"targeted"`` (the diagnosis: the error, its
             cause and the fix, real names, JOIN paths) or ``"raw"`` (only the error text the
             attempt failed with, the common baseline the evaluation compares against).
+        share: what of the database the model sees: ``"schema"`` (names, types, keys),
+            ``"stats"`` (plus row counts and value ranges) or ``"samples"`` (plus sample
+            values); below ``samples`` an engine error's text is cut to its category.
+        rerun: re-execute each question's recorded SQL (the notebook's record) instead of
+            calling the model (``CADET_RERUN=1`` sets it); no model call is made.
+        examples_path: the JSON-lines file of kept answers (``%cadet keep``), relative to
+            the notebook's folder; None: no kept examples in the prompt.
     """
 
     model: Any = option(
@@ -178,6 +191,27 @@ class AskOptions:
         nullable=True,
     )
 
+    share: str = option(
+        "samples",
+        "What of the database the model sees: 'schema' (names, types, keys), 'stats' (plus "
+        "row counts and value ranges) or 'samples' (plus sample values).",
+        kind=str,
+        check="share",
+    )
+    rerun: bool = option(
+        False,
+        "Re-execute each %%ask cell's recorded SQL instead of calling the model (also "
+        "CADET_RERUN=1): a notebook rerun makes no model call.",
+        kind=bool,
+    )
+    examples_path: str | None = option(
+        EXAMPLES_PATH,
+        "JSON-lines file of kept answers (%cadet keep), relative to the notebook's folder; "
+        "the most similar ones go into the prompt as examples.",
+        kind=str,
+        nullable=True,
+    )
+
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             check_option(f.name, getattr(self, f.name))
@@ -247,6 +281,13 @@ def check_option(name: str, value: Any) -> None:
         return
     if rule == "prices":
         check_prices(value)
+        return
+    if rule == "share":
+        if value not in SHARE_LEVELS:
+            raise ConfigurationError(
+                f"share must be one of {', '.join(SHARE_LEVELS)} (got {value!r}), e.g. "
+                "%config AskMagic.share = 'schema'."
+            )
         return
     if rule == "feedback":
         if value not in FEEDBACK_MODES:
@@ -340,7 +381,7 @@ def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
         >>> merged(None, row_limt=5)
         Traceback (most recent call last):
         ...
-        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path
     """
     given = {k: v for k, v in changes.items() if v is not UNSET}
     unknown = [k for k in given if k not in AskOptions.names()]

@@ -23,7 +23,18 @@ ROOT = Path(cadet_magic.__file__).parent
 
 #: Packages and modules of the portable core (dotted, under cadet_magic).
 CORE_PACKAGES = ("agent", "sql", "diagnose", "schema", "fallback")
-CORE_MODULES = ("result", "options", "text", "errors", "runner", "db.base", "db.fetch")
+CORE_MODULES = (
+    "result",
+    "options",
+    "text",
+    "errors",
+    "runner",
+    "provenance",
+    "conversation",
+    "kept",
+    "db.base",
+    "db.fetch",
+)
 #: Third-party packages the core may import (anywhere), and those it may import lazily only.
 CORE_LIBRARIES = {"sqlglot", "sqlparse"}
 #: (landlock, pyseccomp: confinement bindings, imported only in the fallback's worker process.)

@@ -28,7 +28,16 @@ def test_frozen():
 
 def test_every_ask_keyword_is_an_option():
     params = inspect.signature(ask).parameters
-    not_options = {"question", "con", "options", "on_event", "namespace", "code_runner", "metrics"}
+    not_options = {
+        "question",
+        "con",
+        "options",
+        "on_event",
+        "namespace",
+        "code_runner",
+        "metrics",
+        "follow",
+    }
     assert set(params) - not_options <= set(AskOptions.names())
 
 

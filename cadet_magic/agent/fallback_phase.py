@@ -46,6 +46,7 @@ from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
+from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.simple import check_simple_select
@@ -124,12 +125,16 @@ def generate(state: FallbackState, ctx: Context) -> dict:
     """Asks the model for a simple SELECT plus pandas code, with the failed SQL attempts, the
     earlier fallback attempts and the feedback on a retry."""
     sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
+    share = state["options"].share
+    # a follow-up's previous answer and the kept examples follow the question, as in the SQL
+    # phase's prompt
+    context = f"\n\n{ctx.preamble.strip()}" if ctx.preamble.strip() else ""
     messages = build_fallback_messages(
-        state["question"],
+        state["question"] + context,
         state["dialect"],
         state["schema_text"],
-        sql_attempts,
-        record.same_phase(state),
+        shared_attempts(sql_attempts, share),
+        shared_attempts(record.same_phase(state), share),
     )
     update = nodes.ask_model(state, ctx, messages)
     if "model_error" not in update:

@@ -11,7 +11,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
@@ -29,6 +29,7 @@ from cadet_magic.result import Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
+from cadet_magic.schema.share import shared_attempts, shared_schema, with_stats
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line
@@ -51,6 +52,13 @@ class Context:
     model_calls: int = 0
     code_runner: Callable[..., Any] | None = None
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
+    #: Whether the run is a rerun of recorded SQL (no ``generate`` step, no prompt).
+    rerun: bool = False
+    #: Every model call's messages, in order, as ``{"role", "content"}`` dicts.
+    prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    #: Text added to the SQL prompt after the question (a follow-up's previous answer, kept
+    #: examples), each part fenced as data by whoever made it.
+    preamble: str = ""
 
 
 def timed(state: AskState, step: str, seconds: float) -> dict[str, float]:
@@ -150,18 +158,42 @@ def read_schema(state: AskState, ctx: Context) -> dict:
         log.warning("[schema] could not be read: %s", error_text(e))
         schema = Schema()
     log.info("[schema] %d table(s)", len(schema.tables))
+    shown = shared_view(schema, state, ctx)
     return {
         "schema": schema,
-        "schema_text": link(schema, state["question"], state["options"].schema_budget).text,
+        "schema_text": link(shown, state["question"], state["options"].schema_budget).text,
         "allowed_tables": schema.table_names() if schema.tables else None,
         "functions": schema.functions,
     }
 
 
+def shared_view(schema: Schema, state: AskState, ctx: Context) -> Schema:
+    """The schema as ``AskMagic.share`` lets the model see it (``stats`` reads its figures
+    through the runner, each query passed by the safety check first)."""
+    options = state["options"]
+    shown = shared_schema(schema, options.share)
+    if options.share != "stats" or not schema.tables or ctx.rerun:
+        return shown  # (a rerun sends no prompt: no figures to read)
+    tables, functions = schema.table_names(), schema.functions
+
+    def fetch(sql: str, timeout: float) -> list[tuple]:
+        run = ctx.runner.run(sql, limit=1, timeout=min(timeout, options.timeout), max_bytes=2**16)
+        return run.rows
+
+    return with_stats(
+        shown, fetch, lambda sql: validate_sql(sql, state["dialect"], tables, functions)
+    )
+
+
 def generate(state: AskState, ctx: Context) -> dict:
-    """Asks the model for SQL, with the earlier attempts and the feedback on a retry."""
-    attempts = [a for a in state["attempts"] if a.phase == state["phase"]]
-    messages = build_messages(state["question"], state["dialect"], state["schema_text"], attempts)
+    """Asks the model for SQL, with the earlier attempts and the feedback on a retry (as
+    ``AskMagic.share`` lets the model see them)."""
+    attempts = shared_attempts(
+        [a for a in state["attempts"] if a.phase == state["phase"]], state["options"].share
+    )
+    messages = build_messages(
+        state["question"], state["dialect"], state["schema_text"], attempts, ctx.preamble
+    )
     return ask_model(state, ctx, messages)
 
 
@@ -169,6 +201,7 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
     """Calls the model with ``messages``: the reply and its SQL, or the model's error; with the
     tokens the provider reported and the seconds the call took."""
     t0 = time.perf_counter()
+    ctx.prompts.append([{"role": role, "content": text} for role, text in messages])
     try:
         reply = call_model(ctx.model, messages, state["options"].model_timeout)
     except ModelCallError as e:

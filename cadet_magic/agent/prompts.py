@@ -73,13 +73,15 @@ def history_text(attempts: Sequence[Attempt]) -> str:
     return "\n\n".join(parts)
 
 
-def question_prompt(question: str, attempts: Sequence[Attempt]) -> str:
-    """The user turn: the question, and on a retry what failed and what to fix."""
+def question_prompt(question: str, attempts: Sequence[Attempt], context: str = "") -> str:
+    """The user turn: the question (then ``context``: a follow-up's previous answer, kept
+    examples), and on a retry what failed and what to fix."""
+    head = f"Question: {question}" + (f"\n\n{context.strip()}" if context.strip() else "")
     if not attempts:
-        return f"Question: {question}"
+        return head
     last = attempts[-1]
     return (
-        f"Question: {question}\n\n"
+        f"{head}\n\n"
         f"Previous attempts failed:\n\n{history_text(attempts)}\n\n"
         f"What to fix now:\n{last.feedback or 'Fix the error above.'}\n\n"
         "Write the corrected query in one ```sql block."
@@ -87,10 +89,15 @@ def question_prompt(question: str, attempts: Sequence[Attempt]) -> str:
 
 
 def build_messages(
-    question: str, dialect: str | None, schema_text: str, attempts: Sequence[Attempt]
+    question: str,
+    dialect: str | None,
+    schema_text: str,
+    attempts: Sequence[Attempt],
+    preamble: str = "",
 ) -> list[tuple[str, str]]:
-    """The full prompt for one attempt."""
+    """The full prompt for one attempt; ``preamble`` (a follow-up's previous answer, kept
+    examples) follows the question in the user turn."""
     return [
         ("system", system_prompt(dialect, schema_text)),
-        ("human", question_prompt(question, attempts)),
+        ("human", question_prompt(question, attempts, preamble)),
     ]

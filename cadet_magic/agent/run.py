@@ -15,6 +15,7 @@ Example (a scripted model and stdlib sqlite3):
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Callable
@@ -22,14 +23,29 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from cadet_magic.agent import fallback_phase, nodes, result_step, routes
-from cadet_magic.agent.phases import PHASES
+from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.options import AskOptions, merged
+from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
+
+
+def without_generate(phase: PhaseSpec) -> PhaseSpec:
+    """``phase`` for a rerun: its attempt without the ``generate`` step (the query is known, no
+    model is called), once, handing over to no other phase; the same checks and runners."""
+    steps = tuple(s for s in phase.steps if s.name != "generate")
+    return dataclasses.replace(phase, steps=steps, next=None, hands_over=lambda state: False)
+
+
+#: A rerun of an SQL answer: its recorded SQL checked, run read-only and its result checked.
+RERUN_SQL = without_generate(SQL_PHASE)
+#: A rerun of a fallback answer: its recorded SELECT and pandas code checked and run (the
+#: SELECT on the read-only runner, the code in the confined worker).
+RERUN_FALLBACK = without_generate(FALLBACK_PHASE)
 
 
 def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: nodes.Context) -> None:
@@ -98,6 +114,9 @@ def run_agent(
     on_event: Callable[[Event], None] | None = None,
     model_label: str = "",
     scripted: bool = False,
+    recorded_sql: str | None = None,
+    recorded_code: str | None = None,
+    preamble: str = "",
     **overrides: Any,
 ) -> AskResult:
     """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``.
@@ -116,23 +135,43 @@ def run_agent(
     ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
+
+    With ``recorded_sql`` the run is a rerun: the phase runs without its ``generate`` step
+    (:data:`RERUN_SQL`), so that SQL goes through the same check, runner and result check as the
+    model's would, once, and ``model`` is never called; with ``recorded_code`` too, a fallback
+    answer's SELECT and pandas code run through the fallback phase's checks and runners
+    (:data:`RERUN_FALLBACK`). ``preamble`` follows the question in the prompts (a follow-up's
+    previous answer, kept examples; see :mod:`cadet_magic.conversation`).
     """
     opts = merged(options, **overrides)
+    phases: dict[str, PhaseSpec] = PHASES
+    if recorded_sql is not None:
+        opts = opts.replace(max_attempts=1)
+        rerun = RERUN_SQL if recorded_code is None else RERUN_FALLBACK
+        phases = {rerun.name: rerun}
     ctx = nodes.Context(
         model=model,
         runner=runner,
         schema=schema,
         code_runner=code_runner,
         frame_maker=frame_maker,
+        preamble=preamble,
+        rerun=recorded_sql is not None,
     )
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )
+    if recorded_sql is not None:
+        known = {"sql": recorded_sql, "reply": "", "timings": {}}
+        if recorded_code is not None:
+            fallback_phase.prepare(ctx)
+            known.update(phase=Phase.fallback, code=recorded_code)
+        state = AskState(**{**state, **known})  # type: ignore[typeddict-item]
     start = time.perf_counter()
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        phase = PHASES[state["phase"]]
+        phase = phases[state["phase"]]
         run = nodes.read_schema if step == "read_schema" else phase.node(step)
         update = run(state, ctx)
         state = AskState(**{**state, **update})
@@ -219,6 +258,10 @@ def to_result(
     )
     if not ok:
         result.message = failure_message(result)
+    result.prompts = list(ctx.prompts)
+    result.provenance = build_provenance(
+        result, schema=state.get("schema"), share=state["options"].share
+    )
     return result
 
 

@@ -10,10 +10,17 @@ Example:
     True
 """
 
-from cadet_magic.display.static import mimebundle
+from cadet_magic.display.static import metadata, mimebundle
 from cadet_magic.display.text import render_text
 from cadet_magic.result import register_renderers
 
+
+def with_metadata(result: object) -> tuple[dict[str, str], dict]:
+    """A result's bundle and its output metadata (the provenance under ``"cadet"``): what
+    IPython's display formatter shows for an :class:`AskResult` once the extension is loaded."""
+    return mimebundle(result), metadata(result)  # type: ignore[arg-type]
+
+
 register_renderers(text=render_text, mimebundle=mimebundle)
 
-__all__ = ["mimebundle", "render_text"]
+__all__ = ["metadata", "mimebundle", "render_text", "with_metadata"]

@@ -1,5 +1,5 @@
 // The %%ask panel's action bar (anywidget front end): insert the final SQL as a %%sql cell
-// below, copy the SQL. Inserting is done by the kernel through JupyterLab's commands (ipylab);
+// below, copy the SQL, keep the answer as an example (%cadet keep). Inserting is done by the kernel through JupyterLab's commands (ipylab);
 // copying uses the browser clipboard, with a visible fallback (the SQL selected in a text box).
 
 function makeButton(label, title, cls) {
@@ -20,6 +20,11 @@ function render({ model, el }) {
     "cadet-insert",
   );
   const copy = makeButton("Copy SQL", "Copy the final SQL to the clipboard", "cadet-copy");
+  const keep = makeButton(
+    "Keep this answer",
+    "Keep this question and its SQL as an example for later questions on this database",
+    "cadet-keep",
+  );
   const note = document.createElement("span");
   note.className = "cadet-action-note";
   const manual = document.createElement("textarea");
@@ -27,7 +32,7 @@ function render({ model, el }) {
   manual.readOnly = true;
   manual.rows = 4;
   manual.hidden = true;
-  bar.append(insert, copy, note);
+  bar.append(insert, copy, keep, note);
   el.append(bar, manual);
 
   function showManual(text, message) {
@@ -42,6 +47,8 @@ function render({ model, el }) {
     const sql = model.get("sql") || "";
     insert.disabled = !sql;
     copy.disabled = !sql;
+    keep.hidden = !model.get("can_keep");
+    keep.disabled = !sql || model.get("kept");
     note.textContent = model.get("status") || "";
     const fallbackText = model.get("manual_text") || "";
     if (fallbackText) {
@@ -52,6 +59,11 @@ function render({ model, el }) {
   insert.addEventListener("click", () => {
     note.textContent = "Inserting a %%sql cell below\u2026";
     model.send({ event: "insert" });
+  });
+
+  keep.addEventListener("click", () => {
+    note.textContent = "Keeping this answer\u2026";
+    model.send({ event: "keep" });
   });
 
   copy.addEventListener("click", async () => {
@@ -76,6 +88,8 @@ function render({ model, el }) {
   model.on("change:sql", sync);
   model.on("change:status", sync);
   model.on("change:manual_text", sync);
+  model.on("change:kept", sync);
+  model.on("change:can_keep", sync);
   sync();
 }
 

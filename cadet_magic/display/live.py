@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from cadet_magic.display.static import STYLE, mimebundle
+from cadet_magic.display.static import STYLE, metadata, mimebundle
 from cadet_magic.result import AskResult
 
 log = logging.getLogger("cadet_magic")
@@ -124,7 +124,7 @@ class LiveDisplay:
                 self.panel.finish(result)
             except Exception as e:  # noqa: BLE001
                 self._drop_panel(e)
-        self._show(mimebundle(result))
+        self._show(mimebundle(result), metadata(result))
 
     def close(self, text: str = "stopped before an answer") -> None:
         """Ends a run that raised (interrupt, configuration error).
@@ -144,9 +144,9 @@ class LiveDisplay:
             self.panel = None
         self._show({"text/plain": ""})
 
-    def _show(self, static: dict[str, str]) -> None:
+    def _show(self, static: dict[str, str], meta: dict | None = None) -> None:
         try:
-            self.handle.update(self._bundle(static), raw=True)
+            self.handle.update(self._bundle(static), raw=True, metadata=meta or {})
         except Exception as e:  # noqa: BLE001
             log.warning("display update failed: %s", e)
 
@@ -157,6 +157,8 @@ def live_display(
     model: Any = None,
     con: str | None = None,
     namespace: Mapping[str, Any] | None = None,
+    keeper: Any = None,
+    context: str = "",
 ) -> LiveDisplay | None:
     """A live display for one question inside a kernel, or None elsewhere.
 
@@ -165,6 +167,8 @@ def live_display(
         model: the model spec, variable name or object the run will use (for the header).
         con: the name of the connection variable, if one was given.
         namespace: the notebook's namespace (to label a model held in a variable).
+        keeper: keeps an answer as an example (the panel's "Keep this answer" button).
+        context: what the question builds on, shown while it runs (a followed answer, a rerun).
     """
     if not in_kernel():
         return None
@@ -178,6 +182,8 @@ def live_display(
             model=label,
             scripted=scripted,
             connection=con or "%sql's current connection",
+            keeper=keeper,
+            context=context,
         )
     except Exception as e:  # noqa: BLE001 - no widgets here: the static bundle still shows
         log.info("live panel unavailable (%s); showing the static account", e)

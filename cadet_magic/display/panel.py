@@ -29,6 +29,7 @@ import anywidget
 import ipywidgets as W
 import traitlets
 
+from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.static import (
     STYLE,
     answer_html,
@@ -74,7 +75,8 @@ def _mark_ready() -> None:
 
 
 class ActionBar(anywidget.AnyWidget):
-    """Buttons: insert the final SQL as a ``%%sql`` cell below, copy the SQL."""
+    """Buttons: insert the final SQL as a ``%%sql`` cell below, copy the SQL, keep the answer
+    (``keeper(result)``, given by the magic: what ``%cadet keep`` does)."""
 
     _esm = (Path(__file__).with_name("actions.js")).read_text()
     _css = """
@@ -89,15 +91,35 @@ class ActionBar(anywidget.AnyWidget):
     sql = traitlets.Unicode("").tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
     manual_text = traitlets.Unicode("").tag(sync=True)
+    can_keep = traitlets.Bool(False).tag(sync=True)
+    kept = traitlets.Bool(False).tag(sync=True)
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, keeper: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.on_msg(self._on_message)
         self.inserted = 0
+        self.keeper = keeper
+        self.result: AskResult | None = None
 
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict) and content.get("event") == "insert":
             self.insert_cell()
+        elif isinstance(content, dict) and content.get("event") == "keep":
+            self.keep_answer()
+
+    def keep_answer(self) -> bool:
+        """Keeps the answer shown (its question and final SQL) as an example."""
+        if self.keeper is None or self.result is None:
+            self.status = "Nothing to keep."
+            return False
+        try:
+            self.keeper(self.result)
+        except Exception as e:  # noqa: BLE001 - one line in the panel, the kernel goes on
+            self.status = f"Could not keep this answer: {e}"
+            return False
+        self.kept = True
+        self.status = "Kept: later questions on this database get it as an example."
+        return True
 
     def insert_cell(self) -> bool:
         """Asks JupyterLab to insert a ``%%sql`` cell with the SQL below the active cell."""
@@ -172,9 +194,18 @@ class AskPanel:
     """
 
     def __init__(
-        self, question: str, model: str = "", scripted: bool = False, connection: str = ""
+        self,
+        question: str,
+        model: str = "",
+        scripted: bool = False,
+        connection: str = "",
+        keeper: Any = None,
+        context: str = "",
     ) -> None:
         self.question = question
+        #: What the question builds on, shown under the header while it runs (the answer it
+        #: follows, a rerun); the finished panel shows the result's own account of it.
+        self.context = context
         self.model = model
         self.scripted = scripted
         self.connection = connection
@@ -194,7 +225,7 @@ class AskPanel:
         )
         self.fallback.add_class("cadet-fallback")
         self.answer = W.HTML("")
-        self.actions = ActionBar(layout=W.Layout(display="none"))
+        self.actions = ActionBar(keeper=keeper, layout=W.Layout(display="none"))
         self.widget = W.VBox(
             [self.header, self.status, self.attempts, self.fallback, self.answer, self.actions]
         )
@@ -206,8 +237,15 @@ class AskPanel:
     # -- rendering helpers -------------------------------------------------------------------
 
     def _header_value(self) -> str:
-        return STYLE + header_html(
-            self.question, self.model, self.connection, self.dialect, self.scripted
+        context = (
+            f"<div class='cadet-head cadet-muted cadet-context'>{escape(self.context)}</div>"
+            if self.context
+            else ""
+        )
+        return (
+            STYLE
+            + header_html(self.question, self.model, self.connection, self.dialect, self.scripted)
+            + context
         )
 
     def _status_value(self, text: str, elapsed: float, state: str = "running") -> str:
@@ -281,6 +319,7 @@ class AskPanel:
         self.scripted = result.scripted
         self.connection = result.connection or self.connection
         self.dialect = result.dialect or self.dialect
+        self.context = ""  # the answer's own account (context_html) replaces it
         self.header.value = self._header_value()
         self._set_sections("sql", [_section(a) for a in result.attempts])
         fb = result.fallback
@@ -308,9 +347,11 @@ class AskPanel:
             result.elapsed,
             False,
         )
-        self.answer.value = answer_html(result)
+        self.answer.value = context_html(result) + answer_html(result) + prompts_html(result)
         sql = final_sql(result)
         if sql:
+            self.actions.result = result
+            self.actions.can_keep = self.actions.keeper is not None and result.ok
             self.actions.sql = sql
             self.actions.layout.display = ""
             if answered_by_fallback(result):

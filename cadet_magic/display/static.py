@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
+from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
@@ -33,6 +34,7 @@ from cadet_magic.display.text import (
     usage_text,
     verdict,
 )
+from cadet_magic.provenance import METADATA_KEY
 from cadet_magic.result import AskResult, Attempt
 
 #: Rows shown in HTML tables (the DataFrame in ``_ask.df`` holds them all).
@@ -299,9 +301,11 @@ def render_html(result: AskResult) -> str:
             result.question, result.model, result.connection, result.dialect, result.scripted
         ),
         f"<div class='cadet-head cadet-muted cadet-status'>{escape(status_line(result))}</div>",
+        context_html(result),
         attempts_html(result.attempts, open_last=result.fallback is None),
         fallback_html(result),
         answer_html(result),
+        prompts_html(result),
         "</div>",
     ]
     return "".join(parts)
@@ -318,3 +322,8 @@ def status_line(result: AskResult) -> str:
 def mimebundle(result: AskResult) -> dict[str, str]:
     """The text/plain + text/html bundle of a result."""
     return {"text/plain": render_text(result), "text/html": render_html(result)}
+
+
+def metadata(result: AskResult) -> dict[str, Any]:
+    """The output metadata of a result's display: its provenance under ``"cadet"``."""
+    return {METADATA_KEY: result.provenance} if result.provenance else {}

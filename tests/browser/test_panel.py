@@ -112,6 +112,21 @@ def _luminance(page, locator) -> float:
     return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
+def _start_new_cell(page, source: str) -> int:
+    """Appends a code cell holding ``source`` and starts running it; its index."""
+    index = len(page.evaluate(SOURCES))
+    page.evaluate(
+        f"""() => {{
+      const nb = ({NOTEBOOK})();
+      nb.content.model.sharedModel.insertCell({index}, {{cell_type: 'code', source: {source!r}}});
+      nb.content.activeCellIndex = {index};
+    }}"""
+    )
+    # not awaited: the command's promise settles only when the cell has run
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-cell'); }")
+    return index
+
+
 def test_panel_in_jupyterlab(lab):
     page = lab
     t0 = time.monotonic()
@@ -208,16 +223,7 @@ def test_panel_in_jupyterlab(lab):
         assert panel.locator("textarea.cadet-manual").is_visible()
 
     # live updates: a slow scripted model; the status clock ticks while the model "thinks"
-    index = len(page.evaluate(SOURCES))
-    page.evaluate(
-        f"""() => {{
-      const nb = ({NOTEBOOK})();
-      nb.content.model.sharedModel.insertCell({index}, {{cell_type: 'code', source: {SLOW_CELL!r}}});
-      nb.content.activeCellIndex = {index};
-    }}"""
-    )
-    # not awaited: the command's promise settles only when the cell has run
-    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-cell'); }")
+    index = _start_new_cell(page, SLOW_CELL)
     slow = cells.nth(index).locator(".cadet-panel")
     clock = slow.locator(".cadet-status .cadet-clock")
     clock.wait_for(state="visible", timeout=20_000)
@@ -228,6 +234,24 @@ def test_panel_in_jupyterlab(lab):
     _shot(page, "panel-running.png", top=slow)
     slow.locator(".cadet-status.cadet-ok").wait_for(timeout=20_000)
     assert "Attempt 2" in slow.locator(".cadet-attempts").inner_text()
+
+    # keep the corrected answer as an example, through the panel's button
+    panel.locator("button.cadet-keep").click()
+    page.wait_for_function(
+        "e => /Kept/.test(e.innerText)", arg=note.element_handle(), timeout=15_000
+    )
+    assert panel.locator("button.cadet-keep").is_disabled()
+
+    # rerun the corrected question without a model: JupyterLab tells the kernel its notebook
+    # file (JPY_SESSION_NAME), whose saved outputs hold the recorded SQL
+    page.evaluate("async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    question = sources[corrected].split("\n", 1)[1]
+    index = _start_new_cell(page, f"%%ask --rerun --model no-such-model\n{question}")
+    rerun = cells.nth(index).locator(".cadet-panel")
+    rerun.locator(".cadet-status.cadet-ok").wait_for(timeout=30_000)
+    text = rerun.inner_text()
+    assert "no model call" in text and "quickstart.ipynb" in text, text
+    _shot(page, "panel-rerun.png", top=rerun)
 
     # the dark theme
     page.evaluate(

@@ -21,9 +21,10 @@ class Handle:
     def __init__(self, shown: list) -> None:
         self.shown = shown
 
-    def update(self, bundle, raw=False):
+    def update(self, bundle, raw=False, metadata=None):
         assert raw
         self.shown.append(("update", bundle))
+        self.metadata = metadata
 
 
 @pytest.fixture

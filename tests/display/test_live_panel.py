@@ -187,3 +187,30 @@ def test_insert_without_jupyterlab_shows_the_cell_text(monkeypatch):
     assert p.actions.manual_text == sql_cell("SELECT 1") == "%%sql\nSELECT 1\n"
     assert "copy" in p.actions.status
     p.close()
+
+
+def test_keep_this_answer_button_and_what_was_sent():
+    result, _ = run(CORRECTED)
+    kept = []
+    p = AskPanel(CORRECTED, keeper=kept.append)
+    p.finish(result)
+    assert p.actions.can_keep and not p.actions.kept
+    p.actions._on_message(p.actions, {"event": "keep"}, [])  # the button's message
+    assert kept == [result] and p.actions.kept and "Kept" in p.actions.status
+    # the messages sent to the model, collapsed under the answer
+    assert "Sent to the model (2 call(s))" in html_text(p.answer.value)
+    p.close()
+    plain = AskPanel(CORRECTED)  # no examples file: no button
+    plain.finish(result)
+    assert not plain.actions.can_keep and not plain.actions.keep_answer()
+    plain.close()
+
+
+def test_the_header_says_what_a_running_question_follows():
+    result, events = run(CORRECTED)
+    p = AskPanel(CORRECTED, context="Following answer 2: 'Orders per status?'")
+    p.update(events[0])
+    assert "Following answer 2" in html_text(p.header.value)
+    p.finish(result)
+    assert "Following answer 2" not in html_text(p.header.value)  # the result's account now
+    p.close()

@@ -63,8 +63,10 @@ def test_scripted_model_is_labelled(corrected):
 
 def test_earlier_attempts_collapsed_last_open(corrected):
     html = render_html(corrected)
-    assert html.count("<details") == 2
+    assert html.count("<details class='cadet-attempt") == 2
     assert html.count("<details class='cadet-attempt' open>") == 1
+    # the messages sent to the model: one collapsed section
+    assert html.count("<details class='cadet-sent'>") == 1
     assert html.index("<details class='cadet-attempt'>") < html.index("open>")
 
 

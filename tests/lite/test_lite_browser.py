@@ -13,6 +13,7 @@ refusal. Screenshots go to test-artifacts/lite/.
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import time
 from pathlib import Path
@@ -274,3 +275,31 @@ def test_browser_model_client(lite):
     assert "test-key" not in (ROOT / "lite" / "content" / NOTEBOOK_NAME).read_text()
     print("lite timings:", {k: round(v, 1) for k, v in lite.timings.items()})
     assert not lite.outside, lite.outside
+
+
+def test_follow_up_and_rerun_in_the_browser(lite):
+    """--follow sends the previous answer with the question; --rerun makes no model call."""
+    per_status = "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status"
+    shipped = "SELECT COUNT(*) AS n FROM orders WHERE status = 'shipped'"
+    with FakeOpenAI(cors=True) as server:
+        server.script([f"```sql\n{per_status}\n```", f"```sql\n{shipped}\n```"])
+        lite.run_new_cell(
+            '%config AskMagic.model = "openai:scripted-test-model"\n'
+            f'%config AskMagic.base_url = "{server.base_url}"\n'
+            '%config AskMagic.api_key = "test-key"'
+        )
+        first = lite.run_new_cell("%%ask --con con\nOrders per status?")
+        assert first.locator(".cadet-panel .cadet-status.cadet-ok").count() == 1
+        follow = lite.run_new_cell("%%ask --con con --follow\nonly the shipped ones")
+        panel = follow.locator(".cadet-panel")
+        assert panel.locator(".cadet-status.cadet-ok").count() == 1, follow.inner_text()
+        assert "Followed answer" in panel.inner_text()
+        sent = json.dumps(server.requests[-1])
+        assert "Orders per status?" in sent and "GROUP BY status" in sent
+        calls = len(server.requests)
+        rerun = lite.run_new_cell("%%ask --con con --rerun\nOrders per status?")
+        panel = rerun.locator(".cadet-panel")
+        assert panel.locator(".cadet-status.cadet-ok").count() == 1, rerun.inner_text()
+        assert "no model call" in panel.inner_text()
+        assert len(server.requests) == calls  # the rerun asked the model nothing
+        lite.shot("follow-rerun.png", top=panel)

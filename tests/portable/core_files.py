@@ -21,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PORTABLE_PACKAGES = ("agent", "sql", "diagnose", "schema", "fallback")
-PORTABLE_MODULES = ("__init__.py", "runner.py", "db/base.py", "db/fetch.py", "db/sqlite.py")
+PORTABLE_MODULES = (
+    "__init__.py",
+    "runner.py",
+    "provenance.py",
+    "db/base.py",
+    "db/fetch.py",
+    "db/sqlite.py",
+)
 
 
 @dataclass

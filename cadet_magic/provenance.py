@@ -1,0 +1,165 @@
+"""How an answer was produced, as a plain JSON-serialisable record (standard library only).
+
+Every :class:`~cadet_magic.result.AskResult` carries one in ``.provenance``; the displays write
+it into the output's metadata under :data:`METADATA_KEY`, so that it is saved with the notebook
+and survives nbconvert. It holds the question, the SQL that answered, the model's label, the
+engine, the database's fingerprint (its URL without credentials and a hash of its tables,
+columns and types), each attempt's phase, outcome, category, seconds and tokens, the sharing
+level and the package version: never a key, a password or a row.
+
+Example:
+    >>> from cadet_magic.schema.model import Schema
+    >>> s = Schema.from_mapping({"orders": ["id", "amount"]})
+    >>> schema_fingerprint(s) == schema_fingerprint(Schema.from_mapping({"ORDERS": ["ID", "AMOUNT"]}))
+    True
+    >>> public_url("postgresql://ann:s3cret@db.example.com:5432/shop?sslmode=require&password=x")
+    'postgresql://db.example.com:5432/shop?sslmode=require'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+#: The key of the output metadata that holds the provenance (``outputs[i].metadata["cadet"]``).
+METADATA_KEY = "cadet"
+
+#: The provenance record's own format version (bumped when a field changes meaning).
+FORMAT = 1
+
+#: Query-string parameters of a URL that may hold a credential: dropped from the record.
+_SECRET_PARAMS = re.compile(r"pass|pwd|secret|token|key|auth|credential|sig", re.I)
+
+
+def package_version() -> str:
+    """The version of cadet_magic (the package, always imported before any of its modules)."""
+    package = sys.modules.get("cadet_magic")
+    return str(getattr(package, "__version__", "unknown"))
+
+
+def public_url(label: str | None) -> str:
+    """A connection's label or URL without its user, password or secret query parameters.
+
+    Example:
+        >>> public_url("mysql+pymysql://root@localhost/shop")
+        'mysql+pymysql://localhost/shop'
+        >>> public_url("duckdb (native connection)")
+        'duckdb (native connection)'
+        >>> public_url("mysql (PyMySQL) analyst@db.example.com/shop")
+        'mysql (PyMySQL) db.example.com/shop'
+    """
+    text = (label or "").strip()
+    if "://" not in text:
+        return re.sub(r"\S+@(?=\S)", "", text)  # "user@host" in a driver's label
+    try:
+        parts = urlsplit(text)
+        host = parts.netloc.rpartition("@")[2]
+        query = urlencode(
+            [(k, v) for k, v in parse_qsl(parts.query) if not _SECRET_PARAMS.search(k)]
+        )
+        return urlunsplit((parts.scheme, host, parts.path, query, ""))
+    except ValueError:  # not a URL after all: drop anything before an "@"
+        return re.sub(r"//[^/@\s]*@", "//", text)
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def schema_fingerprint(schema: Any) -> str | None:
+    """A short hash of the schema's tables, columns, types and keys (case-insensitive names;
+    sample values and comments are not part of it): it changes when the schema does.
+    None for a schema without tables (it could not be read)."""
+    tables = getattr(schema, "tables", ())
+    if not tables:
+        return None
+    shape = sorted(
+        (
+            (t.schema or "").lower(),
+            t.name.lower(),
+            [(c.name.lower(), (c.type or "").lower(), c.primary_key) for c in t.columns],
+            sorted(
+                [[c.lower() for c in fk.columns], fk.ref_table.lower()] for fk in t.foreign_keys
+            ),
+        )
+        for t in tables
+    )
+    return _digest(shape)
+
+
+def database_fingerprint(dialect: str | None, url: str, schema: Any) -> str:
+    """A short hash naming the database: its engine, its URL without credentials and its table
+    names (not their columns, so that a kept answer outlives an added column).
+
+    Example:
+        >>> from cadet_magic.schema.model import Schema
+        >>> a = database_fingerprint("duckdb", "x", Schema.from_mapping({"t": ["a"]}))
+        >>> a == database_fingerprint("duckdb", "x", Schema.from_mapping({"t": ["a", "b"]}))
+        True
+    """
+    names = sorted(t.name.lower() for t in getattr(schema, "tables", ()))
+    return _digest([dialect or "", url, names])
+
+
+def attempt_record(a: Any) -> dict[str, Any]:
+    """One attempt in the provenance: phase, number, outcome, category, seconds, tokens."""
+    tokens = a.tokens
+    return {
+        "phase": str(a.phase),
+        "number": a.number,
+        "outcome": str(a.outcome),
+        "category": a.category,
+        "seconds": round(a.elapsed, 3),
+        "model_seconds": None if a.model_seconds is None else round(a.model_seconds, 3),
+        "tokens": None if tokens is None else {"input": tokens.input, "output": tokens.output},
+    }
+
+
+def build(
+    result: Any,
+    *,
+    schema: Any = None,
+    share: str = "samples",
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The provenance record of ``result`` (an :class:`~cadet_magic.result.AskResult`), read
+    with ``schema`` (for its fingerprints). ``extra`` adds keys (the model spec, what was
+    followed, the kept examples used, a rerun's source)."""
+    url = public_url(result.connection)
+    tokens = result.tokens
+    record: dict[str, Any] = {
+        "format": FORMAT,
+        "question": result.question,
+        "sql": result.final_sql,
+        # a fallback answer's pandas code: a rerun runs it again on the SELECT's rows
+        "code": result.fallback.code if result.answered_by == "fallback" else None,
+        "answered_by": result.answered_by,
+        "ok": result.ok,
+        "model": result.model,
+        "scripted": result.scripted,
+        "engine": result.dialect,
+        "database": {
+            "url": url,
+            "fingerprint": database_fingerprint(result.dialect, url, schema),
+            "schema_fingerprint": schema_fingerprint(schema),
+        },
+        "share": share,
+        "attempts": [attempt_record(a) for a in result.all_attempts],
+        "stop_reason": None if result.stop_reason is None else str(result.stop_reason),
+        "seconds": round(result.elapsed, 3),
+        "model_calls": result.model_calls,
+        "tokens": None if tokens is None else {"input": tokens.input, "output": tokens.output},
+        "rows": len(result.rows),
+        "columns": list(result.columns),
+        "version": package_version(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    record.update(extra or {})
+    return json.loads(json.dumps(record, default=str))  # plain JSON values only

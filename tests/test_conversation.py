@@ -1,0 +1,287 @@
+"""Follow-ups, reruns without a model, kept answers and provenance, through a real IPython
+shell with jupysql on real DuckDB, with scripted models (labelled as such)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import CountingModel, fake_model, sql_reply, usage_error
+
+ORDERS = (
+    "CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer VARCHAR, status VARCHAR, "
+    "amount DOUBLE, year INTEGER);"
+    "INSERT INTO orders VALUES (1, 'ann', 'paid', 10, 2024), (2, 'bob', 'paid', 32.5, 2025),"
+    " (3, 'ann', 'cancelled', 7.5, 2025);"
+)
+PER_STATUS = "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY status"
+ONLY_2025 = (
+    "SELECT status, count(*) AS n FROM orders WHERE year = 2025 GROUP BY status ORDER BY status"
+)
+
+
+@pytest.fixture
+def ip(sql_duckdb, tmp_path, monkeypatch):
+    shell = sql_duckdb("convo", ORDERS)
+    magics = shell.magics_manager.registry["AskMagic"]
+    saved = (magics.examples_path, magics.rerun, magics.live, magics.share)
+    monkeypatch.chdir(tmp_path)  # the examples file goes beside "the notebook"
+    monkeypatch.delenv("CADET_RERUN", raising=False)
+    yield shell
+    magics.examples_path, magics.rerun, magics.live, magics.share = saved
+
+
+def ask(ip, *replies, options="", question="Orders per status?"):
+    model = CountingModel(fake_model(*(sql_reply(r) for r in replies)))
+    ip.user_ns["model"] = model
+    ip.run_cell_magic("ask", f"--model model {options}", question)
+    return ip.user_ns["_ask"], model
+
+
+def human(messages) -> str:
+    return messages[-1][1]
+
+
+def test_follow_sends_the_previous_question_sql_and_columns_never_rows(ip):
+    first, _ = ask(ip, PER_STATUS)
+    assert first.ok and first.provenance["number"] >= 1
+    second, model = ask(ip, ONLY_2025, options="--follow", question="only for 2025")
+    prompt = human(model.prompts[0])
+    assert prompt.startswith("Question: only for 2025")
+    assert "Orders per status?" in prompt and PER_STATUS in prompt and "status, n" in prompt
+    assert "cancelled" not in prompt.split("<previous-answer>")[1]  # no rows of the answer
+    assert second.rows == [("cancelled", 1), ("paid", 1)]
+    followed = second.provenance["followed"]
+    assert followed["number"] == first.provenance["number"] and followed["sql"] == PER_STATUS
+    text = second.summary()
+    assert f"Followed answer {followed['number']}: 'Orders per status?'" in text
+    assert "Followed answer" in second._repr_mimebundle_()["text/html"]
+
+
+def test_follow_n_picks_an_earlier_answer_and_the_line_magic_keeps_its_words(ip):
+    first, _ = ask(ip, PER_STATUS)
+    ask(ip, "SELECT sum(amount) AS total FROM orders", question="Total amount?")
+    n = first.provenance["number"]
+    model = CountingModel(fake_model(sql_reply(ONLY_2025)))
+    ip.user_ns["model"] = model
+    ip.run_line_magic("ask", f"--model model -f {n} only for 2025")
+    r = ip.user_ns["_ask"]
+    assert r.question == "only for 2025" and r.provenance["followed"]["number"] == n
+    assert PER_STATUS in human(model.prompts[0]) and "Total amount?" not in human(model.prompts[0])
+    ip.run_line_magic("ask", "--model model --follow only for 2025 again")
+    assert ip.user_ns["_ask"].question == "only for 2025 again"
+
+
+def test_follow_errors_are_one_line(ip):
+    assert "--follow 999: this session has answers 1 to" in usage_error(
+        ip, "ask", "--model model --follow 999", "only for 2025"
+    )
+    assert "give the number of an earlier answer" in usage_error(
+        ip, "ask", "--model model --follow=x", "only for 2025"
+    )
+
+
+def test_follow_after_a_fallback_answer_follows_its_simple_select(ip):
+    fallback_reply = (
+        "```sql\nSELECT status, amount FROM orders\n```\n"
+        "```python\nresult = df.groupby('status', as_index=False)['amount'].sum()\n```"
+    )
+    bad = [sql_reply("SELECT nope1 FROM orders"), sql_reply("SELECT nope2 FROM orders")]
+    model = CountingModel(fake_model(*bad, fallback_reply))
+    ip.user_ns["model"] = model
+    ip.run_cell_magic("ask", "--model model --max-attempts 2", "Amount per status?")
+    first = ip.user_ns["_ask"]
+    if first.answered_by != "fallback":
+        pytest.skip(f"the fallback did not answer here: {first.message}")
+    # the follow-up's SQL fails twice: its fallback prompt carries the previous answer too
+    model = CountingModel(fake_model(*bad, fallback_reply))
+    ip.user_ns["model"] = model
+    ip.run_cell_magic("ask", "--model model --max-attempts 2 --follow", "only the paid ones")
+    assert "SELECT status, amount FROM orders" in human(model.prompts[-1])
+    assert "```python" in model.prompts[-1][0][1]  # that was the fallback's prompt
+    n = first.provenance["number"]
+    second, follow_model = ask(ip, ONLY_2025, options=f"--follow {n}", question="only for 2025")
+    prompt = human(follow_model.prompts[0])
+    assert "SELECT status, amount FROM orders" in prompt and "Amount per status?" in prompt
+    assert second.provenance["followed"]["sql"] == "SELECT status, amount FROM orders"
+
+
+def test_rerun_of_a_fallback_answer_runs_its_select_and_code_without_a_model(ip):
+    fallback_reply = (
+        "```sql\nSELECT status, amount FROM orders\n```\n"
+        "```python\nresult = df.groupby('status', as_index=False)['amount'].sum()\n```"
+    )
+    bad = [sql_reply("SELECT nope1 FROM orders"), sql_reply("SELECT nope2 FROM orders")]
+    ip.user_ns["model"] = CountingModel(fake_model(*bad, fallback_reply))
+    ip.run_cell_magic("ask", "--model model --max-attempts 2", "Amount per status, fallback?")
+    first = ip.user_ns["_ask"]
+    if first.answered_by != "fallback":
+        pytest.skip(f"the fallback did not answer here: {first.message}")
+    assert "groupby" in first.provenance["code"]
+    model = CountingModel(fake_model())
+    ip.user_ns["model"] = model
+    ip.run_cell_magic("ask", "--model model --rerun", "Amount per status, fallback?")
+    again = ip.user_ns["_ask"]
+    assert model.prompts == [] and again.model_calls == 0
+    assert again.answered_by == "fallback" and again.rows == first.rows
+    assert again.fallback.code == first.fallback.code
+
+
+def test_rerun_makes_no_model_call_and_gives_the_same_answer(ip):
+    first, _ = ask(ip, PER_STATUS)
+    model = CountingModel(fake_model(sql_reply("SELECT 'must not be called'")))
+    ip.user_ns["model"] = model
+    ip.run_cell_magic("ask", "--model model --rerun", "Orders per status?")
+    again = ip.user_ns["_ask"]
+    assert model.prompts == [] and again.model_calls == 0 and again.prompts == []
+    assert again.ok and again.rows == first.rows and again.sql == first.sql
+    assert again.provenance["rerun_of"]["created"] == first.provenance["created"]
+    assert "no model call" in again.summary()
+    # the whole notebook: CADET_RERUN=1, and %config AskMagic.rerun = True
+    for switch in ("env", "config"):
+        if switch == "env":
+            ip.run_line_magic("config", "AskMagic.rerun = False")
+            import os
+
+            os.environ["CADET_RERUN"] = "1"
+        else:
+            import os
+
+            os.environ.pop("CADET_RERUN", None)
+            ip.run_line_magic("config", "AskMagic.rerun = True")
+        ip.run_cell_magic("ask", "--model model", "Orders per status?")
+        assert model.prompts == [] and ip.user_ns["_ask"].rows == first.rows
+    import os
+
+    os.environ.pop("CADET_RERUN", None)
+
+
+def test_rerun_without_a_record_and_after_a_schema_change_are_one_line(ip):
+    line = usage_error(ip, "ask", "--rerun", "A question never asked?")
+    assert "no SQL is recorded for this question" in line and "without --rerun" in line
+    ask(
+        ip,
+        "SELECT customer, sum(amount) AS total FROM orders GROUP BY customer",
+        question="Spent per customer?",
+    )
+    ip.run_cell_magic("sql", "", "ALTER TABLE orders ADD COLUMN note VARCHAR")
+    try:  # the schema changed, the SQL still runs: answered, with a warning
+        ip.run_cell_magic("ask", "--model model --rerun", "Spent per customer?")
+        r = ip.user_ns["_ask"]
+        assert r.ok and any("schema changed" in w for w in r.warnings)
+    finally:
+        ip.run_cell_magic("sql", "", "ALTER TABLE orders DROP COLUMN note")
+    ip.run_cell_magic("sql", "", "ALTER TABLE orders RENAME COLUMN customer TO client")
+    try:
+        model = CountingModel(fake_model())
+        ip.user_ns["model"] = model
+        ip.run_cell_magic("ask", "--model model --rerun", "Spent per customer?")
+        r = ip.user_ns["_ask"]
+        assert not r.ok and model.prompts == [] and "\n" not in r.message
+        assert r.message.startswith("The recorded SQL no longer runs here (the schema changed")
+        assert "Run %%ask without --rerun" in r.message
+    finally:
+        ip.run_cell_magic("sql", "", "ALTER TABLE orders RENAME COLUMN client TO customer")
+
+
+def test_result_rerun_on_a_connection(ip):
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(ORDERS)
+    first, _ = ask(ip, PER_STATUS)
+    again = first.rerun(con)
+    assert again.ok and again.rows == first.rows and again.model_calls == 0
+
+
+def test_provenance_is_json_and_holds_no_secret(ip):
+    ip.run_line_magic("config", "AskMagic.api_key = 'sk-very-secret-123'")
+    try:
+        r, _ = ask(ip, PER_STATUS)
+    finally:
+        ip.run_line_magic("config", "AskMagic.api_key = ''")
+    p = r.provenance
+    text = json.dumps(p)
+    assert "sk-very-secret-123" not in text and "cancelled" not in text  # no key, no rows
+    assert p["question"] == "Orders per status?" and p["sql"] == PER_STATUS
+    assert p["engine"] == "duckdb" and p["database"]["schema_fingerprint"]
+    assert p["attempts"][0]["outcome"] == "ok" and p["version"] and p["share"] == "samples"
+    # IPython's display formatter writes it as the output's metadata
+    data, meta = ip.display_formatter.format(r)
+    assert meta["cadet"] == p and "text/html" in data
+
+
+def test_keep_and_examples_in_later_prompts(ip, tmp_path):
+    first, _ = ask(ip, PER_STATUS)
+    out = ip.run_line_magic("cadet", "keep")
+    assert "Kept: 'Orders per status?'" in repr(out)
+    lines = (tmp_path / ".cadet" / "examples.jsonl").read_text().splitlines()
+    pair = json.loads(lines[-1])
+    assert (
+        pair["sql"] == PER_STATUS
+        and pair["database"] == first.provenance["database"]["fingerprint"]
+    )
+    r, model = ask(ip, ONLY_2025, question="Orders per status in 2025?")
+    prompt = human(model.prompts[0])
+    assert "<examples>" in prompt and PER_STATUS in prompt
+    assert r.provenance["examples"]["used"] == ["Orders per status?"]
+    assert "Kept examples used (1): 'Orders per status?'" in r.summary()
+    listing = repr(ip.run_line_magic("cadet", "examples"))
+    assert "1 kept answer(s)" in listing and PER_STATUS in listing
+    # an unrelated question gets none
+    _, model = ask(ip, "SELECT max(amount) AS m FROM orders", question="Largest amount ever?")
+    assert "<examples>" not in human(model.prompts[0])
+
+
+def test_bad_lines_of_the_examples_file_one_warning_nothing_lost(ip, tmp_path, caplog):
+    ask(ip, PER_STATUS)
+    ip.run_line_magic("cadet", "keep")
+    path = tmp_path / ".cadet" / "examples.jsonl"
+    good = path.read_text()
+    path.write_text("not json\n" + good + '{"question": 3}\n')
+    with caplog.at_level("WARNING", logger="cadet_magic"):
+        r, model = ask(ip, ONLY_2025, question="Orders per status in 2025?")
+    warnings = [rec.getMessage() for rec in caplog.records if "examples.jsonl" in rec.getMessage()]
+    assert len(warnings) == 1 and "2 line(s)" in warnings[0] and "line 1, 3" in warnings[0]
+    assert PER_STATUS in human(model.prompts[0])  # the good line is still used
+    ip.run_line_magic("cadet", "keep")
+    text = path.read_text()
+    assert text.startswith("not json\n" + good + '{"question": 3}\n')  # nothing lost
+    assert "line(s) are not kept answers" in repr(ip.run_line_magic("cadet", "examples"))
+
+
+def test_a_kept_answer_that_no_longer_passes_the_check_is_dropped_with_a_note(ip, tmp_path):
+    first, _ = ask(ip, PER_STATUS)
+    path = tmp_path / ".cadet" / "examples.jsonl"
+    path.parent.mkdir(exist_ok=True)
+    fingerprint = first.provenance["database"]["fingerprint"]
+    bad = {
+        "question": "Orders per status, deleted?",
+        "sql": "DELETE FROM orders",
+        "database": fingerprint,
+    }
+    path.write_text(json.dumps(bad) + "\n")
+    r, model = ask(ip, ONLY_2025, question="Orders per status in 2025?")
+    assert "DELETE" not in human(model.prompts[0])
+    assert "dropped: its SQL no longer passes the check" in r.provenance["examples"]["dropped"][0]
+    assert "dropped" in r.summary()
+
+
+def test_keep_without_an_answer_is_one_line(ip):
+    magics = ip.magics_manager.registry["AskMagic"]
+    saved = magics.last
+    magics.last = None
+    try:
+        assert "nothing to keep yet" in usage_error(ip, "cadet", "keep")
+    finally:
+        magics.last = saved
+
+
+def test_a_rerun_is_not_counted_in_the_session_metrics(ip):
+    ask(ip, PER_STATUS)
+    metrics = ip.magics_manager.registry["AskMagic"].metrics
+    before = json.dumps(metrics.rows(), default=str)
+    ip.run_cell_magic("ask", "--rerun", "Orders per status?")
+    assert ip.user_ns["_ask"].ok
+    assert json.dumps(metrics.rows(), default=str) == before
