@@ -198,10 +198,19 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
 def check(state: AskState, ctx: Context) -> dict:
     """Runs the safety check on the SQL."""
     t0 = time.perf_counter()
+    schema = state.get("schema")
     verdict = validate_sql(
-        state["sql"] or "", state["dialect"], state.get("allowed_tables"), state.get("functions")
+        state["sql"] or "",
+        state["dialect"],
+        state.get("allowed_tables"),
+        state.get("functions"),
+        columns={t.name: t.column_names() for t in schema.tables} if schema else None,
     )
-    return {"check": verdict, "timings": timed(state, "check", time.perf_counter() - t0)}
+    update: dict[str, Any] = {"check": verdict}
+    query = verdict.query
+    if query is not None and query.double_quoted:
+        update["sql"] = query.written  # the user gets the strings in single quotes
+    return {**update, "timings": timed(state, "check", time.perf_counter() - t0)}
 
 
 def execute(state: AskState, ctx: Context) -> dict:

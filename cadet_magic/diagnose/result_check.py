@@ -43,6 +43,8 @@ from cadet_magic.diagnose.values import (
 )
 from cadet_magic.diagnose.values import close_to_pattern as _close_to_pattern
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.dialect import resolve_dialect
+from cadet_magic.sql.query import checked
 
 log = logging.getLogger("cadet_magic")
 
@@ -67,6 +69,12 @@ EMPTY_WARNING = (
 FEEDBACK = (
     "Your previous query ran, but a value it filters on does not occur in the data:\n"
     "```sql\n{sql}\n```\n{problems} Compare with the value exactly as stored."
+)
+
+
+#: Added to the feedback when a missing value was written in double quotes.
+DOUBLE_QUOTED = (
+    "Write text values in single quotes ({value}); double quotes name columns and tables."
 )
 
 
@@ -123,6 +131,8 @@ class ValueCheck:
     seconds: float = 0.0
     out_of_budget: bool = False
     filters: int = field(default=0)
+    #: Values the model wrote in double quotes that the engine read as strings.
+    double_quoted: tuple[str, ...] = ()
 
     @property
     def suspect(self) -> bool:
@@ -144,8 +154,13 @@ class ValueCheck:
         return " ".join(value_message(f) for f in ordered)
 
     def feedback(self, sql: str) -> str:
-        """What the model is told about a suspect attempt."""
-        return FEEDBACK.format(sql=sql.strip(), problems=self.problems())
+        """What the model is told about a suspect attempt (with a reminder that strings take
+        single quotes when a missing value was written in double quotes)."""
+        text = FEEDBACK.format(sql=sql.strip(), problems=self.problems())
+        quoted = [f.filter.value for f in self.missing if f.filter.value in self.double_quoted]
+        if quoted:
+            text += " " + DOUBLE_QUOTED.format(value=quote(quoted[0]))
+        return text
 
     def warnings(self) -> list[str]:
         """What looks wrong with this attempt's answer, for ``AskResult.warnings``."""
@@ -171,8 +186,9 @@ def _table(f: Filter) -> exp.Table:
     )
 
 
-def _col(f: Filter) -> exp.Column:
-    return exp.column(f.column, quoted=True)
+def _col(f: Filter) -> exp.Expression:
+    """The filter's column as the query compares it (inside its wrappers, if any)."""
+    return f.wrapped(exp.column(f.column, quoted=True))
 
 
 def _match(f: Filter, col: exp.Expression, value: str) -> exp.Expression:
@@ -265,6 +281,8 @@ Fetch = Callable[[str, float], Sequence[Sequence[object]]]
 
 
 def _samples(schema: Schema, f: Filter) -> tuple[tuple[str, ...], bool]:
+    if f.wrap:  # the samples are the stored values, not the wrapped ones
+        return (), False
     table = schema.table(f.table)
     column = find_column(table, f.column) if table is not None else None
     if column is None:
@@ -405,6 +423,7 @@ def check_result(
         (True, ["The answer may be wrong: 'France' does not occur in country.name; it holds 'france'."])
     """
     t0 = time.perf_counter()
+    query = checked(sql, resolve_dialect(dialect))
     filters = literal_filters(sql, dialect, schema)
     findings, queries, out = (
         check_values(filters, schema, fetch, dialect=dialect, timeout=timeout, budget=budget)
@@ -419,4 +438,5 @@ def check_result(
         seconds=time.perf_counter() - t0,
         out_of_budget=out,
         filters=len(filters),
+        double_quoted=query.double_quoted if query is not None else (),
     )

@@ -54,15 +54,41 @@ class Filter:
     column: str
     value: str
     op: str
+    #: Functions the query wraps the column in, outermost first (``("LOWER", "TRIM")``,
+    #: ``("CAST AS TEXT",)``): the check compares the value with the column wrapped alike.
+    wrap: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
-        """``table.column`` for messages."""
-        return f"{self.table}.{self.column}"
+        """``table.column`` for messages (wrapped as the query compares it).
+
+        Example:
+            >>> Filter("t", None, "c", "x", "=", ("LOWER",)).where
+            'LOWER(t.c)'
+        """
+        if not self.wrap:
+            return f"{self.table}.{self.column}"
+        return self.wrapped(exp.column(self.column, self.table)).sql()
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.table, self.column, self.value, self.op)
+    def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
+        return (self.table, self.column, self.value, self.op, self.wrap)
+
+    def wrapped(self, col: exp.Expression) -> exp.Expression:
+        """``col`` wrapped in the filter's functions, as the query compares it.
+
+        Example:
+            >>> Filter("t", None, "c", "x", "=", ("LOWER", "CAST AS TEXT")).wrapped(
+            ...     exp.column("c")).sql("sqlite")
+            'LOWER(CAST(c AS TEXT))'
+        """
+        out: exp.Expression = col
+        for name in reversed(self.wrap):
+            if name.startswith("CAST AS "):
+                out = exp.Cast(this=out, to=exp.DataType.build(name[len("CAST AS ") :]))
+            else:
+                out = _WRAPPERS[name](this=out)
+        return out
 
 
 # --------------------------------------------------------------------------- the tree
@@ -79,29 +105,58 @@ def _string(node: exp.Expression) -> str | None:
     return None
 
 
-def _comparisons(tree: Any) -> Iterable[tuple[exp.Column, str, str]]:
-    """(column, value, op) for each column-with-string-literal comparison in ``tree``."""
+#: The functions a compared column may be wrapped in (their names in :attr:`Filter.wrap`).
+_WRAPPERS: dict[str, type[exp.Expression]] = {"LOWER": exp.Lower, "UPPER": exp.Upper, "TRIM": exp.Trim}
+
+
+def _unwrap(node: Any) -> tuple[exp.Column, tuple[str, ...]] | None:
+    """The column inside ``LOWER``/``UPPER``/``TRIM``/``CAST`` wrappers, and the wrappers
+    (outermost first); None when ``node`` is anything else.
+
+    Example:
+        >>> col, wrap = _unwrap(sqlglot.parse_one("LOWER(TRIM(CAST(x AS TEXT)))"))
+        >>> col.name, wrap
+        ('x', ('LOWER', 'TRIM', 'CAST AS TEXT'))
+    """
+    wrap: list[str] = []
+    while not isinstance(node, exp.Column):
+        if isinstance(node, exp.Cast) and not node.args.get("format"):
+            wrap.append("CAST AS " + node.to.sql())
+        else:
+            name = next((n for n, cls in _WRAPPERS.items() if type(node) is cls), None)
+            if name is None or (isinstance(node, exp.Trim) and node.args.get("expression")):
+                return None  # TRIM(x, 'chars'), or anything but the wrappers
+            wrap.append(name)
+        node = node.this
+    return node, tuple(wrap)
+
+
+def _comparisons(tree: Any) -> Iterable[tuple[exp.Column, str, str, tuple[str, ...]]]:
+    """(column, value, op, wrap) for each comparison of a (possibly wrapped) column with a
+    string literal in ``tree``."""
     for node in tree.find_all(exp.EQ, exp.In, exp.Like, exp.ILike, bfs=False):
         if isinstance(node.parent, exp.Escape):
             continue  # LIKE ... ESCAPE: leave it
         if isinstance(node, exp.In):
-            if isinstance(node.this, exp.Column) and not node.args.get("query"):
+            inner = _unwrap(node.this)
+            if inner is not None and not node.args.get("query"):
                 for item in node.expressions:
                     value = _string(item)
                     if value is not None:
-                        yield node.this, value, "IN"
+                        yield inner[0], value, "IN", inner[1]
             continue
         left, right = node.this, node.expression
-        if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
+        if _string(left) is not None and _string(right) is None:
             if isinstance(node, exp.EQ):
                 left, right = right, left
             else:
                 continue
-        value = _string(right) if isinstance(left, exp.Column) else None
-        if value is None:
+        inner = _unwrap(left)
+        value = _string(right) if inner is not None else None
+        if inner is None or value is None:
             continue
         op = "=" if isinstance(node, exp.EQ) else "ILIKE" if isinstance(node, exp.ILike) else "LIKE"
-        yield left, value, op
+        yield inner[0], value, op, inner[1]
 
 
 def find_column(table: Table, name: str) -> Column | None:
@@ -125,24 +180,49 @@ def _resolve(
     while node is not None and scope is None:
         scope = scopes.get(id(node))
         node = node.parent
-    qualifier = column.table
-    while scope is not None:
-        tables: list[Table] = []
-        for name, source in scope.sources.items():
-            if qualifier and name.lower() != qualifier.lower():
+    return _resolve_in(column.name, column.table, scope, schema, 0)
+
+
+def _projection(source: Any, name: str) -> exp.Column | None:
+    """The plain column a derived table or CTE (a sqlglot scope) outputs as ``name``."""
+    select = getattr(source, "expression", None)
+    if not isinstance(select, exp.Select):
+        return None
+    for proj in select.expressions:
+        if proj.alias_or_name.lower() == name.lower():
+            inner = proj.unalias()
+            return inner if isinstance(inner, exp.Column) else None
+    return None
+
+
+def _resolve_in(
+    name: str, qualifier: str, scope: Any, schema: Schema, depth: int
+) -> tuple[Table, Column] | None:
+    """Column ``name`` (written with ``qualifier``) resolved from ``scope`` outwards, through
+    derived tables and CTEs that pass a column through unchanged."""
+    while scope is not None and depth < 8:
+        found: list[tuple[Table, Column]] = []
+        sources = 0
+        for alias, source in scope.sources.items():
+            if qualifier and alias.lower() != qualifier.lower():
                 continue
-            if not isinstance(source, exp.Table):
-                if qualifier:
-                    return None  # a derived table or CTE: not a catalog column
+            if isinstance(source, exp.Table):
+                table = schema.table(source.name)
+                column = find_column(table, name) if table is not None else None
+                sources += table is not None
+                if table is not None and column is not None:
+                    found.append((table, column))
                 continue
-            table = schema.table(source.name)
-            if table is not None:
-                tables.append(table)
-        found = [(t, c) for t in tables if (c := find_column(t, column.name)) is not None]
+            inner = _projection(source, name)
+            sources += 1
+            if inner is not None:
+                hit = _resolve_in(inner.name, inner.table, source, schema, depth + 1)
+                if hit is not None:
+                    found.append(hit)
         if len(found) == 1:
             return found[0]
-        if len(found) > 1 or qualifier and tables:
-            return None  # ambiguous, or the qualifier's table lacks it
+        if len(found) > 1 or qualifier and sources:
+            return None  # ambiguous, or the qualifier's source lacks it
         scope = scope.parent
     return None
 
@@ -168,14 +248,14 @@ def literal_filters(sql: str, dialect: str | None, schema: Schema) -> list[Filte
     except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
         return []
     out: dict[tuple, Filter] = {}
-    for column, value, op in _comparisons(tree):
+    for column, value, op, wrap in _comparisons(tree):
         if not value.strip("%_ ") or len(value) > MAX_VALUE_CHARS:
             continue
         resolved = _resolve(column, scopes, schema)
-        if resolved is None or not _is_text(resolved[1]):
+        if resolved is None or not (_is_text(resolved[1]) or wrap):
             continue
         table, col = resolved
-        f = Filter(table.name, table.schema, col.name, value, op)
+        f = Filter(table.name, table.schema, col.name, value, op, wrap)
         out.setdefault(f.key, f)
     return list(out.values())
 

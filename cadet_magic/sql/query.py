@@ -39,12 +39,16 @@ class CheckedQuery(str):
         read: the resolved sqlglot dialect's name (``"postgres"`` for ``postgresql``; None:
             sqlglot's generic SQL); :attr:`dialect` is the dialect itself.
         sql: the text that runs, generated from the tree (``str(query)``).
-        written: the text as the model wrote it.
+        written: the text as the model wrote it (double-quoted strings in single quotes
+            when the check was given the columns: :mod:`cadet_magic.sql.quotes`).
+        double_quoted: the values the model wrote in double quotes that the engine reads
+            as strings (empty when none, or when the check had no columns).
     """
 
     tree: exp.Expression
     read: str | None
     written: str
+    double_quoted: tuple[str, ...] = ()
 
     def __new__(cls, tree: exp.Expression, read: str | None, sql: str, written: str):
         self = super().__new__(cls, sql)
