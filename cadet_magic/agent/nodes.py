@@ -15,12 +15,13 @@ from typing import Any
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.record import answered, close_attempt
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
-from cadet_magic.agent.routes import decide
+from cadet_magic.agent.routes import decide, repeated_attempt
 from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
     NoSQL,
 )
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
+from cadet_magic.diagnose.repeat import repeated
 from cadet_magic.errors import (
     FailedTransactionError,
     ModelCallError,
@@ -262,6 +263,16 @@ def diagnose(state: AskState, ctx: Context) -> dict:
         # The diagnosis names functions as the model wrote them (the check's CheckedQuery
         # knows what it renamed).
         diagnosis = diagnose_failure(state["error"], **where)
+    again = repeated_attempt(state)
+    if again is not None and diagnosis.retryable:  # the same failed query again: say so
+        diagnosis = repeated(
+            diagnosis,
+            state.get("sql"),
+            again[0],
+            last=again[1],
+            schema=state["schema"],
+            dialect=state["dialect"],
+        )
     return {"diagnosis": diagnosis, "timings": timed(state, "diagnose", time.perf_counter() - t0)}
 
 

@@ -83,9 +83,40 @@ def same_sql(state: AskState, previous: Sequence[Attempt]) -> bool:
     return normalize_sql(sql, dialect) == normalize_sql(previous[-1].sql, dialect)
 
 
+def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
+    """The earlier SQL attempt whose query this attempt writes again, up to formatting: its
+    number and whether it is the previous attempt (else the model alternates); None.
+
+    Example:
+        >>> from cadet_magic.result import Attempt, Phase
+        >>> a = [Attempt(1, "SELECT a FROM t", "error", phase=Phase.sql),
+        ...      Attempt(2, "SELECT b FROM t", "error", phase=Phase.sql)]
+        >>> repeated_attempt({"sql": "select a from t", "attempts": a, "dialect": None})
+        (1, False)
+        >>> repeated_attempt({"sql": "SELECT b  FROM t", "attempts": a, "dialect": None})
+        (2, True)
+    """
+    sql = state.get("sql")
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql and a.sql]
+    if not (sql and previous):
+        return None
+    dialect = state.get("dialect")
+    mine = normalize_sql(sql, dialect)
+    for a in reversed(previous):
+        if normalize_sql(a.sql or "", dialect) == mine:
+            return a.number, a is previous[-1]
+    return None
+
+
 def _unchanged(state: AskState) -> bool:
-    """The attempt repeats the previous SQL attempt."""
-    return same_sql(state, [a for a in state.get("attempts", ()) if a.phase == Phase.sql])
+    """The attempt repeats the previous SQL attempt, which repeated the one before it: the
+    model was told it repeats itself (:mod:`cadet_magic.diagnose.repeat`) and did again."""
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
+    return (
+        len(previous) >= 2
+        and same_sql(state, previous)
+        and same_sql({**state, "sql": previous[-1].sql}, previous[:-1])
+    )
 
 
 def fallback_due(state: AskState) -> bool:
@@ -104,8 +135,8 @@ def decide(
     phase's defaults).
 
     The order matters: a non-retryable error stops, then the maximum is checked *before* any
-    increment (handing over when allowed), then the unchanged guard (which stops without
-    handing over).
+    increment (handing over when allowed), then the unchanged guard (a model that keeps
+    writing the same failed attempt hands over when allowed, else stops).
     """
     diagnosis = state["diagnosis"]
     if diagnosis is not None and not diagnosis.retryable:
@@ -113,7 +144,7 @@ def decide(
     if state["attempt"] >= state["options"].max_attempts:
         return HAND_OVER if hands_over(state) else StopReason.max_attempts
     if unchanged(state):
-        return StopReason.unchanged_sql
+        return HAND_OVER if hands_over(state) else StopReason.unchanged_sql
     return "retry"
 
 

@@ -64,11 +64,21 @@ def column_not_found(details: dict[str, Any], suggestions: list[str], dialect: s
             text + " It is not a column of the subquery it refers to. Use a CTE "
             "(WITH name AS (SELECT ...)) and select only columns the CTE defines."
         )
+    if details.get("qualifier_table"):
+        qualifier = str(ident).rpartition(".")[0]
+        text += (
+            f" {qualifier} is {details['qualifier_table']}, whose columns are "
+            f"{_names(details.get('qualifier_columns') or [], 30)}."
+        )
+    written = details.get("as_written") or {}
     if suggestions:
-        text += f" Use a real column: {_names(suggestions)}."
+        shown = [f"{written[s]} ({s})" if s in written else s for s in suggestions[:3]]
+        text += f" Use a real column: {', '.join(shown)}."
     return text + (
         " Do not invent column names; qualify columns with their table when several "
         "tables are joined."
+        if not written
+        else " Do not invent column names; qualify each column with the alias of its table."
     )
 
 

@@ -106,7 +106,11 @@ def _string(node: exp.Expression) -> str | None:
 
 
 #: The functions a compared column may be wrapped in (their names in :attr:`Filter.wrap`).
-_WRAPPERS: dict[str, type[exp.Expression]] = {"LOWER": exp.Lower, "UPPER": exp.Upper, "TRIM": exp.Trim}
+_WRAPPERS: dict[str, type[exp.Expression]] = {
+    "LOWER": exp.Lower,
+    "UPPER": exp.Upper,
+    "TRIM": exp.Trim,
+}
 
 
 def _unwrap(node: Any) -> tuple[exp.Column, tuple[str, ...]] | None:
