@@ -55,3 +55,24 @@ def test_report_only_writes_the_section_from_the_files(shared_data, monkeypatch,
     assert "**Partial run: targeted 1, raw 0, none 0 of the 300 questions done" in printed
     assert "execution accuracy, first attempt | 100.0%" in printed
     assert bench.COMMAND in printed and (out / "spider.svg").is_file()
+
+
+def test_limit_is_a_stable_prefix_of_the_fixed_sample(shared_data, monkeypatch):
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    whole = [q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED)[1]]
+    assert [q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED, 33)[1]] == whole[:33]
+
+
+def test_eval_signs_reads_the_kept_answers_without_a_model(shared_data, monkeypatch, tmp_path):
+    from benchmarks import eval_signs
+
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    q = bench.questions(bench.N_QUESTIONS, bench.SEED)[1][0]
+    rec = dict.fromkeys(KEYS) | {"db_id": q.db_id, "question": q.question, "gold": q.gold,
+                                 "first_sql": q.gold, "first_match": True, "fallback": False,
+                                 "final_sql": "SELECT 1 WHERE 0", "final_match": False}  # fmt: skip
+    (tmp_path / "spider.targeted.jsonl").write_text(json.dumps(rec) + "\n")
+    measured, n, wrong = eval_signs.measure(eval_signs.answers([tmp_path]))
+    assert (n, wrong) == (2, 1)
+    assert "empty" in next(a["signs"] for a in measured if not a["right"])
+    assert "| empty | 1 | 1/1" in eval_signs.table(measured, n, wrong)
