@@ -76,3 +76,31 @@ def test_eval_signs_reads_the_kept_answers_without_a_model(shared_data, monkeypa
     assert (n, wrong) == (2, 1)
     assert "empty" in next(a["signs"] for a in measured if not a["right"])
     assert "| empty | 1 | 1/1" in eval_signs.table(measured, n, wrong)
+
+
+def test_eval_change_pairs_the_questions_both_sides_hold(tmp_path):
+    from benchmarks import eval_change
+
+    def line(q, right, calls=1, attempts=None):
+        return json.dumps({"db_id": "d", "question": q, "final_match": right, "first_match": right,
+                           "fallback": False, "stop_reason": "success", "calls": calls,
+                           "input_tokens": 100 * calls, "seconds": 2.0,
+                           "attempts": attempts or [{"category": None}]})  # fmt: skip
+
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    after.mkdir()
+    (before / "spider.targeted.jsonl").write_text(
+        "\n".join([line("q1", False, 2), line("q2", True), line("q3", True)]) + "\n"
+    )
+    retry = [{"category": "column_not_found", "input_tokens": 100}, {"input_tokens": 150}]
+    (after / "spider.jsonl").write_text(
+        "\n".join([line("q1", True, 2, retry), line("q2", True)]) + "\n"
+    )
+    text = eval_change.compare(before, after)
+    assert "**targeted** (2 questions on both sides)" in text
+    assert "| final answer right | 1/2 (50%" in text and "| 2/2 (100%" in text
+    assert (
+        "1 gained, 0 lost" in text
+        and "| prompt tokens per retry | not recorded | 150 (n=1) |" in text
+    )
