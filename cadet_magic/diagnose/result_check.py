@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -38,6 +39,7 @@ from cadet_magic.diagnose.values import (
     MAX_CLOSE,
     Filter,
     close_values,
+    date_variants,
     find_column,
     literal_filters,
 )
@@ -388,13 +390,31 @@ def _close(
     near = close_to_pattern(f.value, samples) if like else close_values(f.value, samples)
     if near:
         return near
+    found: list[object] = []
     for by_ends in (True, False) if _ends(f) is not None else (False,):
         rows = run(candidates_sql(f, dialect, by_ends=by_ends))
         found = [r[0] for r in rows or () if r]
         near = close_to_pattern(f.value, found) if like else close_values(f.value, found)
         if near:
             return near
-    return ()
+    return () if like else _same_date(f, [*samples, *found], run, dialect)
+
+
+def _same_date(
+    f: Filter,
+    stored: list[object],
+    run: Callable[[str], Sequence[Sequence[object]] | None],
+    dialect: str | None,
+) -> tuple[str, ...]:
+    """The filter's date written as the column's stored text writes dates, when it occurs so
+    (a date compared in another format than the stored one matches nothing)."""
+    variants = date_variants(f.value, stored)
+    if not variants:
+        return ()
+    probes = [dataclasses.replace(f, value=v) for v in variants]
+    rows = run(occurs_sql(probes, dialect))
+    flags = list(rows[0]) if rows else []
+    return tuple(v for v, flag in zip(variants, flags, strict=False) if flag)
 
 
 def check_result(

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -400,3 +401,57 @@ def close_to_pattern(
 
 
 # --------------------------------------------------------------------------- the queries
+
+
+# --------------------------------------------------------------------------- dates as text
+
+#: Date formats a date stored as text is commonly written in (day-first before month-first:
+#: both are tried when they parse).
+DATE_FORMATS = (
+    "%Y-%m-%d",
+    "%Y/%m/%d",
+    "%d/%m/%Y",
+    "%m/%d/%Y",
+    "%d-%m-%Y",
+    "%m-%d-%Y",
+    "%d.%m.%Y",
+    "%Y%m%d",
+    "%Y-%m-%d %H:%M:%S",
+    "%d %B %Y",
+    "%B %d, %Y",
+)
+
+
+def _formats_of(text: str) -> list[str]:
+    out = []
+    for fmt in DATE_FORMATS:
+        try:
+            _dt.datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+        out.append(fmt)
+    return out
+
+
+def date_variants(value: str, stored: Iterable[object], limit: int = 2) -> tuple[str, ...]:
+    """``value`` (a date) rewritten in the formats the ``stored`` text values are written in,
+    when those differ from the value's own; empty when the value is no date.
+
+    Example:
+        >>> date_variants("2020-01-05", ["05/03/2019", "17/11/2020"])
+        ('05/01/2020',)
+        >>> date_variants("2020-01-05", ["2019-03-05"]), date_variants("soon", ["2019-03-05"])
+        ((), ())
+    """
+    own = _formats_of(value)
+    if not own:
+        return ()
+    when = _dt.datetime.strptime(value.strip(), own[0])
+    counts: dict[str, int] = {}
+    for v in stored:
+        if isinstance(v, str) and len(v) <= 40:
+            for fmt in _formats_of(v):
+                counts[fmt] = counts.get(fmt, 0) + 1
+    ranked = sorted((f for f in counts if f not in own), key=lambda f: -counts[f])
+    out = [when.strftime(f) for f in ranked if counts[f] == max(counts.values())]
+    return tuple(dict.fromkeys(v for v in out if v != value))[:limit]
