@@ -38,10 +38,12 @@ from sqlglot import exp
 from cadet_magic.diagnose.values import (
     MAX_CLOSE,
     Filter,
+    NumberFilter,
     close_values,
     date_variants,
     find_column,
     literal_filters,
+    number_filters,
 )
 from cadet_magic.diagnose.values import close_to_pattern as _close_to_pattern
 from cadet_magic.schema.model import Schema
@@ -63,6 +65,7 @@ MAX_CANDIDATES = 1000
 #: What each warning says (the displays show ``AskResult.warnings`` as they are).
 SUSPECT_WARNING = "The answer may be wrong: {problems}"
 ABSENT_WARNING = "{value} does not occur in {column}, so this filter matches nothing."
+RANGE_WARNING = "No row can match {comparison}: {column} ranges from {low:g} to {high:g}."
 EMPTY_WARNING = (
     "The query returned no rows. Check that the filters match how values are stored, or "
     "rephrase the question."
@@ -135,6 +138,8 @@ class ValueCheck:
     filters: int = field(default=0)
     #: Values the model wrote in double quotes that the engine read as strings.
     double_quoted: tuple[str, ...] = ()
+    #: For an empty result: numeric comparisons no stored value can meet, in words.
+    out_of_range: tuple[str, ...] = ()
 
     @property
     def suspect(self) -> bool:
@@ -173,7 +178,7 @@ class ValueCheck:
             for f in self.missing
         ]
         if self.empty and not out:
-            out.append(EMPTY_WARNING)
+            out.extend(self.out_of_range or [EMPTY_WARNING])
         return out
 
     def rank(self) -> tuple[int, int, int]:
@@ -450,6 +455,11 @@ def check_result(
         if filters
         else ((), 0, False)
     )
+    ranges: tuple[str, ...] = ()
+    if rows == 0 and not any(f.occurs is False for f in findings):
+        left = budget - (time.perf_counter() - t0)
+        ranges, more = _out_of_range(number_filters(sql, dialect, schema), fetch, dialect, left)
+        queries += more
     return ValueCheck(
         attempt=attempt,
         findings=findings,
@@ -459,4 +469,45 @@ def check_result(
         out_of_budget=out,
         filters=len(filters),
         double_quoted=query.double_quoted if query is not None else (),
+        out_of_range=ranges,
     )
+
+
+def range_sql(f: NumberFilter, dialect: str | None) -> str:
+    """The stored range of a numeric filter's column.
+
+    Example:
+        >>> print(range_sql(NumberFilter("t", None, "age", ">", (200,)), "sqlite"))
+        SELECT MIN("age"), MAX("age") FROM "t"
+    """
+    col = exp.column(f.column, quoted=True)
+    table = exp.Table(
+        this=exp.to_identifier(f.table, quoted=True),
+        db=exp.to_identifier(f.db, quoted=True) if f.db else None,
+    )
+    return exp.select(exp.Min(this=col), exp.Max(this=col.copy())).from_(table).sql(dialect=dialect)
+
+
+def _out_of_range(
+    filters: Sequence[NumberFilter], fetch: Fetch, dialect: str | None, budget: float
+) -> tuple[tuple[str, ...], int]:
+    """The numeric comparisons of an empty result that no stored value can meet, in words
+    (one MIN/MAX query per column, within ``budget`` seconds); and the queries run."""
+    start = time.perf_counter()
+    out: list[str] = []
+    queries = 0
+    for f in filters[:MAX_CLOSE]:
+        left = budget - (time.perf_counter() - start)
+        if left <= 0:
+            break
+        queries += 1
+        try:
+            low, high = fetch(range_sql(f, dialect), left)[0]
+            low, high = float(low), float(high)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - an unanswered check claims nothing
+            continue
+        if f.outside(low, high):
+            out.append(
+                RANGE_WARNING.format(comparison=f.text(), column=f.where, low=low, high=high)
+            )
+    return tuple(out), queries
