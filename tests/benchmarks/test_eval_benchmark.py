@@ -104,3 +104,20 @@ def test_eval_change_pairs_the_questions_both_sides_hold(tmp_path):
         "1 gained, 0 lost" in text
         and "| prompt tokens per retry | not recorded | 150 (n=1) |" in text
     )
+
+
+def test_retry_prompt_layouts_share_the_first_prompt():
+    """The current layout appends to the previous prompt; the previous one rewrote its user turn."""
+    from benchmarks.retry_prompts import chatml, previous_layout
+    from cadet_magic.agent.prompts import build_messages
+    from cadet_magic.result import Attempt
+
+    a1 = Attempt(
+        1, "SELECT nme FROM t", "error", error="no such column: nme", feedback="Use t.name."
+    )
+    first = build_messages("Names?", "sqlite", "t(name)", [])
+    retry = build_messages("Names?", "sqlite", "t(name)", [a1])
+    assert chatml(retry).startswith(chatml(first).removesuffix("<|im_start|>assistant\n"))
+    old = previous_layout("Names?", first[0][1], [a1])
+    assert old[0] == first[0] and "Attempt 1:" in old[1][1] and "Use t.name." in old[1][1]
+    assert chatml(old).endswith("<|im_start|>assistant\n")
