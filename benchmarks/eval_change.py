@@ -75,14 +75,21 @@ def compare(before: Path, after: Path) -> str:
     lines: list[str] = []
     for mode in MODES:
         b, a = results(before, mode), results(after, mode)
-        keys = [k for k in a if k in b]
+        both = [k for k in a if k in b]
+        # a question that could not run on one side (a model timeout, say) is left out
+        keys = [
+            k for k in both if b[k]["final_match"] is not None and a[k]["final_match"] is not None
+        ]
         if not keys:
             continue
         bb, aa = [b[k] for k in keys], [a[k] for k in keys]
         n = len(keys)
         g = gain([r["final_match"] for r in bb], [r["final_match"] for r in aa])
+        skipped = len(both) - n
         lines += [
-            f"**{mode}** ({n} questions on both sides)",
+            f"**{mode}** ({n} questions on both sides"
+            + (f"; {skipped} more could not run on one side, left out" if skipped else "")
+            + ")",
             "",
             "| | before | after |",
             "|---|---|---|",

@@ -95,10 +95,10 @@ def test_eval_change_pairs_the_questions_both_sides_hold(tmp_path):
     )
     retry = [{"category": "column_not_found", "input_tokens": 100}, {"input_tokens": 150}]
     (after / "spider.jsonl").write_text(
-        "\n".join([line("q1", True, 2, retry), line("q2", True)]) + "\n"
+        "\n".join([line("q1", True, 2, retry), line("q2", True), line("q3", None)]) + "\n"
     )
     text = eval_change.compare(before, after)
-    assert "**targeted** (2 questions on both sides)" in text
+    assert "**targeted** (2 questions on both sides; 1 more could not run on one side" in text
     assert "| final answer right | 1/2 (50%" in text and "| 2/2 (100%" in text
     assert (
         "1 gained, 0 lost" in text
