@@ -79,6 +79,7 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
     import sqlglot
 
     from cadet_magic.agent import nodes
+    from cadet_magic.agent.phases import SQL_PHASE
     from cadet_magic.agent.state import AskState, initial_state
     from cadet_magic.db.sqlite import sqlite_schema
 
@@ -100,11 +101,12 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
     def attempt(sql: str, state: Any, ctx: Any, fail: bool) -> float:
         model.sql = sql
         runner.error = sqlite3.OperationalError("no such column: amout") if fail else None
-        steps = (
-            (nodes.generate, nodes.check, nodes.execute, nodes.diagnose, nodes.next_attempt)
+        names = (
+            ("generate", "check", "execute", "diagnose", "next_attempt")
             if fail
-            else (nodes.generate, nodes.check, nodes.execute, nodes.finish)
+            else ("generate", "check", "execute", "finish")
         )
+        steps = [SQL_PHASE.node(name) for name in names]
         t0 = time.perf_counter()
         s = state
         for step in steps:

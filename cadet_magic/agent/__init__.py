@@ -5,7 +5,7 @@ same code runs in JupyterLite's Pyodide kernel. Only the fallback's code runner 
 pandas, and only when it runs code (in a worker thread on CPython, in the same thread on
 Pyodide).
 
-The loop is :func:`cadet_magic.agent.run.run_agent` (imported from there: this package
-imports none of its modules, so the fallback phase can use the agent's steps without an
-import cycle).
+The loop is :func:`cadet_magic.agent.run.run_agent` (imported from there: this package's
+``__init__`` imports none of its modules). Each phase is a declaration (:mod:`.phases`) of the
+one attempt pipeline (:mod:`.pipeline`, :mod:`.routes`).
 """

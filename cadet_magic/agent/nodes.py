@@ -1,6 +1,8 @@
-"""The agent's steps. Each takes the state (and the run's context) and returns a partial update.
+"""The SQL phase's steps (and the model call and SQL run the fallback phase's steps reuse).
+Each takes the state (and the run's context) and returns a partial update.
 
-Nodes never mutate the state they are given; the runner merges what they return.
+Nodes never mutate the state they are given; the loop merges what they return. The control
+steps every phase shares (next attempt, hand over, finish) are in :mod:`cadet_magic.agent.pipeline`.
 """
 
 from __future__ import annotations
@@ -13,13 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
-from cadet_magic.agent.record import answered, close_attempt
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
-from cadet_magic.agent.routes import decide, repeated_attempt
-from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
-from cadet_magic.diagnose.failures import (
-    NoSQL,
-)
+from cadet_magic.agent.routes import repeated_attempt
+from cadet_magic.agent.state import AskState
+from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.diagnose.repeat import repeated
 from cadet_magic.errors import (
@@ -28,7 +27,7 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.result import Attempt, StopReason, Tokens
+from cadet_magic.result import Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
@@ -274,41 +273,3 @@ def diagnose(state: AskState, ctx: Context) -> dict:
             dialect=state["dialect"],
         )
     return {"diagnosis": diagnosis, "timings": timed(state, "diagnose", time.perf_counter() - t0)}
-
-
-@dataclass(frozen=True)
-class PhaseRecord:
-    """How a phase records its attempts, for the one :func:`next_attempt` and :func:`finish`
-    every phase uses: the fields its attempt in progress clears, its attempt's record, whether
-    it answered, its retry decision, and the name the log gives it."""
-
-    fields: tuple[str, ...] = ATTEMPT_FIELDS
-    close: Callable[..., Attempt] = close_attempt
-    answered: Callable[[Any], bool] = answered
-    decide: Callable[[Any], str] = decide
-    name: str = "sql"
-
-
-#: The SQL phase's record.
-SQL = PhaseRecord()
-
-
-def next_attempt(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
-    """Records the failed attempt with the feedback that goes to the model and starts the next."""
-    done = phase.close(state, feedback_sent=True)
-    number = state["attempt"] + 1
-    return {"attempts": (*state["attempts"], done), **begin_attempt(number, phase.fields)}
-
-
-def finish(state: AskState, ctx: Context, phase: PhaseRecord = SQL) -> dict:
-    """Records the last attempt and why the run stopped."""
-    done = phase.close(state, feedback_sent=False)
-    if state.get("model_error"):
-        reason = StopReason.model_error
-    elif phase.answered(state):
-        reason = StopReason.success
-    else:
-        reason = StopReason(phase.decide(state))
-    label = "" if phase is SQL else phase.name + " "
-    log.info("[end] %s%s after %d attempt(s)", label, reason, done.number)
-    return {"attempts": (*state["attempts"], done), "stop_reason": reason}

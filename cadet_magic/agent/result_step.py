@@ -3,14 +3,16 @@ answer with the best suspect result when the retries give no clean one.
 
 After ``execute`` succeeds, ``check_result`` runs :func:`cadet_magic.diagnose.result_check.check_result`
 through the runner. A clean run finishes as before (its warnings, if any, go with the
-answer). A suspect run is diagnosed ``value_not_found`` (outcome ``"suspect"``) and, while
-attempts remain and the SQL changed, ``retry_suspect`` records it with its feedback and starts
-the next attempt; the best suspect result so far is kept. When the SQL phase would otherwise
-end without an answer (attempts used up, the same SQL again, a model error) and a suspect
-result exists, ``finish_suspect`` makes it the answer, with warnings that say what looks
+answer). A suspect run is diagnosed ``value_not_found`` (outcome ``"suspect"``) by the step
+itself and, while attempts remain and the SQL changed, retried with its feedback
+(``retry_suspect``, the pipeline's next attempt); the best suspect result so far is kept
+(:func:`best_suspect`). When the SQL phase would otherwise end without an answer (attempts
+used up, the same SQL again, a model error) and a suspect result exists, the pipeline's
+``finish`` makes it the answer (:func:`answer_with`), with warnings that say what looks
 wrong; the fallback does not run then.
 
-Its routes are the SQL phase's own, in :mod:`cadet_magic.agent.routes`.
+The routes and control steps are every phase's, in :mod:`cadet_magic.agent.routes` and
+:mod:`cadet_magic.agent.pipeline`.
 """
 
 from __future__ import annotations
@@ -128,22 +130,20 @@ def _better(a: SuspectAnswer | None, b: SuspectAnswer | None) -> SuspectAnswer |
     return a if a.check.rank() < b.check.rank() else b
 
 
-def retry_suspect(state: AskState, ctx: nodes.Context) -> dict:
-    """Records the suspect attempt with its feedback, keeps its result, starts the next."""
-    best = _better(state.get("best_suspect"), _current_suspect(state))
-    update = nodes.next_attempt(AskState(**{**state, "execution": None}), ctx)
-    return {**update, "best_suspect": best}
+def best_suspect(state: AskState) -> SuspectAnswer | None:
+    """The best suspect result so far, the attempt in progress's included (None: none)."""
+    return _better(state.get("best_suspect"), _current_suspect(state))
 
 
-def finish_suspect(state: AskState, ctx: nodes.Context) -> dict:
-    """Records the last attempt and answers with the best suspect result, with warnings."""
-    current = _current_suspect(state)
-    done = record.close_attempt(state, feedback_sent=False, ok=False if current else None)
-    best = _better(state.get("best_suspect"), current)
-    assert best is not None  # routed here only with a suspect result
-    log.info("[end] answered with the suspect result of attempt %d", best.attempt)
+def answered(state: AskState) -> bool:
+    """Whether the SQL attempt in progress gave the answer: it ran and the result check did
+    not find it suspect."""
+    return state.get("execution") is not None and not suspect_now(state)
+
+
+def answer_with(best: SuspectAnswer) -> dict:
+    """The update that makes the suspect result ``best`` the answer, with warnings."""
     return {
-        "attempts": (*state["attempts"], done),
         "stop_reason": StopReason.success,
         "execution": best.execution,
         "answer_sql": best.sql,

@@ -1,34 +1,45 @@
-"""Where the agent goes next: pure functions of the state, one place for every retry rule.
+"""Where the agent goes next: pure functions of the state and the phase's declaration, one
+place for every routing and retry rule of every phase.
 
-The SQL phase retries with feedback up to ``max_attempts``. When it ends at the maximum on a
-retryable error and the fallback is allowed, it hands over (``"hand_over"``: the runner starts
-the fallback phase, whose own routes live in :mod:`cadet_magic.fallback.phase`). Non-retryable
-errors (permission, connection), model errors and the unchanged-SQL guard stop without one.
-After a run, the result check (``check_result``) finishes a clean run and retries a suspect
-one; when the phase would end without a clean answer, the best suspect result answers
-(``finish_suspect``), and the fallback does not run.
+Within an attempt (:func:`route_after_step`): a step that passes leads to the next declared
+step that applies, the last one to ``finish``; a step that fails leads to ``diagnose``
+(straight to the decision when it diagnosed its own failure, as the result check does); a
+model error ends the phase. After a diagnosis (:func:`route_after_diagnose`) the one retry
+policy (:func:`decide`) retries with feedback up to ``max_attempts``; at the maximum a phase
+with a next phase hands over (``"hand_over"``) when it allows it. Non-retryable errors
+(permission, connection), model errors and the unchanged-attempt guard stop without one. A
+suspect result (the result check found a filter value missing) is retried like a failure
+(``retry_suspect``); when the phase would end without a clean answer the best suspect result
+answers (``finish_suspect``), and the phase does not hand over.
 
-Example:
+Example (the SQL phase, declared in :mod:`cadet_magic.agent.phases`):
+    >>> from cadet_magic.agent.phases import SQL_PHASE
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
     >>> from cadet_magic.options import AskOptions
     >>> s = {"attempt": 3, "options": AskOptions(fallback=False), "phase": "sql",
     ...      "diagnosis": Diagnosis(Category.column_not_found, True), "sql": "x", "attempts": ()}
-    >>> str(decide(s))
+    >>> str(decide(s, SQL_PHASE))
     'max_attempts'
-    >>> decide({**s, "options": AskOptions()})
+    >>> decide({**s, "options": AskOptions()}, SQL_PHASE)
     'hand_over'
+    >>> route(SQL_PHASE, "generate", {"sql": None})
+    'diagnose'
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from cadet_magic.agent import result_step
 from cadet_magic.agent.state import AskState
 from cadet_magic.result import Attempt, Phase, StopReason
 from cadet_magic.sql.normalize import normalize_sql
 
-#: The decision that hands the run over to the fallback phase.
+if TYPE_CHECKING:
+    from cadet_magic.agent.pipeline import PhaseSpec
+
+#: The decision that hands the run over to the next phase.
 HAND_OVER = "hand_over"
 
 
@@ -36,42 +47,6 @@ def checked(state: AskState) -> bool:
     """Whether the safety check passed the attempt's SQL."""
     check = state.get("check")
     return check is not None and check.ok
-
-
-def _finish(state: AskState) -> str:
-    """How the SQL phase ends without a clean answer: with the best suspect result, if any."""
-    return "finish_suspect" if state.get("best_suspect") else "finish"
-
-
-def route_after_generate(state: AskState) -> str:
-    if state.get("model_error"):
-        return _finish(state)
-    return "check" if state.get("sql") else "diagnose"
-
-
-def route_after_check(state: AskState) -> str:
-    return "execute" if checked(state) else "diagnose"
-
-
-def route_after_execute(state: AskState) -> str:
-    return "diagnose" if state.get("execution") is None else "check_result"
-
-
-def route_after_check_result(state: AskState) -> str:
-    """A clean run finishes; a suspect one is retried while attempts remain and the SQL
-    changed, else the best suspect result becomes the answer.
-
-    Example:
-        >>> route_after_check_result({"value_check": None})
-        'finish'
-    """
-    vc = state.get("value_check")
-    if vc is None or not vc.suspect:
-        return "finish"
-    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
-    if state["attempt"] < state["options"].max_attempts and not same_sql(state, previous):
-        return "retry_suspect"
-    return "finish_suspect"
 
 
 def same_sql(state: AskState, previous: Sequence[Attempt]) -> bool:
@@ -108,9 +83,10 @@ def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
     return None
 
 
-def _unchanged(state: AskState) -> bool:
-    """The attempt repeats the previous SQL attempt, which repeated the one before it: the
-    model was told it repeats itself (:mod:`cadet_magic.diagnose.repeat`) and did again."""
+def unchanged_sql(state: AskState) -> bool:
+    """The SQL phase's guard: the attempt repeats the previous SQL attempt, which repeated the
+    one before it (the model was told it repeats itself, :mod:`cadet_magic.diagnose.repeat`,
+    and did again)."""
     previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
     return (
         len(previous) >= 2
@@ -124,15 +100,10 @@ def fallback_due(state: AskState) -> bool:
     return state["options"].fallback and not state.get("model_error")
 
 
-def decide(
-    state: AskState,
-    unchanged: Callable[[Any], bool] = _unchanged,
-    hands_over: Callable[[Any], bool] = fallback_due,
-) -> str:
+def decide(state: AskState, phase: PhaseSpec) -> str:
     """After a failed attempt: ``retry``, ``hand_over`` (to the next phase) or the reason to
-    stop; the one retry policy of every phase, which says what repeating the previous attempt
-    means (``unchanged``) and whether it hands over at the maximum (``hands_over``; the SQL
-    phase's defaults).
+    stop; the one retry policy of every phase (``phase`` says what repeating the previous
+    attempt means and whether it hands over at the maximum).
 
     The order matters: a non-retryable error stops, then the maximum is checked *before* any
     increment (handing over when allowed), then the unchanged guard (a model that keeps
@@ -142,16 +113,52 @@ def decide(
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
     if state["attempt"] >= state["options"].max_attempts:
-        return HAND_OVER if hands_over(state) else StopReason.max_attempts
-    if unchanged(state):
-        return HAND_OVER if hands_over(state) else StopReason.unchanged_sql
+        return (
+            HAND_OVER
+            if phase.next is not None and phase.hands_over(state)
+            else StopReason.max_attempts
+        )
+    if phase.unchanged(state):
+        hand_over = phase.next is not None and phase.hands_over(state)
+        return HAND_OVER if hand_over else StopReason.unchanged_sql
     return "retry"
 
 
-def route_after_diagnose(state: AskState) -> str:
-    decision = decide(state)
+def _finish(state: AskState) -> str:
+    """How a phase ends: with the best suspect result when there is one (and no clean answer)."""
+    return "finish_suspect" if result_step.best_suspect(state) is not None else "finish"
+
+
+def route_after_diagnose(state: AskState, phase: PhaseSpec) -> str:
+    """After a failed (or suspect) attempt: the next attempt, the next phase, or the end."""
+    decision = decide(state, phase)
     if decision == "retry":
-        return "next_attempt"
-    if state.get("best_suspect"):  # the best suspect result answers rather than the fallback
-        return "finish_suspect"
-    return "hand_over" if decision == HAND_OVER else "finish"
+        return "retry_suspect" if result_step.suspect_now(state) else "next_attempt"
+    if decision == HAND_OVER and result_step.best_suspect(state) is None:
+        return "hand_over"
+    return _finish(state)
+
+
+def route_after_step(state: AskState, phase: PhaseSpec, name: str) -> str:
+    """After the declared step ``name``: the next step that applies, ``diagnose``, or the end."""
+    if state.get("model_error"):
+        return _finish(state)
+    steps = phase.steps
+    i = phase.names().index(name)
+    if not steps[i].passed(state):
+        return "diagnose" if state.get("diagnosis") is None else route_after_diagnose(state, phase)
+    return next((s.name for s in steps[i + 1 :] if s.when(state)), "finish")
+
+
+def route(phase: PhaseSpec, step: str, state: Any) -> str:
+    """Where the run goes after ``step`` of ``phase`` (``"end"`` when it is over)."""
+    if step == "diagnose":
+        return route_after_diagnose(state, phase)
+    if step in ("read_schema", "next_attempt", "retry_suspect"):
+        return phase.first(state)
+    if step == "hand_over":
+        assert phase.next is not None
+        return phase.next.first(state)
+    if step in ("finish", "finish_suspect"):
+        return "end"
+    return route_after_step(state, phase, step)

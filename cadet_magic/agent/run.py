@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from cadet_magic.agent import nodes, record, result_step, routes
+from cadet_magic.agent import fallback_phase, nodes, result_step, routes
+from cadet_magic.agent.phases import PHASES
+from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
-from cadet_magic.fallback import phase as fallback_phase
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner
@@ -31,68 +32,17 @@ from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
 
 
-def hand_over(state: AskState, ctx: nodes.Context) -> dict:
-    """The SQL phase ends (its last attempt recorded, without feedback) and the fallback phase
-    starts, seeded with the SQL attempts."""
-    done = record.close_attempt(state, feedback_sent=False)
-    return fallback_phase.start(AskState(**{**state, "attempts": (*state["attempts"], done)}), ctx)
-
-
-#: The SQL phase's graph: node name -> the function that runs it.
-NODES: dict[str, Callable[[AskState, nodes.Context], dict]] = {
-    "read_schema": nodes.read_schema,
-    "generate": nodes.generate,
-    "check": nodes.check,
-    "execute": nodes.execute,
-    "check_result": result_step.check_result,
-    "diagnose": nodes.diagnose,
-    "next_attempt": nodes.next_attempt,
-    "retry_suspect": result_step.retry_suspect,
-    "hand_over": hand_over,
-    "finish": nodes.finish,
-    "finish_suspect": result_step.finish_suspect,
-}
-
-#: node name -> where to go next (a fixed edge or a route_* function); ``hand_over`` leads
-#: into the fallback phase's graph.
-EDGES: dict[str, str | Callable[[AskState], str]] = {
-    "read_schema": "generate",
-    "generate": routes.route_after_generate,
-    "check": routes.route_after_check,
-    "execute": routes.route_after_execute,
-    "check_result": routes.route_after_check_result,
-    "diagnose": routes.route_after_diagnose,
-    "next_attempt": "generate",
-    "retry_suspect": "generate",
-    "hand_over": fallback_phase.FIRST,
-    "finish": "end",
-    "finish_suspect": "end",
-}
-
-
-@dataclass(frozen=True)
-class PhaseGraph:
-    """One phase for the runner: its graph and the record of its attempt in progress."""
-
-    nodes: Mapping[str, Callable[[Any, nodes.Context], dict]]
-    edges: Mapping[str, str | Callable[[Any], str]]
-    provisional: Callable[[Any], Attempt]
-
-
-#: Each phase's graph, in the order they run.
-PHASES: dict[str, PhaseGraph] = {
-    Phase.sql: PhaseGraph(NODES, EDGES, result_step.provisional_attempt),
-    Phase.fallback: PhaseGraph(
-        fallback_phase.NODES, fallback_phase.EDGES, fallback_phase.provisional_attempt
-    ),
-}
-
-
-def _anticipate(step: str, state: AskState, ctx: nodes.Context) -> None:
-    """After a failed SQL attempt that the fallback phase may follow, its code runner starts
-    getting ready while the model writes the next SQL."""
-    if step == "diagnose" and state["phase"] == Phase.sql and routes.fallback_due(state):
-        fallback_phase.prepare(ctx)
+def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: nodes.Context) -> None:
+    """After a failed attempt that the next phase may follow, the next phase gets ready (the
+    fallback's code runner starts its worker) while the model writes the next attempt."""
+    following = phase.next
+    if (
+        step == "diagnose"
+        and following is not None
+        and following.prepare
+        and phase.hands_over(state)
+    ):
+        following.prepare(ctx)
 
 
 @dataclass(frozen=True)
@@ -182,14 +132,14 @@ def run_agent(
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        graph = PHASES[state["phase"]]
-        update = graph.nodes[step](state, ctx)
+        phase = PHASES[state["phase"]]
+        run = nodes.read_schema if step == "read_schema" else phase.node(step)
+        update = run(state, ctx)
         state = AskState(**{**state, **update})
         if on_event is not None:
             on_event(Event(step, update, state, time.perf_counter() - start))
-        _anticipate(step, state, ctx)
-        edge = graph.edges[step]
-        step = edge(state) if callable(edge) else edge
+        _anticipate(step, state, phase, ctx)
+        step = routes.route(phase, step, state)
         if step == "end":
             break
     else:  # pragma: no cover - the routes guarantee termination

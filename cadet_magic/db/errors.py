@@ -43,15 +43,15 @@ def engine_error(error: BaseException | str) -> EngineError:
         return _from_text(error)
     modules = [type(e).__module__ for e in exception_chain(error)]
     if any(m.startswith("pyspark") for m in modules):
-        from cadet_magic.db.spark import spark_error
+        from cadet_magic.db.spark_errors import spark_error
 
         return spark_error(error)
     if any(m.startswith(_MYSQL_MODULES) for m in modules):
-        from cadet_magic.db.mysql import mysql_error
+        from cadet_magic.db.mysql_errors import mysql_error
 
         return mysql_error(error)
     if any(m.startswith("psycopg") for m in modules):
-        from cadet_magic.db.sqlalchemy import postgres_error
+        from cadet_magic.db.postgres import postgres_error
 
         return postgres_error(error)
     if any(m.startswith("sqlite3") for m in modules):
@@ -71,7 +71,7 @@ def _from_text(text: str) -> EngineError:
     m = _MYSQL_TEXT.match(text)
     if m is None:
         return EngineError(text)
-    from cadet_magic.db.mysql import mysql_error
+    from cadet_magic.db.mysql_errors import mysql_error
 
     cause = _Printed(m.group("tuple"))
     read = mysql_error(cause)

@@ -37,15 +37,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import threading
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
+from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.functions import with_functions
-from cadet_magic.db.mysql_errors import ERRNO_SQLSTATE, mysql_message
+from cadet_magic.db.mysql_errors import mysql_errno, mysql_error
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import EngineError
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
@@ -483,53 +482,6 @@ def mysql_schema_from_rows(
         )
     views = {name for name, (kind, _) in info.items() if "VIEW" in str(kind).upper()}
     return Schema(tables=tuple(tables), dialect="mysql"), views
-
-
-def mysql_errno(error: BaseException) -> int | None:
-    """The server's error number of a driver error (PyMySQL, mysqlclient: ``args[0]``)."""
-    seen = 0
-    e: BaseException | None = error
-    while e is not None and seen < 6:
-        args = getattr(e, "args", ())
-        if args and isinstance(args[0], int) and not isinstance(args[0], bool):
-            return args[0]
-        orig = getattr(e, "orig", None)
-        e = orig if isinstance(orig, BaseException) else e.__cause__
-        seen += 1
-    return None
-
-
-def mysql_error(error: BaseException) -> EngineError:
-    """A MySQL/MariaDB driver error as an :class:`EngineError`: the server's error number
-    (the code), its message without the driver's ``(1054, "...")``, and the standard SQLSTATE
-    of the same mistake (:data:`~cadet_magic.db.mysql_errors.ERRNO_SQLSTATE`), with the
-    server's own number and SQLSTATE kept in ``details``.
-
-    Example:
-        >>> import pymysql
-        >>> e = mysql_error(pymysql.err.OperationalError(1054, "Unknown column 'amout' in 'SELECT'"))
-        >>> e.plain, e.sqlstate, e.code, e.details
-        ("Unknown column 'amout' in 'SELECT'", '42703', '1054', {'mysql_errno': 1054})
-    """
-    base = read_exception(error)
-    errno, message = mysql_message(base.text, mysql_errno(error))
-    if errno is None:
-        return base
-    details: dict[str, Any] = {"mysql_errno": errno}
-    state = getattr(error, "sqlstate", None)
-    if isinstance(state, str) and state:
-        details["mysql_sqlstate"] = state
-    sqlstate = ERRNO_SQLSTATE.get(errno)
-    if errno == 1292 and re.search(r"date|time", message, re.I):
-        sqlstate = "22007"
-    return EngineError(
-        base.message,
-        plain=message,
-        sqlstate=sqlstate,
-        code=str(errno),
-        kinds=base.kinds,
-        details=details,
-    )
 
 
 def _ss_cursor(con: Any) -> Any:

@@ -6,7 +6,7 @@ a class (``42000`` for a syntax error and for an unknown function alike, ``23000
 ambiguous column). The number is the stable key: :data:`ERRNO_SQLSTATE` maps it to the
 SQLSTATE the same mistake has in standard SQL (PostgreSQL's codes), so the diagnosis's rules
 classify it; the server's own number and SQLSTATE stay in the error's ``details``
-(:func:`cadet_magic.db.mysql.mysql_error`).
+(:func:`mysql_error`, the MySQL runner's reading of its driver's errors).
 
 Example:
     >>> errno, text = mysql_message('(1054, "Unknown column \\'amout\\' in \\'SELECT\\'")')
@@ -19,6 +19,10 @@ Example:
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from cadet_magic.db.base import read_exception
+from cadet_magic.errors import EngineError
 
 #: Server (and client) error numbers -> the standard SQLSTATE of the same mistake.
 ERRNO_SQLSTATE: dict[int, str] = {
@@ -94,3 +98,50 @@ def mysql_message(text: str, errno: int | None = None) -> tuple[int | None, str]
     else:
         message = message.replace('\\"', '"')
     return int(m.group("errno")), message
+
+
+def mysql_errno(error: BaseException) -> int | None:
+    """The server's error number of a driver error (PyMySQL, mysqlclient: ``args[0]``)."""
+    seen = 0
+    e: BaseException | None = error
+    while e is not None and seen < 6:
+        args = getattr(e, "args", ())
+        if args and isinstance(args[0], int) and not isinstance(args[0], bool):
+            return args[0]
+        orig = getattr(e, "orig", None)
+        e = orig if isinstance(orig, BaseException) else e.__cause__
+        seen += 1
+    return None
+
+
+def mysql_error(error: BaseException) -> EngineError:
+    """A MySQL/MariaDB driver error as an :class:`EngineError`: the server's error number
+    (the code), its message without the driver's ``(1054, "...")``, and the standard SQLSTATE
+    of the same mistake (:data:`ERRNO_SQLSTATE`), with the
+    server's own number and SQLSTATE kept in ``details``.
+
+    Example:
+        >>> import pymysql
+        >>> e = mysql_error(pymysql.err.OperationalError(1054, "Unknown column 'amout' in 'SELECT'"))
+        >>> e.plain, e.sqlstate, e.code, e.details
+        ("Unknown column 'amout' in 'SELECT'", '42703', '1054', {'mysql_errno': 1054})
+    """
+    base = read_exception(error)
+    errno, message = mysql_message(base.text, mysql_errno(error))
+    if errno is None:
+        return base
+    details: dict[str, Any] = {"mysql_errno": errno}
+    state = getattr(error, "sqlstate", None)
+    if isinstance(state, str) and state:
+        details["mysql_sqlstate"] = state
+    sqlstate = ERRNO_SQLSTATE.get(errno)
+    if errno == 1292 and re.search(r"date|time", message, re.I):
+        sqlstate = "22007"
+    return EngineError(
+        base.message,
+        plain=message,
+        sqlstate=sqlstate,
+        code=str(errno),
+        kinds=base.kinds,
+        details=details,
+    )

@@ -27,16 +27,16 @@ sqlglot check (spark dialect), what runs is guarded by Spark's own parser:
    size above :data:`MAX_BUILT` (:func:`oversized_calls`; a size computed from the data is
    not bounded).
 
+The plan's checks are in :mod:`cadet_magic.db.spark_plan`, pyspark's errors read in
+:mod:`cadet_magic.db.spark_errors`.
+
 Example:
-    >>> node_names("'Sort ['id ASC NULLS FIRST], true\\n+- 'Project [*]\\n   +- 'UnresolvedRelation [t], [], false")
-    ['Sort', 'Project', 'UnresolvedRelation']
-    >>> refused_nodes(["Project", "InsertIntoStatement"])
-    ['InsertIntoStatement']
+    >>> is_spark_session(object()), WRAP.format(sql="SELECT 1")
+    (False, 'SELECT * FROM (\\nSELECT 1\\n) AS cadet_query')
 """
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 import uuid
@@ -44,17 +44,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
+from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.functions import with_functions
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import CadetError, EngineError, exception_chain
+from cadet_magic.db.spark_errors import is_cancel, is_out_of_memory, spark_error
+from cadet_magic.db.spark_plan import (
+    SPARK_NEVER,
+    SparkPlanRefused,
+    node_names,
+    oversized_calls,
+    oversized_sql,
+    parsed_section,
+    refused_functions,
+    refused_nodes,
+)
+from cadet_magic.errors import CadetError, EngineError
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.samples import read_samples
-from cadet_magic.sql.checks.context import Issue
-from cadet_magic.sql.checks.function_calls import forbidden_function
-from cadet_magic.sql.functions import ENGINE_NEVER, FunctionCatalog, never_reason
+from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
-from cadet_magic.sql.refusal import SafetyRefusal
 
 #: Session settings pinned while the agent's statement is checked and runs (restored exactly):
 #: no ``format.`path``` relations, no SQL scripting, no ``${...}`` substitution, reserved
@@ -66,74 +74,10 @@ PINS: dict[str, str] = {
     "spark.sql.ansi.enforceReservedKeywords": "true",
 }
 
-#: Nodes of a parsed (unresolved) Spark plan that only read: a plan containing any other
-#: node (a command, a write, DDL, CACHE, SET, a script transformation, scripting) never runs.
-QUERY_NODES: frozenset[str] = frozenset(
-    """Project Filter Aggregate Sort GlobalLimit LocalLimit Offset Tail Distinct Deduplicate
-    Union Intersect Except Join LateralJoin SubqueryAlias UnresolvedRelation
-    UnresolvedInlineTable LocalRelation OneRowRelation UnresolvedWith CTE WithCTE
-    CTERelationDef CTERelationRef Window WithWindowDefinition Generate
-    UnresolvedTableValuedFunction UnresolvedTVFAliases Pivot Unpivot Expand Sample
-    UnresolvedHint UnresolvedHaving UnresolvedSubqueryColumnAliases Range PipeOperator
-    RepartitionByExpression Repartition RebalancePartitions View Transpose
-    UnresolvedStarExcept""".split()
-)
 #: How the agent's statement is wrapped to run (a non-query inside is a Spark syntax error).
 WRAP = "SELECT * FROM (\n{sql}\n) AS cadet_query"
-#: Functions a Spark session never lets the agent call, whatever its catalog says: Java
-#: reflection, file readers and the name of the file a row came from, XML parsers (external
-#: entities), and the session's identity.
-SPARK_NEVER: frozenset[str] = frozenset(
-    """reflect java_method try_reflect read_files input_file_name input_file_block_start
-    input_file_block_length xpath xpath_boolean xpath_double xpath_float xpath_int
-    xpath_long xpath_number xpath_short xpath_string""".split()
-)
 #: Sampling a Spark table costs a job (~0.1-0.3 s), so Spark gets a larger budget.
 SAMPLE_BUDGET = 2.0
-
-_NODE = re.compile(r"^[\s:|+\-]*'?([A-Za-z_$][\w$]*)")
-#: Function calls in an unresolved plan's text: ``'reflect(...)``, ``'UnresolvedTableValuedFunction
-#: [read_files], ...``.
-_CALL = re.compile(
-    r"'(?:`?[\w$]+`?\.)*`?([A-Za-z_][\w$]*)`?\(|UnresolvedTableValuedFunction \[(?:[^\]]*, )?([\w$]+)\]"
-)
-
-
-class SparkPlanRefused(SafetyRefusal):
-    """Spark's own parse of the statement is not a read-only query, or calls a function that is
-    never allowed; it did not run (diagnosed like the safety check's refusals)."""
-
-    def __init__(
-        self, nodes: list[str], functions: list[str] | None = None, oversized: bool = False
-    ) -> None:
-        self.nodes = nodes
-        self.functions = functions or []
-        if oversized:
-            shown = ", ".join(f + "()" for f in self.functions)
-            issue = Issue(
-                "forbidden_function",
-                f"Not run: {shown} with a size above {MAX_BUILT:,} builds one value that can "
-                "fill the Spark JVM's memory; use range() as a table for many rows, or a "
-                "smaller size.",
-            )
-        elif nodes:
-            issue = Issue(
-                "forbidden_statement",
-                f"Not run: Spark reads this as {', '.join(nodes)}, not a read-only query. "
-                "Write one query: SELECT ..., WITH ... SELECT ..., or VALUES ....",
-            )
-        elif all(f in ENGINE_NEVER["spark"] for f in self.functions):
-            shown = ", ".join(f + "()" for f in self.functions)
-            what, instead = ENGINE_NEVER["spark"][self.functions[0]]
-            issue = Issue("forbidden_function", f"Not run: {shown} {what}; {instead} instead.")
-        else:
-            shown = ", ".join(f + "()" for f in self.functions)
-            issue = Issue(
-                "forbidden_function",
-                f"Not run: {shown} calls Java code or reads files, which is not allowed; "
-                "query the tables with ordinary functions instead.",
-            )
-        super().__init__([issue])
 
 
 class SparkSettingsError(CadetError):
@@ -161,116 +105,6 @@ def is_spark_session(obj: Any) -> bool:
 def is_connect(spark: Any) -> bool:
     """Whether ``spark`` is a Spark Connect session (no JVM in this process)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
-
-
-def node_names(tree: str) -> list[str]:
-    """The node names of a plan's ``treeString`` (one per line, in order)."""
-    names = []
-    for line in tree.splitlines():
-        m = _NODE.match(line)
-        if m:
-            names.append(m.group(1))
-    return names
-
-
-def refused_nodes(names: list[str]) -> list[str]:
-    """The names of ``names`` that are not reading nodes (:data:`QUERY_NODES`), once each."""
-    out: list[str] = []
-    for n in names:
-        if n not in QUERY_NODES and n not in out:
-            out.append(n)
-    return out
-
-
-def refused_functions(tree: str) -> list[str]:
-    """Functions called in a parsed plan's text that are never allowed (:data:`SPARK_NEVER`,
-    the fixed rules), once each in order.
-
-    Example:
-        >>> refused_functions("'Project [unresolvedalias('reflect(java.lang.System, getenv, HOME))]")
-        ['reflect']
-        >>> refused_functions("'UnresolvedTableValuedFunction [read_files], [/etc/hostname], false")
-        ['read_files']
-        >>> refused_functions("'Project ['upper('name)]")
-        []
-    """
-    out: list[str] = []
-    for m in _CALL.finditer(tree):
-        name = (m.group(1) or m.group(2) or "").lower()
-        if name and name not in out:
-            if name in SPARK_NEVER or never_reason(name, "spark") or forbidden_function({name}):
-                out.append(name)
-    return out
-
-
-#: Functions whose numeric argument is the size of the one value they build (elements or
-#: characters), and the largest such literal allowed: beyond it one value fills a JVM's heap.
-SIZED_FUNCTIONS = frozenset({"sequence", "array_repeat", "repeat", "space", "rpad", "lpad"})
-MAX_BUILT = 10**7
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)")
-
-
-def oversized_calls(tree: str) -> list[str]:
-    """Calls in a parsed plan's text of :data:`SIZED_FUNCTIONS` with a numeric literal above
-    :data:`MAX_BUILT` among their arguments (a size the function would build one value of).
-
-    Example:
-        >>> oversized_calls("'Project [unresolvedalias('size('sequence(1, 1000000000)))]")
-        ['sequence']
-        >>> oversized_calls("'Project [unresolvedalias('sequence(1, 1.0E9))]")
-        ['sequence']
-        >>> oversized_calls("'Project ['lpad('name, 5, 0), 'sequence(1, 100)]")
-        []
-    """
-    out: list[str] = []
-    for m in re.finditer(r"'(?:`?[\w$]+`?\.)*`?([A-Za-z_][\w$]*)`?\(", tree):
-        name = m.group(1).lower()
-        if name not in SIZED_FUNCTIONS or name in out:
-            continue
-        depth, i = 1, m.end()
-        while i < len(tree) and depth:
-            depth += {"(": 1, ")": -1}.get(tree[i], 0)
-            i += 1
-        args = tree[m.end() : i - 1]
-        if any(float(n) > MAX_BUILT for n in _NUMBER.findall(args)):
-            out.append(name)
-    return out
-
-
-def oversized_sql(sql: str) -> list[str]:
-    """:func:`oversized_calls` on the statement's sqlglot tree (spark dialect), before Spark
-    sees it: on Spark Connect even ``EXPLAIN`` folds constants, so ``size(sequence(1, 1e9))``
-    would fill the server's heap while being explained.
-
-    Example:
-        >>> oversized_sql("SELECT size(sequence(1, 1e9)) AS n"), oversized_sql("SELECT space(3)")
-        (['sequence'], [])
-    """
-    import sqlglot
-    from sqlglot import exp
-
-    try:
-        tree = sqlglot.parse_one(sql, read="spark")
-    except Exception:  # noqa: BLE001 - Spark's own plan is checked next
-        return []
-    out: list[str] = []
-    for node in tree.find_all(exp.Func):
-        name = node.sql("spark").split("(", 1)[0].strip().lower()
-        if name not in SIZED_FUNCTIONS or name in out:
-            continue
-        numbers = [lit.this for lit in node.find_all(exp.Literal) if lit.is_number]
-        try:
-            if any(float(n) > MAX_BUILT for n in numbers):
-                out.append(name)
-        except ValueError:
-            continue
-    return out
-
-
-def _parsed_section(explain: str) -> str:
-    """The ``== Parsed Logical Plan ==`` section of ``EXPLAIN EXTENDED`` output."""
-    text = explain.split("== Parsed Logical Plan ==", 1)[-1]
-    return text.split("== Analyzed Logical Plan ==", 1)[0]
 
 
 class SparkRunner(BaseRunner):
@@ -323,7 +157,7 @@ class SparkRunner(BaseRunner):
         (Connect) as text; Spark's own parse error is raised as it is (for the diagnosis)."""
         if self.connect:
             rows = self.spark.sql("EXPLAIN EXTENDED " + WRAP.format(sql=sql)).collect()
-            return _parsed_section(str(rows[0][0]) if rows else "")
+            return parsed_section(str(rows[0][0]) if rows else "")
         parser = self.spark._jsparkSession.sessionState().sqlParser()
         return str(parser.parsePlan(sql).treeString())
 
@@ -406,10 +240,10 @@ class SparkRunner(BaseRunner):
         threading.Thread(target=_quietly, args=(handle,), daemon=True).start()
 
     def timed_out(self, error: BaseException, control: RunControl) -> bool:
-        return control.fired.is_set() and _is_cancel(error)
+        return control.fired.is_set() and is_cancel(error)
 
     def out_of_memory(self, error: BaseException) -> bool:
-        return _is_out_of_memory(error)
+        return is_out_of_memory(error)
 
     def engine_error(self, error: BaseException) -> EngineError:
         return spark_error(error)
@@ -513,23 +347,6 @@ def _quietly(cancel: Any) -> None:
         pass
 
 
-def _condition(e: BaseException) -> str:
-    get = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
-    try:
-        return str(get() or "") if get else ""
-    except Exception:  # noqa: BLE001
-        return ""
-
-
-def _is_cancel(e: BaseException) -> bool:
-    text = f"{_condition(e)} {e}"
-    return "OPERATION_CANCELED" in text or "cancelled" in text.lower() or "canceled" in text
-
-
-def _is_out_of_memory(e: BaseException) -> bool:
-    return isinstance(e, MemoryError) or "OutOfMemoryError" in str(e)[:2000]
-
-
 def _quiet_error_log() -> Any:
     """Silences pyspark's ``SQLQueryContextLogger`` (it prints every failed query's error as
     JSON; the diagnosis reports it instead) until the returned undo is called."""
@@ -542,87 +359,3 @@ def _quiet_error_log() -> Any:
     disabled = logger.disabled
     logger.disabled = True
     return lambda: setattr(logger, "disabled", disabled)
-
-
-_SPARK_NAMES = re.compile(r"`((?:[^`]|``)*)`((?:\.`(?:[^`]|``)*`)*)")
-_SPARK_TAIL = re.compile(r"\s*SQLSTATE: \w+.*$")
-_SQLSTATE = re.compile(r"^[0-9A-Z]{5}$")
-
-
-def spark_names(text: str) -> str:
-    r"""Spark's backquoted names as double-quoted dotted ones (``\`t\`.\`x\``` -> ``"t.x"``),
-    so the diagnosis reads them like other engines' names.
-
-    Example:
-        >>> spark_names("A column `o`.`amout` cannot be resolved.")
-        'A column "o.amout" cannot be resolved.'
-    """
-
-    def dotted(m: re.Match) -> str:
-        parts = [m.group(1)] + re.findall(r"\.`((?:[^`]|``)*)`", m.group(2))
-        return '"' + ".".join(p.replace("``", "`") for p in parts) + '"'
-
-    return _SPARK_NAMES.sub(dotted, text)
-
-
-def _spark_call(e: BaseException, method: str) -> object:
-    """pyspark's error API (``getCondition``, ``getSqlState`` ...), or None for other errors."""
-    f = getattr(e, method, None)
-    if not callable(f) or not type(e).__module__.startswith("pyspark"):
-        return None
-    try:
-        return f()
-    except Exception:  # noqa: BLE001 - an error without that information
-        return None
-
-
-def spark_plain(message: str, condition: str) -> str:
-    """Spark's message as the diagnosis reads it: the first line without its ``[CONDITION]``
-    prefix and ``SQLSTATE`` tail, names double-quoted.
-
-    Example:
-        >>> spark_plain("[UNRESOLVED_COLUMN] A column `amout` cannot be resolved. "
-        ...             "SQLSTATE: 42703; line 1 pos 7;", "UNRESOLVED_COLUMN")
-        'A column "amout" cannot be resolved.'
-    """
-    first, sep, rest = message.strip().partition("\n")
-    first = first.strip()
-    if first.startswith("[" + condition + "]"):
-        first = first[len(condition) + 2 :].strip()
-    return spark_names(_SPARK_TAIL.sub("", first).strip() + sep + rest)
-
-
-def spark_error(error: BaseException) -> EngineError:
-    """A pyspark error (classic or Spark Connect) as an :class:`EngineError`: its error
-    condition (the code, its head one of the kinds), SQLSTATE, message parameters (``details``)
-    and its message as the diagnosis reads it (:func:`spark_plain`)."""
-    kinds: list[str] = []
-    condition = ""
-    sqlstate = None
-    details: dict[str, Any] = {}
-    plain = None
-    for e in exception_chain(error):
-        kinds.append(type(e).__name__)
-        found = _spark_call(e, "getCondition") or _spark_call(e, "getErrorClass")
-        if isinstance(found, str) and found and not condition:
-            condition = found
-            kinds.append(condition.split(".")[0])
-            details = {"condition": condition}
-            details["parameters"] = _spark_call(e, "getMessageParameters") or {}
-            state = _spark_call(e, "getSqlState")
-            if isinstance(state, str) and _SQLSTATE.match(state):
-                sqlstate = state
-            msg = _spark_call(e, "getMessage")
-            if isinstance(msg, str) and msg.strip():
-                plain = msg
-    if not condition:
-        return read_exception(error)
-    base = read_exception(error)
-    return EngineError(
-        base.message,
-        plain=spark_plain(plain if plain is not None else base.text, condition),
-        sqlstate=sqlstate,
-        code=condition,
-        kinds=tuple(kinds),
-        details=details,
-    )

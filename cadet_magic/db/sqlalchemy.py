@@ -3,98 +3,52 @@
 DuckDB and SQLite connections are handed to their native runners (through the
 DBAPI connection underneath), so every engine gets its own safeguards. Other
 dialects (PostgreSQL first) run in a transaction that is READ ONLY where the
-dialect supports it, with a statement timeout, and always rolled back.
+dialect supports it, with a statement timeout, and always rolled back. What is particular to
+PostgreSQL (its catalog, pinned settings, the server-side bound on what a query sends, and
+psycopg's errors) is in :mod:`cadet_magic.db.postgres`.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
+from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.fetch import column_sizer, rows_bytes
 from cadet_magic.db.functions import postgres_functions, with_functions
+from cadet_magic.db.postgres import (
+    GUARD_COLUMNS,
+    PG_COLUMNS_SQL,
+    PG_FINGERPRINT_SQL,
+    PG_IDLE,
+    PG_INERROR,
+    PG_KEYS_SQL,
+    PG_PINS,
+    PG_VALUE_TOO_LARGE,
+    ROW_TOO_LARGE,
+    ROW_TOO_LARGE_LINE,
+    pg_bounded_sql,
+    pg_cancel,
+    pg_kind,
+    pg_schema_from_rows,
+    pg_transaction_status,
+    postgres_error,
+    server_cursors,
+    without_guard,
+)
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import (
     EngineError,
     FailedTransactionError,
     ResultTooLarge,
-    exception_chain,
 )
 from cadet_magic.options import RESULT_BYTES
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.dialect import resolve_dialect
 from cadet_magic.sql.query import CheckedQuery
-
-# PostgreSQL catalog queries: the relations visible through the session's search_path
-# (what an unqualified name resolves to, temporary tables included), not the system catalogs.
-_PG_RELATIONS = (
-    "relkind IN ('r', 'v', 'm', 'p', 'f') AND NOT relispartition "
-    "AND relnamespace NOT IN (SELECT oid FROM pg_namespace "
-    "WHERE nspname IN ('pg_catalog', 'information_schema')) AND pg_table_is_visible(oid)"
-)
-#: One row that changes with every table, column, key or comment visible through the
-#: search_path: the path itself, row counts and xmin sums of the catalog rows.
-PG_FINGERPRINT_SQL = f"""
-WITH cls AS (SELECT oid, xmin FROM pg_class WHERE {_PG_RELATIONS})
-SELECT current_setting('search_path'), current_schemas(true)::text,
-  (SELECT count(*) || ':' || coalesce(sum(xmin::text::bigint), 0) FROM cls),
-  (SELECT count(*) || ':' || coalesce(sum(a.xmin::text::bigint), 0)
-     FROM pg_attribute a WHERE a.attrelid IN (SELECT oid FROM cls)),
-  (SELECT count(*) || ':' || coalesce(sum(d.xmin::text::bigint), 0)
-     FROM pg_description d WHERE d.objoid IN (SELECT oid FROM cls)),
-  (SELECT count(*) || ':' || coalesce(sum(k.xmin::text::bigint), 0)
-     FROM pg_constraint k WHERE k.conrelid IN (SELECT oid FROM cls))
-"""
-_PG_COLUMNS = f"""
-SELECT c.oid, c.relname, c.relkind, obj_description(c.oid, 'pg_class'), a.attnum, a.attname,
-       format_type(a.atttypid, a.atttypmod), col_description(c.oid, a.attnum)
-FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
-WHERE c.oid IN (SELECT oid FROM pg_class WHERE {_PG_RELATIONS})
-  AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY c.relname, a.attnum
-"""
-_PG_KEYS = f"""
-SELECT k.conrelid, k.contype, k.conkey, k.confkey, k.confrelid, r.relname,
-       pg_table_is_visible(r.oid), n.nspname
-FROM pg_constraint k
-LEFT JOIN pg_class r ON r.oid = k.confrelid
-LEFT JOIN pg_namespace n ON n.oid = r.relnamespace
-WHERE k.contype IN ('p', 'f')
-  AND k.conrelid IN (SELECT oid FROM pg_class WHERE {_PG_RELATIONS})
-ORDER BY k.conrelid, k.conname
-"""
-
-
-#: libpq transaction states (``connection.info.transaction_status`` in psycopg 3 and psycopg2).
-PG_IDLE, PG_INERROR = 0, 3
-
-#: Inside the agent's transaction, the settings that change how SQL text is read or
-#: resolved, pinned to what the safety check assumes (one round trip, undone by the
-#: rollback): backslashes are literal in '...' strings; ``x = NULL`` is never rewritten
-#: to ``IS NULL``; array literals read NULL; dates read and print as ISO, month before day;
-#: intervals in PostgreSQL style; built-in functions resolve before any schema's.
-PG_PINS = (
-    "SELECT set_config('standard_conforming_strings', 'on', true), "
-    "set_config('backslash_quote', 'safe_encoding', true), "
-    "set_config('transform_null_equals', 'off', true), "
-    "set_config('array_nulls', 'on', true), "
-    "set_config('DateStyle', 'ISO, MDY', true), "
-    "set_config('IntervalStyle', 'postgres', true), "
-    "set_config('search_path', concat_ws(', ', 'pg_catalog', "
-    "nullif(current_setting('search_path'), '')), true)"
-)
-
-
-def pg_transaction_status(raw: Any) -> int | None:
-    """libpq's transaction status of a psycopg (3 or 2) connection, or None for other drivers."""
-    info = getattr(raw, "info", None)
-    status = getattr(info, "transaction_status", None)
-    return None if status is None else int(status)
 
 
 def _label(engine: Any) -> str:
@@ -225,7 +179,7 @@ class SQLAlchemyRunner(BaseRunner):
 
         cur, raw = handle
         rows_cur = cur
-        if self.dialect == "postgres" and _server_cursors(raw):
+        if self.dialect == "postgres" and server_cursors(raw):
             rows_cur = raw.cursor(name="cadet_magic_rows")
         close = rows_cur.close if rows_cur is not cur else None
         limited = add_limit(sql, self.dialect, limit + 1)
@@ -246,13 +200,13 @@ class SQLAlchemyRunner(BaseRunner):
         description = (rows_cur.description or ())[:-GUARD_COLUMNS]
         return Statement(
             [d[0] for d in description],
-            _without_guard(rows_cur.fetchmany),
+            without_guard(rows_cur.fetchmany),
             column_sizer([pg_kind(d[1]) for d in description]),
             close,
         )
 
     def cancel(self, handle: Any) -> None:
-        _cancel(handle[1])
+        pg_cancel(handle[1])
 
     def timed_out(self, error: BaseException, control: RunControl) -> bool:
         if (
@@ -297,9 +251,9 @@ class SQLAlchemyRunner(BaseRunner):
 
     def _pg_schema(self, time_budget: float = TIME_BUDGET) -> Schema:
         with self._transaction(time_budget + 30.0) as (cur, _):
-            cur.execute(_PG_COLUMNS)
+            cur.execute(PG_COLUMNS_SQL)
             col_rows = cur.fetchall()
-            cur.execute(_PG_KEYS)
+            cur.execute(PG_KEYS_SQL)
             key_rows = cur.fetchall()
             schema, views = pg_schema_from_rows(col_rows, key_rows)
 
@@ -319,44 +273,6 @@ class SQLAlchemyRunner(BaseRunner):
             return with_functions(schema, functions)
 
 
-def pg_schema_from_rows(col_rows: list, key_rows: list) -> tuple[Schema, set[str]]:
-    """The schema (and the names of its views) from the rows of the pg_catalog queries."""
-    names: dict[int, dict[int, str]] = {}
-    info: dict[int, tuple[str, str, str | None]] = {}
-    columns: dict[int, list[tuple[str, str, str | None]]] = {}
-    for oid, rel, kind, comment, attnum, att, typ, col_comment in col_rows:
-        info[oid] = (rel, kind, comment)
-        names.setdefault(oid, {})[attnum] = att
-        columns.setdefault(oid, []).append((att, typ, col_comment))
-    pks: dict[int, set[str]] = {}
-    fks: dict[int, list[ForeignKey]] = {}
-    for rel, kind, conkey, confkey, ref_oid, ref_name, same_ns, ref_ns in key_rows:
-        own = [names.get(rel, {}).get(n, "") for n in conkey or ()]
-        if kind == "p":
-            pks.setdefault(rel, set()).update(own)
-        elif ref_name:
-            ref_cols = names.get(ref_oid)
-            if ref_cols is None:  # another schema: its column names are not loaded
-                ref = tuple(str(n) for n in confkey or ())
-            else:
-                ref = tuple(ref_cols.get(n, "") for n in confkey or ())
-            target = ref_name if same_ns else f"{ref_ns}.{ref_name}"
-            fks.setdefault(rel, []).append(ForeignKey(tuple(own), target, ref))
-    tables = tuple(
-        Table(
-            name=info[oid][0],
-            columns=tuple(
-                Column(c, typ or "", c in pks.get(oid, ()), cc or None) for c, typ, cc in cols
-            ),
-            foreign_keys=tuple(fks.get(oid, ())),
-            comment=info[oid][2] or None,
-        )
-        for oid, cols in columns.items()
-    )
-    views = {info[oid][0] for oid in columns if info[oid][1] in ("v", "m")}
-    return Schema(tables=tables, dialect="postgres"), views
-
-
 class _OwnConnection:
     """The agent's own pooled connection and its private pool, closed together."""
 
@@ -369,89 +285,6 @@ class _OwnConnection:
             self.fairy.close()
         finally:
             self.pool.dispose()
-
-
-#: PostgreSQL type OIDs of small fixed-size values (bool, integers, floats, oid, dates and
-#: times, interval, uuid) and of text and binary values.
-_PG_FIXED = frozenset({16, 20, 21, 23, 26, 700, 701, 1082, 1083, 1114, 1184, 1186, 1266, 2950})
-_PG_TEXT = frozenset({17, 18, 19, 25, 1042, 1043})
-
-
-#: The marker of the server's refusal of a row larger than the byte budget, and its one line.
-ROW_TOO_LARGE = "cadet_magic_row_larger_than_the_result_budget"
-ROW_TOO_LARGE_LINE = (
-    "A row of the result is larger than the result budget: ask for fewer or shorter values, "
-    "or raise %config AskMagic.result_bytes."
-)
-#: PostgreSQL's own errors for a value beyond its 1 GB limit (raised while the guard measures
-#: or copies such a row).
-PG_VALUE_TOO_LARGE = ("invalid memory alloc request size", "Cannot enlarge string buffer")
-#: Columns :func:`pg_bounded_sql` adds after the query's own (stripped before anything sees them).
-GUARD_COLUMNS = 2
-
-
-def pg_bounded_sql(sql: str, budget: int) -> str:
-    """``sql`` wrapped so that the server itself bounds what it sends: a row whose values
-    take more than ``budget`` bytes (``pg_column_size`` of the row as the query produced it,
-    values decompressed) fails (:data:`ROW_TOO_LARGE`) before it is sent, and no row
-    is sent once the rows before it hold more than ``budget`` bytes (so the client receives
-    at most about twice the budget, however large the values the query builds; the byte
-    budget of the fetch then cuts the answer). Two columns are added after the query's own
-    (:data:`GUARD_COLUMNS`); the row order is the query's.
-
-    Example:
-        >>> print(pg_bounded_sql("SELECT 1 LIMIT 2", 100))  # doctest: +NORMALIZE_WHITESPACE
-        SELECT * FROM (SELECT cadet_m.*, sum(cadet_magic_size) OVER (ROWS BETWEEN UNBOUNDED
-        PRECEDING AND 1 PRECEDING) AS cadet_magic_before FROM (SELECT cadet_r.*,
-        pg_column_size(cadet_r) AS cadet_magic_size FROM (
-        SELECT 1 LIMIT 2
-        ) AS cadet_r) AS cadet_m) AS cadet_s WHERE coalesce(cadet_magic_before, 0) <= 100 AND
-        CAST(CASE WHEN cadet_magic_size > 100 THEN 'cadet_magic_row_larger_than_the_result_budget'
-        ELSE '0' END AS int) = 0
-    """
-    budget = int(budget)
-    return (
-        "SELECT * FROM (SELECT cadet_m.*, sum(cadet_magic_size) OVER (ROWS BETWEEN UNBOUNDED "
-        "PRECEDING AND 1 PRECEDING) AS cadet_magic_before FROM (SELECT cadet_r.*, "
-        f"pg_column_size(cadet_r) AS cadet_magic_size FROM (\n{sql}\n) AS cadet_r) "
-        f"AS cadet_m) AS cadet_s WHERE coalesce(cadet_magic_before, 0) <= {budget} AND "
-        f"CAST(CASE WHEN cadet_magic_size > {budget} THEN '{ROW_TOO_LARGE}' "
-        "ELSE '0' END AS int) = 0"
-    )
-
-
-def _without_guard(fetchmany: Any) -> Any:
-    """``fetchmany`` returning the rows without :func:`pg_bounded_sql`'s added columns."""
-
-    def fetch(n: int) -> list:
-        return [tuple(r)[:-GUARD_COLUMNS] for r in fetchmany(n)]
-
-    return fetch
-
-
-def pg_kind(type_oid: object) -> str:
-    """A PostgreSQL result column's type OID as ``"fixed"``, ``"text"`` or ``"other"``."""
-    if type_oid in _PG_FIXED:
-        return "fixed"
-    return "text" if type_oid in _PG_TEXT else "other"
-
-
-def _server_cursors(raw: Any) -> bool:
-    """Whether the driver offers server-side (named) cursors here: psycopg 3 always,
-    psycopg2 only outside autocommit (it refuses a named cursor there)."""
-    module = type(raw).__module__
-    if module.startswith("psycopg2"):
-        return not getattr(raw, "autocommit", False)
-    return module.startswith("psycopg")
-
-
-def _cancel(raw: Any) -> None:
-    cancel = getattr(raw, "cancel", None)
-    if cancel is not None:
-        try:
-            cancel()
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def _end(raw: Any, cur: Any, nested: bool, autocommit: bool) -> None:
@@ -517,26 +350,3 @@ def sqlalchemy_schema(connection: Any, dialect: str | None = None) -> Schema:
     if not was_in_transaction and connection.in_transaction():
         connection.rollback()  # leave the connection as we found it
     return Schema(tables=tuple(tables), dialect=dialect)
-
-
-def postgres_error(error: BaseException) -> EngineError:
-    """A psycopg (3 or 2) error, raw or SQLAlchemy-wrapped, as an :class:`EngineError`: its
-    SQLSTATE (``sqlstate`` / ``pgcode``), PostgreSQL's HINT and the statement position
-    (``diag``); other drivers' errors by their words and classes."""
-    sqlstate = hint = position = None
-    for e in exception_chain(error):
-        state = getattr(e, "sqlstate", None) or getattr(e, "pgcode", None)
-        if isinstance(state, str) and re.fullmatch(r"[0-9A-Z]{5}", state) and sqlstate is None:
-            sqlstate = state
-        diag = getattr(e, "diag", None)
-        if diag is not None:
-            hint = getattr(diag, "message_hint", None) or hint
-            pos = getattr(diag, "statement_position", None)
-            if pos:
-                try:
-                    position = int(pos)
-                except (TypeError, ValueError):
-                    pass
-    return read_exception(
-        error, sqlstate=sqlstate, suggestion=str(hint) if hint else None, position=position
-    )

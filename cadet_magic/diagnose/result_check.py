@@ -47,7 +47,6 @@ from cadet_magic.diagnose.values import (
 )
 from cadet_magic.diagnose.values import close_to_pattern as _close_to_pattern
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.dialect import resolve_dialect
 from cadet_magic.sql.query import checked
 
 log = logging.getLogger("cadet_magic")
@@ -448,7 +447,7 @@ def check_result(
         (True, ["The answer may be wrong: 'France' does not occur in country.name; it holds 'france'."])
     """
     t0 = time.perf_counter()
-    query = checked(sql, resolve_dialect(dialect))
+    query = checked(sql, dialect)
     filters = literal_filters(sql, dialect, schema)
     findings, queries, out = (
         check_values(filters, schema, fetch, dialect=dialect, timeout=timeout, budget=budget)

@@ -75,7 +75,7 @@ def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
     """
     if not sql:
         return None
-    query = checked(sql, resolve_dialect(dialect))
+    query = checked(sql, dialect)
     if query is not None:  # the check's tree: not parsed again
         return query.tree
     try:

@@ -28,7 +28,6 @@ import sqlglot
 from sqlglot import exp
 
 from cadet_magic.schema.model import Column, Schema, Table
-from cadet_magic.sql.dialect import resolve_dialect
 from cadet_magic.sql.like import like_match
 from cadet_magic.sql.query import checked
 
@@ -247,7 +246,7 @@ def literal_filters(sql: str, dialect: str | None, schema: Schema) -> list[Filte
     from sqlglot.optimizer.scope import traverse_scope
 
     try:
-        query = checked(sql, resolve_dialect(dialect))
+        query = checked(sql, dialect)
         tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
         scopes = {id(s.expression): s for s in traverse_scope(tree)}
     except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
@@ -531,7 +530,7 @@ def number_filters(sql: str, dialect: str | None, schema: Schema) -> list[Number
     from sqlglot.optimizer.scope import traverse_scope
 
     try:
-        query = checked(sql, resolve_dialect(dialect))
+        query = checked(sql, dialect)
         tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
         scopes = {id(s.expression): s for s in traverse_scope(tree)}
     except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked

@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
-import sqlglot
 from sqlglot import exp
 
 from cadet_magic.schema.model import Column, Schema
+from cadet_magic.sql.dialect import dialect_of
 
 #: A column with more distinct values than this (in the rows scanned) gets no samples.
 LOW_CARDINALITY = 20
@@ -90,7 +90,7 @@ def sample_sql(
         SELECT v, COUNT(*) AS n FROM (SELECT `__c__` AS v FROM `we"ird` WHERE NOT `__c__` IS NULL LIMIT 10000) AS s GROUP BY v ORDER BY n DESC, v LIMIT 21
     """
     template, table_mark, column_mark = _sample_template(dialect, max_distinct, scan_rows)
-    d = sqlglot.Dialect.get_or_raise(dialect)
+    d = dialect_of(dialect)
     quoted_column = exp.to_identifier(column, quoted=True).sql(dialect=d)
     quoted_table = _table(table).sql(dialect=d)
     head, _, tail = template.partition(table_mark)
@@ -109,7 +109,7 @@ def _sample_template(
     dialect: str | None, max_distinct: int, scan_rows: int
 ) -> tuple[str, str, str]:
     """The sample query with placeholder names, and those placeholders as quoted in it."""
-    d = sqlglot.Dialect.get_or_raise(dialect)
+    d = dialect_of(dialect)
     table, column = f"{_MARK}_t", f"{_MARK}_c"
     col = exp.column(column, quoted=True)
     inner = (

@@ -3,7 +3,8 @@
 The notebook world names dialects its own way (SQLAlchemy's ``postgresql``, ``mssql``, a
 driver's ``sqlite3``); sqlglot has its own names. :func:`dialect_key` maps a name without
 asking sqlglot (for tables keyed by dialect), :func:`resolve_dialect` also checks that sqlglot
-knows it. :func:`quiet_sqlglot` silences sqlglot's parse warnings during one block.
+knows it, and :func:`dialect_of` is sqlglot's dialect object for a resolved name (each made
+once per name; a :class:`~cadet_magic.sql.query.CheckedQuery` carries it). :func:`quiet_sqlglot` silences sqlglot's parse warnings during one block.
 
 Example:
     >>> dialect_key("PostgreSQL"), resolve_dialect("sqlite3"), resolve_dialect("nonsense")
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import cast
 
 import sqlglot
@@ -47,8 +49,10 @@ def dialect_key(dialect: str | None) -> str:
     return DIALECT_ALIASES.get(name, name)
 
 
+@lru_cache(maxsize=64)
 def resolve_dialect(dialect: str | None) -> str | None:
-    """The sqlglot dialect name for ``dialect`` (None when sqlglot does not know it).
+    """The sqlglot dialect name for ``dialect`` (None when sqlglot does not know it): the one
+    function that resolves a dialect name, once per name.
 
     Example:
         >>> resolve_dialect("postgresql"), resolve_dialect(None)
@@ -58,10 +62,26 @@ def resolve_dialect(dialect: str | None) -> str | None:
         return None
     name = dialect_key(dialect)
     try:
-        sqlglot.Dialect.get_or_raise(name)
+        dialect_of(name)
     except ValueError:
         return None
     return name
+
+
+@lru_cache(maxsize=64)
+def dialect_of(read: str | None) -> sqlglot.Dialect:
+    """The sqlglot dialect object for the resolved name ``read`` (None: sqlglot's generic SQL),
+    made once per name and handed to sqlglot wherever it parses or writes SQL (sqlglot would
+    otherwise look the name up and build a new dialect object on every call).
+
+    Raises:
+        ValueError: when sqlglot does not know ``read``.
+
+    Example:
+        >>> dialect_of("duckdb") is dialect_of("duckdb"), type(dialect_of(None)).__name__
+        (True, 'Dialect')
+    """
+    return sqlglot.Dialect.get_or_raise(read)
 
 
 @contextmanager
@@ -93,7 +113,7 @@ def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
         1
     """
     with quiet_sqlglot():
-        trees = sqlglot.parse(sql, read=dialect)
+        trees = sqlglot.parse(sql, read=dialect_of(dialect))
     return [
         cast(exp.Expression, t) for t in trees if t is not None and not isinstance(t, exp.Semicolon)
     ]
@@ -107,7 +127,7 @@ def _mysql_generator() -> type:
     (MariaDB has no ``REGEXP_LIKE``) and a bare ``FROM DUAL`` (not the table `` `DUAL` ``)."""
     global _MYSQL_GENERATOR
     if _MYSQL_GENERATOR is None:
-        generator = sqlglot.Dialect.get_or_raise("mysql").generator_class
+        generator = dialect_of("mysql").generator_class
 
         def regexp(self: sqlglot.Generator, node: exp.RegexpLike) -> str:
             if node.args.get("flag") is not None:  # no operator form: MySQL's function
@@ -146,6 +166,6 @@ def generate(tree: exp.Expression, dialect: str | None) -> str:
     """
     with quiet_sqlglot():
         if dialect == "mysql":
-            mysql = sqlglot.Dialect.get_or_raise("mysql")
+            mysql = dialect_of("mysql")
             return _mysql_generator()(dialect=mysql, comments=False).generate(tree, copy=True)
-        return tree.sql(dialect=dialect, comments=False)
+        return tree.sql(dialect=dialect_of(dialect), comments=False)

@@ -14,14 +14,13 @@ import re
 
 import sqlglot
 
-from cadet_magic.sql.dialect import resolve_dialect
 from cadet_magic.sql.query import checked
 
 
 def normalize_sql(sql: str, dialect: str | None = None) -> str:
     """A canonical form: comments, case of keywords, whitespace and a trailing ``;`` ignored
     (a query the check made lately is not parsed again)."""
-    query = checked(sql, dialect) if dialect == resolve_dialect(dialect) else None
+    query = checked(sql, dialect)
     if query is not None:
         return query.normalized
     text = sql.strip().rstrip(";").strip()

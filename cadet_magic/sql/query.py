@@ -27,7 +27,7 @@ from functools import cached_property
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.sql.dialect import quiet_sqlglot
+from cadet_magic.sql.dialect import dialect_of, quiet_sqlglot, resolve_dialect
 
 
 class CheckedQuery(str):
@@ -37,7 +37,9 @@ class CheckedQuery(str):
     Attributes:
         tree: the checked syntax tree (never changed: steps that edit work on a copy).
         read: the resolved sqlglot dialect's name (``"postgres"`` for ``postgresql``; None:
-            sqlglot's generic SQL); :attr:`dialect` is the dialect itself.
+            sqlglot's generic SQL).
+        dialect: the resolved sqlglot dialect itself, resolved once (by the check) and handed
+            to sqlglot by every step that reads or writes the query.
         sql: the text that runs, generated from the tree (``str(query)``).
         written: the text as the model wrote it (double-quoted strings in single quotes
             when the check was given the columns: :mod:`cadet_magic.sql.quotes`).
@@ -47,6 +49,7 @@ class CheckedQuery(str):
 
     tree: exp.Expression
     read: str | None
+    dialect: sqlglot.Dialect
     written: str
     double_quoted: tuple[str, ...] = ()
 
@@ -54,6 +57,7 @@ class CheckedQuery(str):
         self = super().__new__(cls, sql)
         self.tree = tree
         self.read = read
+        self.dialect = dialect_of(read)
         self.written = written
         _KNOWN[(written, read)] = self
         _KNOWN.move_to_end((written, read))
@@ -67,22 +71,17 @@ class CheckedQuery(str):
         return str(self)
 
     @cached_property
-    def dialect(self) -> sqlglot.Dialect:
-        """The resolved sqlglot dialect (the generic one when :attr:`read` is None)."""
-        return sqlglot.Dialect.get_or_raise(self.read)
-
-    @cached_property
     def renamed(self) -> dict[str, str]:
         """Functions the text that runs spells differently from the model:
         ``{RUN_AS: WRITTEN}`` (see :func:`~cadet_magic.sql.validate.renamed_functions`)."""
-        return renamed_in([self.tree], self.read, self.written)
+        return renamed_in([self.tree], self.dialect, self.written)
 
     @cached_property
     def normalized(self) -> str:
         """A canonical form of the query (comments, keyword case, whitespace ignored), to
         tell whether two attempts wrote the same query."""
         with quiet_sqlglot():
-            return self.tree.sql(dialect=self.read, comments=False, normalize=True)
+            return self.tree.sql(dialect=self.dialect, comments=False, normalize=True)
 
 
 #: The latest checked queries by (text as written, dialect): the steps that are handed only
@@ -92,24 +91,27 @@ _KNOWN: OrderedDict[tuple[str, str | None], CheckedQuery] = OrderedDict()
 _KNOWN_MAX = 32
 
 
-def checked(written: str | None, read: str | None) -> CheckedQuery | None:
-    """The checked query the model wrote as ``written`` in the resolved dialect ``read``, if
-    the check made it lately (else None: parse it).
+def checked(written: str | None, dialect: str | None) -> CheckedQuery | None:
+    """The checked query the model wrote as ``written`` in ``dialect``, if the check made it
+    lately (else None: parse it); ``written`` itself when it is one (its own dialect then).
 
     Example:
         >>> from cadet_magic.sql.validate import validate_sql
         >>> q = validate_sql("SELECT 1 AS one", "duckdb").query
-        >>> checked("SELECT 1 AS one", "duckdb") is q, checked("SELECT 2", "duckdb")
-        (True, None)
+        >>> checked("SELECT 1 AS one", "DuckDB") is q, checked(q, None) is q
+        (True, True)
+        >>> checked("SELECT 2", "duckdb")
     """
     if isinstance(written, CheckedQuery):
         return written
-    return _KNOWN.get((written, read)) if written else None
+    return _KNOWN.get((written, resolve_dialect(dialect))) if written else None
 
 
-def renamed_in(trees: list[exp.Expression], read: str | None, written: str) -> dict[str, str]:
-    """Functions of ``trees`` that ``read`` writes otherwise than ``written`` has them:
-    ``{RUN_AS: WRITTEN}``."""
+def renamed_in(
+    trees: list[exp.Expression], read: str | sqlglot.Dialect | None, written: str
+) -> dict[str, str]:
+    """Functions of ``trees`` that the dialect ``read`` writes otherwise than ``written`` has
+    them: ``{RUN_AS: WRITTEN}``."""
     upper = written.upper()
     renamed: dict[str, str] = {}
     for tree in trees:

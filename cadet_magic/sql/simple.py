@@ -138,10 +138,11 @@ def check_simple_select(sql: str, dialect: str | None) -> Validation:
         >>> v.ok, v.issues[0].message.split(":")[0]
         (False, 'Not a simple SELECT')
     """
-    name = resolve_dialect(dialect)
-    query = checked(sql, name)
+    query = checked(sql, dialect)
     try:
-        trees = [query.tree] if query is not None else parse_statements(sql, name)
+        trees = (
+            [query.tree] if query is not None else parse_statements(sql, resolve_dialect(dialect))
+        )
     except SqlglotError as e:
         return Validation(False, [Issue("parse_error", f"The SQL does not parse: {e}")], sql)
     if len(trees) != 1:

@@ -30,7 +30,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
-import sqlglot
 from sqlglot import exp
 
 from cadet_magic.sql import rules
@@ -43,6 +42,7 @@ from cadet_magic.sql.checks.side_effects import SIDE_EFFECT_NODES as _SIDE_EFFEC
 from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WORDS
 from cadet_magic.sql.checks.side_effects import statement_name as _statement_name
 from cadet_magic.sql.dialect import (
+    dialect_of,
     generate,
     parse_statements,
     quiet_sqlglot,
@@ -90,7 +90,7 @@ def _parse_error_message(error: Exception, dialect: str | None) -> str:
 def _first_word(sql: str, dialect: str | None) -> str | None:
     """The first token of ``sql`` (comments skipped), lower-cased; None if it does not tokenize."""
     try:
-        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+        tokens = dialect_of(dialect).tokenize(sql)
     except Exception:  # noqa: BLE001 - only used to word a refusal
         return None
     return tokens[0].text.lower() if tokens else None
@@ -240,10 +240,10 @@ def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
         >>> renamed_functions("SELECT max(amount) FROM orders", "sqlite")
         {}
     """
-    read = resolve_dialect(dialect)
-    query = checked(sql, read)
+    query = checked(sql, dialect)
     if query is not None:  # the check's tree: not parsed again
         return dict(query.renamed)
+    read = resolve_dialect(dialect)
     try:
         with quiet_sqlglot():
             trees = parse_statements(sql, read)

@@ -70,3 +70,37 @@ def test_one_parse_per_fallback_attempt(parses):
     r = run_agent("Total per customer?", model=model, runner=runner, schema=schema, max_attempts=1)
     assert r.ok and r.answered_by == "fallback"
     assert len(parses) == len(r.attempts) + len(r.fallback.attempts) == 2, parses
+
+
+def test_the_dialect_is_resolved_once_and_travels_with_the_query(monkeypatch):
+    """The check resolves the dialect name once (cached per name) and its CheckedQuery carries
+    sqlglot's dialect object: the steps after it hand that object to sqlglot instead of a name
+    it would look up again (a three-attempt run looked the name up 26 times before; the result
+    check's probe queries still pass the name, twice here)."""
+    from cadet_magic.sql.dialect import dialect_of
+    from cadet_magic.sql.validate import validate_sql
+
+    con = sqlite3.connect(":memory:")
+    _orders(con)
+    runner = SQLiteRunner(con)
+    schema = runner.schema()
+
+    def ask():
+        model = fake_model(*(sql_reply(s) for s in REPLIES))
+        return run_agent("Total of ann?", model=model, runner=runner, schema=schema)
+
+    ask()  # the per-name caches filled
+    lookups: list[object] = []
+    original = Dialect.get_or_raise.__func__  # type: ignore[attr-defined]
+
+    def counting(cls, dialect):
+        if dialect is None or isinstance(dialect, str):
+            lookups.append(dialect)
+        return original(cls, dialect)
+
+    monkeypatch.setattr(Dialect, "get_or_raise", classmethod(counting))
+    r = ask()
+    assert r.ok and len(r.attempts) == 3
+    assert len(lookups) <= 2, lookups
+    query = validate_sql("SELECT 1", "SQLite").query
+    assert query is not None and query.dialect is dialect_of("sqlite") and query.read == "sqlite"

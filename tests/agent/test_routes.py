@@ -3,18 +3,10 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.agent import routes as sql_routes
-from cadet_magic.agent.routes import (
-    decide,
-    route_after_check,
-    route_after_diagnose,
-    route_after_execute,
-    route_after_generate,
-)
+from cadet_magic.agent.phases import PHASES
+from cadet_magic.agent.routes import decide, route
 from cadet_magic.diagnose.model import Diagnosis
-from cadet_magic.fallback import phase as fallback_routes
 from cadet_magic.fallback.check import CodeCheck
-from cadet_magic.fallback.phase import route_after_check_code, route_after_run_code
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.options import AskOptions
 from cadet_magic.runner import RunResult
@@ -24,11 +16,9 @@ CASES = json.loads((Path(__file__).parent / "route_cases.json").read_text())
 NEXT = {"retry": "next_attempt", "hand_over": "hand_over"}
 
 
-def in_phase(route, state):
-    """The route of that name in the state's phase: the SQL phase's in agent/routes.py, the
-    fallback's own in fallback/phase.py."""
-    fallback = state.get("phase") == "fallback" or not hasattr(sql_routes, route.__name__)
-    return getattr(fallback_routes if fallback else sql_routes, route.__name__)
+def phase_of(state):
+    """The declaration of the state's phase (the fallback's for its own steps)."""
+    return PHASES[state.get("phase") or "fallback"]
 
 
 def state_for(case):
@@ -61,8 +51,8 @@ def state_for(case):
 def test_decide(case):
     state = state_for(case)
     before = dict(state)
-    assert in_phase(decide, state)(state) == case["expect"]
-    assert in_phase(route_after_diagnose, state)(state) == NEXT.get(case["expect"], "finish")
+    assert decide(state, phase_of(state)) == case["expect"]
+    assert route(phase_of(state), "diagnose", state) == NEXT.get(case["expect"], "finish")
     assert state == before  # routes are pure
 
 
@@ -73,31 +63,31 @@ ROWS = RunResult(["a"], [(1,)])
 TOO_MANY = RunResult(["a"], [(1,)], truncated=True)
 
 STEP_CASES = [
-    # (route, state, expected)
-    (route_after_generate, {"phase": "sql", "sql": "x"}, "check"),
-    (route_after_generate, {"phase": "sql", "sql": None}, "diagnose"),
-    (route_after_generate, {"phase": "sql", "model_error": "down"}, "finish"),
-    (route_after_generate, {"phase": "fallback", "sql": "x", "code": "c"}, "check"),
-    (route_after_generate, {"phase": "fallback", "sql": None, "code": "c"}, "check_code"),
-    (route_after_generate, {"phase": "fallback", "sql": None, "code": None}, "diagnose"),
-    (route_after_generate, {"phase": "fallback", "model_error": "down"}, "finish"),
-    (route_after_check, {"phase": "sql", "check": OK_SQL}, "execute"),
-    (route_after_check, {"phase": "sql", "check": BAD_SQL}, "diagnose"),
-    (route_after_check, {"phase": "fallback", "check": OK_SQL, "code": "c"}, "check_code"),
-    (route_after_check, {"phase": "fallback", "check": BAD_SQL, "code": "c"}, "check_code"),
-    (route_after_check, {"phase": "fallback", "check": OK_SQL, "code": None}, "diagnose"),
-    (route_after_check_code, {"check": OK_SQL, "code_check": OK_CODE}, "execute"),
-    (route_after_check_code, {"check": BAD_SQL, "code_check": OK_CODE}, "diagnose"),
-    (route_after_check_code, {"check": OK_SQL, "code_check": BAD_CODE}, "diagnose"),
-    (route_after_check_code, {"check": None, "code_check": OK_CODE}, "diagnose"),
-    (route_after_execute, {"phase": "sql", "execution": ROWS}, "check_result"),
-    (route_after_execute, {"phase": "sql", "execution": None}, "diagnose"),
-    (route_after_execute, {"phase": "fallback", "execution": ROWS}, "run_code"),
-    (route_after_execute, {"phase": "fallback", "execution": TOO_MANY}, "diagnose"),
-    (route_after_execute, {"phase": "fallback", "execution": None}, "diagnose"),
-    (route_after_run_code, {"code_run": CodeRun(ok=True)}, "finish"),
+    # (the step routed after, state, expected)
+    ("generate", {"phase": "sql", "sql": "x"}, "check"),
+    ("generate", {"phase": "sql", "sql": None}, "diagnose"),
+    ("generate", {"phase": "sql", "model_error": "down"}, "finish"),
+    ("generate", {"phase": "fallback", "sql": "x", "code": "c"}, "check"),
+    ("generate", {"phase": "fallback", "sql": None, "code": "c"}, "check_code"),
+    ("generate", {"phase": "fallback", "sql": None, "code": None}, "diagnose"),
+    ("generate", {"phase": "fallback", "model_error": "down"}, "finish"),
+    ("check", {"phase": "sql", "check": OK_SQL}, "execute"),
+    ("check", {"phase": "sql", "check": BAD_SQL}, "diagnose"),
+    ("check", {"phase": "fallback", "check": OK_SQL, "code": "c"}, "check_code"),
+    ("check", {"phase": "fallback", "check": BAD_SQL, "code": "c"}, "check_code"),
+    ("check", {"phase": "fallback", "check": OK_SQL, "code": None}, "diagnose"),
+    ("check_code", {"check": OK_SQL, "code_check": OK_CODE}, "execute"),
+    ("check_code", {"check": BAD_SQL, "code_check": OK_CODE}, "diagnose"),
+    ("check_code", {"check": OK_SQL, "code_check": BAD_CODE}, "diagnose"),
+    ("check_code", {"check": None, "code_check": OK_CODE}, "diagnose"),
+    ("execute", {"phase": "sql", "execution": ROWS}, "check_result"),
+    ("execute", {"phase": "sql", "execution": None}, "diagnose"),
+    ("execute", {"phase": "fallback", "execution": ROWS}, "run_code"),
+    ("execute", {"phase": "fallback", "execution": TOO_MANY}, "diagnose"),
+    ("execute", {"phase": "fallback", "execution": None}, "diagnose"),
+    ("run_code", {"code_run": CodeRun(ok=True)}, "finish"),
     (
-        route_after_run_code,
+        "run_code",
         {"code_run": CodeRun(ok=False, error=CodeError("error", "KeyError", "'x'", 1))},
         "diagnose",
     ),
@@ -105,11 +95,11 @@ STEP_CASES = [
 
 
 @pytest.mark.parametrize(
-    ("route", "state", "expected"),
+    ("step", "state", "expected"),
     STEP_CASES,
-    ids=[f"{r.__name__}-{i}" for i, (r, _, _) in enumerate(STEP_CASES)],
+    ids=[f"route_after_{step}-{i}" for i, (step, _, _) in enumerate(STEP_CASES)],
 )
-def test_step_routes(route, state, expected):
+def test_step_routes(step, state, expected):
     before = dict(state)
-    assert in_phase(route, state)(state) == expected
+    assert route(phase_of(state), step, state) == expected
     assert state == before

@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from cadet_magic.db.connect import resolve_runner
-from cadet_magic.db.sqlalchemy import PG_INERROR, pg_transaction_status
+from cadet_magic.db.postgres import PG_INERROR, pg_transaction_status
 from cadet_magic.errors import EngineError, FailedTransactionError
 from tests.helpers import TIME_SLACK
 

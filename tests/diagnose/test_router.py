@@ -74,7 +74,7 @@ def test_priority_group_by_beats_column():
 
 def test_sqlstate_attribute_wins_over_text():
     """The driver's SQLSTATE, read at the edge (the PostgreSQL runner's reader), classifies."""
-    from cadet_magic.db.sqlalchemy import postgres_error
+    from cadet_magic.db.postgres import postgres_error
 
     class UndefinedTable(Exception):
         sqlstate = "42P01"

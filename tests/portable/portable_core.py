@@ -288,7 +288,7 @@ def fallback_question(runner: SQLiteRunner, model: ScriptedModel, label: str) ->
     """The fallback question through the agent, when the agent has a fallback phase."""
     from cadet_magic.agent import run as agent_run
 
-    if "hand_over" not in agent_run.NODES:
+    if agent_run.PHASES["sql"].next is None:
         return {"available": False, "reason": "pending: the agent has no fallback phase yet"}
     r = run_agent(
         Q_MEDIAN, model=model, runner=runner, max_attempts=2, model_label=label, scripted=True

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import re
 
-import sqlglot
-
 from cadet_magic.sql.checks.context import QUERY_HINT, Issue
+from cadet_magic.sql.dialect import dialect_of
 
 #: Dialects whose engines execute ``/*! ... */`` comments.
 DIALECTS = frozenset({"mysql", "singlestore", "doris", "starrocks"})
@@ -35,7 +34,7 @@ def executable_comment(sql: str, dialect: str | None) -> Issue | None:
     if dialect not in DIALECTS or "/*" not in sql:
         return None
     try:
-        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+        tokens = dialect_of(dialect).tokenize(sql)
     except Exception:  # noqa: BLE001 - the parser refuses what does not tokenize
         return _issue() if re.search(r"/\*M?!", sql) else None
     for token in tokens:

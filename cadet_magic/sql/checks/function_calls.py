@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 
 from cadet_magic.sql import rules
 from cadet_magic.sql.checks.context import Context, classes, quiet_sqlglot
+from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.sql.functions import catalog_refusal, never_reason
 
 NODES = (exp.Func,)
@@ -83,7 +83,7 @@ def _renamed_by(dialect: str | None, cls: type[exp.Func]) -> bool:
     key = (dialect, cls)
     found = _RENAMED.get(key)
     if found is None:
-        generator = sqlglot.Dialect.get_or_raise(dialect).generator_class
+        generator = dialect_of(dialect).generator_class
         special = cls in generator.TRANSFORMS or hasattr(generator, f"{cls.key}_sql")
         found = _RENAMED[key] = special and not issubclass(cls, _GRAMMAR)
     return found

@@ -7,18 +7,14 @@ for both blocks, checks the SELECT (the safety check, then the simple-SELECT rul
 (its Python syntax tree), runs the SELECT, then the code on its rows. It retries with feedback
 up to the same maximum; it never hands over again.
 
-Its nodes and routes follow the agent's conventions (nodes return partial updates; routes are
-pure functions of the state) and reuse the agent's model call, SQL run and attempt record.
+This module holds the phase's own steps (nodes return partial updates; they reuse the SQL
+phase's model call, SQL run and attempt record) and the tests that let an attempt go on; the
+phase itself is a declaration (:data:`cadet_magic.agent.phases.FALLBACK_PHASE`) run by the one
+attempt pipeline (:mod:`cadet_magic.agent.pipeline`: routes, retry policy, ``finish``).
 
 Example:
-    >>> from cadet_magic.diagnose.model import Category, Diagnosis
-    >>> from cadet_magic.options import AskOptions
-    >>> s = {"attempt": 3, "options": AskOptions(), "phase": "fallback", "sql": "x", "code": "y",
-    ...      "diagnosis": Diagnosis(Category.column_not_found, True), "attempts": ()}
-    >>> str(decide(s)), route_after_diagnose(s)
-    ('max_attempts', 'finish')
-    >>> route_after_generate({"sql": None, "code": "result = df"})
-    'check_code'
+    >>> has_blocks({"sql": None, "code": "result = df"}), has_sql({"sql": None})
+    (True, False)
 """
 
 from __future__ import annotations
@@ -30,10 +26,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypedDict
 
-from cadet_magic.agent import nodes, record, routes
+from cadet_magic.agent import nodes, record
+from cadet_magic.agent.fallback_prompts import build_fallback_messages
 from cadet_magic.agent.nodes import Context
 from cadet_magic.agent.reply import extract_code
-from cadet_magic.agent.routes import checked, same_sql
+from cadet_magic.agent.routes import same_sql
 from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
 from cadet_magic.diagnose.failures import (
     CodeFailed,
@@ -47,7 +44,6 @@ from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.check import check_code as check_python
-from cadet_magic.fallback.prompts import build_fallback_messages
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
 from cadet_magic.sql.normalize import sql_diff
@@ -276,11 +272,9 @@ def _with_code_diff(sql_change: str | None, before: str | None, after: str | Non
     return f"{sql_change}; {code_change}" if sql_change else code_change
 
 
-def close_attempt(state: FallbackState, feedback_sent: bool) -> Attempt:
-    """The record of the fallback attempt in progress."""
-    return record.close_attempt(
-        state, feedback_sent, ok=answered(state), change=change, code=state.get("code")
-    )
+def close_attempt(state: FallbackState, feedback_sent: bool, ok: bool) -> Attempt:
+    """The record of the fallback attempt in progress (``ok``: whether it answered)."""
+    return record.close_attempt(state, feedback_sent, ok=ok, change=change, code=state.get("code"))
 
 
 def provisional_attempt(state: FallbackState) -> Attempt:
@@ -314,44 +308,14 @@ def fallback_result(state: FallbackState) -> tuple[Fallback, Any]:
     return fallback, answer
 
 
-# -- routes ------------------------------------------------------------------------------------
-
-
-def route_after_generate(state: FallbackState) -> str:
-    if state.get("model_error"):
-        return "finish"
-    if state.get("sql"):
-        return "check"
-    return "check_code" if state.get("code") else "diagnose"
-
-
-def route_after_check(state: FallbackState) -> str:
-    return "check_code" if state.get("code") else "diagnose"
-
-
-def route_after_check_code(state: FallbackState) -> str:
-    code_check = state.get("code_check")
-    code_ok = code_check is not None and code_check.ok
-    return "execute" if checked(state) and code_ok else "diagnose"
-
-
-def route_after_execute(state: FallbackState) -> str:
-    execution = state.get("execution")
-    if execution is None or execution.truncated:
-        return "diagnose"
-    return "run_code"
-
-
-def route_after_run_code(state: FallbackState) -> str:
-    run = state.get("code_run")
-    return "finish" if run is not None and run.ok else "diagnose"
+# -- the attempt's tests ---------------------------------------------------------------------
 
 
 def _code_key(code: str | None) -> str:
     return "\n".join(line.rstrip() for line in (code or "").strip().splitlines() if line.strip())
 
 
-def _unchanged(state: FallbackState) -> bool:
+def unchanged(state: FallbackState) -> bool:
     """The attempt repeats the previous fallback attempt (its SELECT and its code)."""
     previous = [a for a in state.get("attempts", ()) if a.phase == Phase.fallback]
     if not same_sql(state, previous):
@@ -359,56 +323,26 @@ def _unchanged(state: FallbackState) -> bool:
     return _code_key(state.get("code")) == _code_key(previous[-1].code)
 
 
-def _never(state: FallbackState) -> bool:
-    return False
+def has_blocks(state: FallbackState) -> bool:
+    """The reply holds a SELECT or code (what is missing is diagnosed after the checks)."""
+    return bool(state.get("sql") or state.get("code"))
 
 
-def decide(state: FallbackState) -> str:
-    """After a failed fallback attempt: ``retry`` or the reason to stop (never a second
-    fallback): the agent's one retry policy, with this phase's unchanged-attempt guard (the
-    SELECT and the code)."""
-    return routes.decide(state, _unchanged, _never)
+def has_sql(state: FallbackState) -> bool:
+    return bool(state.get("sql"))
 
 
-#: How this phase records its attempts (the agent's one ``next_attempt`` and ``finish``).
-RECORD = nodes.PhaseRecord(FIELDS, close_attempt, answered, decide, "fallback")
+def has_code(state: FallbackState) -> bool:
+    return bool(state.get("code"))
 
 
-def next_attempt(state: FallbackState, ctx: Context) -> dict:
-    return nodes.next_attempt(state, ctx, RECORD)
+def both_checked(state: FallbackState) -> bool:
+    """Both checks passed: the SELECT's (safety, simple-SELECT) and the code's."""
+    verdict, code_check = state.get("check"), state.get("code_check")
+    return verdict is not None and verdict.ok and code_check is not None and code_check.ok
 
 
-def finish(state: FallbackState, ctx: Context) -> dict:
-    return nodes.finish(state, ctx, RECORD)
-
-
-def route_after_diagnose(state: FallbackState) -> str:
-    return "next_attempt" if decide(state) == "retry" else "finish"
-
-
-#: The phase's graph: node name -> the function that runs it.
-NODES: dict[str, Callable[[FallbackState, Context], dict]] = {
-    "generate": generate,
-    "check": check,
-    "check_code": check_code,
-    "execute": execute,
-    "run_code": run_code,
-    "diagnose": diagnose,
-    "next_attempt": next_attempt,
-    "finish": finish,
-}
-
-#: node name -> where to go next (a fixed edge or a route_* function).
-EDGES: dict[str, str | Callable[[FallbackState], str]] = {
-    "generate": route_after_generate,
-    "check": route_after_check,
-    "check_code": route_after_check_code,
-    "execute": route_after_execute,
-    "run_code": route_after_run_code,
-    "diagnose": route_after_diagnose,
-    "next_attempt": "generate",
-    "finish": "end",
-}
-
-#: Where the phase starts once :func:`start` has seeded it.
-FIRST = "generate"
+def rows_fetched(state: FallbackState) -> bool:
+    """The SELECT ran and fetched all its rows (within ``fallback_row_limit``)."""
+    execution = state.get("execution")
+    return execution is not None and not execution.truncated

@@ -3,7 +3,7 @@ retry the earlier fallback attempts with what to fix."""
 
 import doctest
 
-import cadet_magic.fallback.prompts as prompts
+import cadet_magic.agent.fallback_prompts as prompts
 from cadet_magic.result import Attempt
 
 
