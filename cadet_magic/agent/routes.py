@@ -86,8 +86,11 @@ def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
 def unchanged_sql(state: AskState) -> bool:
     """The SQL phase's guard: the attempt repeats the previous SQL attempt, which repeated the
     one before it (the model was told it repeats itself, :mod:`cadet_magic.diagnose.repeat`,
-    and did again)."""
+    and did again); a suspect result repeating the previous attempt stops at once (the best
+    suspect result answers)."""
     previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
+    if result_step.suspect_now(state):  # a suspect result written again: its answer stands
+        return same_sql(state, previous)
     return (
         len(previous) >= 2
         and same_sql(state, previous)
