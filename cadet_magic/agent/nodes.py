@@ -16,7 +16,6 @@ from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
-from cadet_magic.agent.routes import repeated_attempt
 from cadet_magic.agent.state import AskState
 from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
@@ -27,10 +26,11 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.result import Tokens
+from cadet_magic.result import Phase, Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.normalize import normalize_sql
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line
@@ -242,6 +242,31 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
         "error": None,
         "timings": timed(state, "execute", time.perf_counter() - t0),
     }
+
+
+def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
+    """The earlier SQL attempt whose query this attempt writes again, up to formatting: its
+    number and whether it is the previous attempt (else the model alternates); None.
+
+    Example:
+        >>> from cadet_magic.result import Attempt, Phase
+        >>> a = [Attempt(1, "SELECT a FROM t", "error", phase=Phase.sql),
+        ...      Attempt(2, "SELECT b FROM t", "error", phase=Phase.sql)]
+        >>> repeated_attempt({"sql": "select a from t", "attempts": a, "dialect": None})
+        (1, False)
+        >>> repeated_attempt({"sql": "SELECT b  FROM t", "attempts": a, "dialect": None})
+        (2, True)
+    """
+    sql = state.get("sql")
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql and a.sql]
+    if not (sql and previous):
+        return None
+    dialect = state.get("dialect")
+    mine = normalize_sql(sql, dialect)
+    for a in reversed(previous):
+        if normalize_sql(a.sql or "", dialect) == mine:
+            return a.number, a is previous[-1]
+    return None
 
 
 def diagnose(state: AskState, ctx: Context) -> dict:

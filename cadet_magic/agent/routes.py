@@ -58,31 +58,6 @@ def same_sql(state: AskState, previous: Sequence[Attempt]) -> bool:
     return normalize_sql(sql, dialect) == normalize_sql(previous[-1].sql, dialect)
 
 
-def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
-    """The earlier SQL attempt whose query this attempt writes again, up to formatting: its
-    number and whether it is the previous attempt (else the model alternates); None.
-
-    Example:
-        >>> from cadet_magic.result import Attempt, Phase
-        >>> a = [Attempt(1, "SELECT a FROM t", "error", phase=Phase.sql),
-        ...      Attempt(2, "SELECT b FROM t", "error", phase=Phase.sql)]
-        >>> repeated_attempt({"sql": "select a from t", "attempts": a, "dialect": None})
-        (1, False)
-        >>> repeated_attempt({"sql": "SELECT b  FROM t", "attempts": a, "dialect": None})
-        (2, True)
-    """
-    sql = state.get("sql")
-    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql and a.sql]
-    if not (sql and previous):
-        return None
-    dialect = state.get("dialect")
-    mine = normalize_sql(sql, dialect)
-    for a in reversed(previous):
-        if normalize_sql(a.sql or "", dialect) == mine:
-            return a.number, a is previous[-1]
-    return None
-
-
 def unchanged_sql(state: AskState) -> bool:
     """The SQL phase's guard: the attempt repeats the previous SQL attempt, which repeated the
     one before it (the model was told it repeats itself, :mod:`cadet_magic.diagnose.repeat`,
