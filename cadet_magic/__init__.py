@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from cadet_magic import lite
+
 __version__ = "0.1.0"
 __all__ = ["ask", "validate_sql", "diagnose_error", "load_ipython_extension", "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy so that `import cadet_magic` stays cheap and portable.
+    if name in ("ask", "validate_sql", "diagnose_error"):
+        lite.require()
     if name == "ask":
         from cadet_magic.api import ask
 
@@ -32,6 +36,10 @@ def __getattr__(name: str) -> Any:
 
         return importlib.import_module(f"cadet_magic.{name}")
     raise AttributeError(f"module 'cadet_magic' has no attribute {name!r}")
+
+
+# In JupyterLite: load the SQL parser and the widget stack while the reader reads (see lite.py).
+lite.start()
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -245,6 +245,12 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         return self._run(question, args, label)
 
     def _run(self, question: str, args: Any, label: str = "%ask") -> Any:
+        from cadet_magic import lite
+
+        try:
+            lite.require()  # JupyterLite: the SQL parser and widgets still loading
+        except ImportError as e:
+            raise UsageError(str(e)) from None
         from cadet_magic.api import ask
         from cadet_magic.db.session import using
 

@@ -13,6 +13,28 @@ Two variants, each a static folder to serve:
 Both ship the browser tutorial notebook (``lite/content/``), which the site opens on, and the
 sample shop as SQLite; the front ends are the venv's JupyterLab extensions but jupysql's.
 
+What makes the site open quickly (each measured by ``python -m benchmarks.lite``):
+
+* every wheel the kernel loads carries its modules compiled by the site's own Pyodide
+  (``scripts/lite_compile.mjs``: unchecked-hash ``__pycache__`` bytecode beside the sources),
+  and so does the offline site's ``python_stdlib.zip`` (Pyodide ships it as sources, and
+  zipimport caches nothing: every standard-library module the kernel imports was compiled in
+  the browser on every visit), so nothing is compiled in the browser;
+* one parallel load at boot: the kernel's own packages (micropip, piplite, the ipykernel
+  stand-in, pyodide-kernel) come from the lock file with the rest (``PRELOAD``) instead of
+  being installed one by one through piplite's index;
+* cadet_magic is preloaded with IPython's core only; its other dependencies
+  (``cadet_magic.lite.DEFERRED``) and the IPython extras the kernel's start does not import
+  (``KERNEL_EXTRAS``: jedi, prompt_toolkit, stack_data, matplotlib-inline: 1,400 of the 2,600
+  files the boot unpacked) stay in the lock and load in the background once the kernel is
+  idle (the site's kernel imports cadet_magic as its last start step: :data:`KERNEL_START`);
+  SQLAlchemy is in the lock for ``import sqlalchemy`` but never preloaded;
+* jedi (IPython's completion) ships without typeshed's third-party stubs and django-stubs
+  (4,800 of its 5,600 files: completion of installed packages reads their sources);
+* ``_headers`` (the format Netlify and Cloudflare Pages read; ``tests/lite/site.py`` serves it)
+  lets browsers keep JupyterLab's content-hashed bundles and the versioned Pyodide files for a year and
+  revalidate the rest.
+
 Inputs, prepared by scripts/setup_pyodide.sh and scripts/setup_lite.sh: ``.cache/pyodide/``
 (the npm package and a copy with micropip's wheel beside it) and ``.cache/lite/wheels/``.
 """
@@ -41,10 +63,67 @@ KERNEL_WHEELS = (
     / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
 )
 KERNEL_PLUGIN = "@jupyterlite/pyodide-kernel-extension:kernel"
-#: Preloaded at kernel start with their dependencies, from the site's lock file (the kernel then
-#: skips installing these three through piplite).
-PRELOAD = ["cadet-magic", "ipython", "jedi", "comm"]
+#: The kernel extension's wheels that boot the kernel (piplite: ``%pip``; ipykernel: a stand-in).
+KERNEL_BOOT = ("piplite-", "pyodide_kernel-", "ipykernel-", "widgetsnbextension-4.")
+#: Preloaded at kernel start with their dependencies, in one parallel load from the site's lock
+#: file. The kernel installs each of micropip, piplite, ipykernel, comm, pyodide-kernel, jedi and
+#: ipython through piplite (one by one, after reading piplite's index) unless it is named here.
+PRELOAD = [
+    "micropip",
+    "piplite",
+    "ipykernel",
+    "pyodide-kernel",
+    "comm",
+    "ipython",
+    "cadet-magic",
+]
+#: The kernel's start, as its web worker runs it (the pyodide-kernel extension's bundles): the
+#: packages it installs through piplite unless preloaded, and its last Python step. The site's
+#: copy leaves jedi out (``cadet_magic.lite.KERNEL_EXTRAS``: loaded in the background, with
+#: IPython's own completer meanwhile) and imports cadet_magic last, which starts that load.
+KERNEL_START = (
+    '["ipykernel","comm","pyodide-kernel","jedi","ipython"]',
+    '["ipykernel","comm","pyodide-kernel","ipython"]',
+)
+KERNEL_LAST_STEP = (
+    'push("import pyodide_kernel")',
+    'push("import pyodide_kernel","__import__(\'cadet_magic\')")',
+)
+#: Paths left out of a wheel: jedi's stubs of third-party packages (completion of an installed
+#: package reads its source; typeshed's standard-library stubs stay).
+DROP = {
+    "jedi": ["jedi/third_party/typeshed/stubs/", "jedi/third_party/django-stubs/"],
+}
+#: Modules left as source (compiled on import if ever imported): pygments' ~600 lexers and styles
+#: and wcwidth's override tables, which would triple those wheels; the ones a session imports
+#: (IPython's and the panel's lexers, the default style) are compiled.
+SOURCE_ONLY = {
+    "pygments": ["pygments/lexers/", "pygments/styles/"],
+    "wcwidth": ["wcwidth/table_grapheme_overrides/"],
+}
+COMPILE_ANYWAY = [
+    f"pygments/lexers/{m}.py" for m in ("__init__", "_mapping", "python", "sql", "special")
+] + [f"pygments/styles/{m}.py" for m in ("__init__", "_mapping", "default")]
+#: Standard-library packages left as source in the compiled python_stdlib.zip: the terminal REPL,
+#: and packages that cannot work in the browser's single-threaded, process-less Python.
+STDLIB_SOURCE_ONLY = ["_pyrepl/", "multiprocessing/", "concurrent/futures/process.py", "venv/"]
+COMPILER = ROOT / "scripts" / "lite_compile.mjs"
 SHOP_FILE = "shop.sqlite"
+#: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages): JupyterLab's
+#: content-hashed bundles and the pinned Pyodide core never change under their names. Everything
+#: else (pages, configuration, wheels: cadet_magic keeps its version between builds) gets those
+#: hosts' default, revalidation on each visit (a 304 when unchanged). The rules do not overlap:
+#: both hosts join the values of every matching rule.
+HEADERS = """\
+/build/*
+  Cache-Control: public, max-age=31536000, immutable
+/static/pyodide/pyodide.asm.wasm
+  Cache-Control: public, max-age=31536000, immutable
+/static/pyodide/pyodide.asm.mjs
+  Cache-Control: public, max-age=31536000, immutable
+/static/pyodide/python_stdlib.zip
+  Cache-Control: public, max-age=31536000, immutable
+"""
 #: The notebook the site opens on (its root page goes straight to it).
 TUTORIAL = "cadet_in_the_browser.ipynb"
 LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
@@ -148,6 +227,54 @@ def stage(stage_dir: Path, settings: dict) -> None:
     (stage_dir / "jupyter-lite.json").write_text(json.dumps(page, indent=2))
 
 
+#: Changes when the compile rules or the compiler change (part of the compiled wheels' cache key).
+RULES = hashlib.sha256(
+    json.dumps([DROP, SOURCE_ONLY, COMPILE_ANYWAY, STDLIB_SOURCE_ONLY]).encode()
+    + COMPILER.read_bytes()
+).hexdigest()[:8]
+
+
+def compile_wheels(wheels: list[Path]) -> list[Path]:
+    """``wheels`` with their modules compiled by the site's Pyodide (cached by content); a
+    ``python_stdlib.zip`` among them gets its modules' bytecode beside their sources."""
+    cache = CACHE / "lite" / "compiled" / pyodide_version()
+    jobs, out = [], []
+    for wheel in wheels:
+        target = cache / f"{sha256(wheel)[:12]}-{RULES}" / wheel.name
+        out.append(target)
+        if target.exists():
+            continue
+        if wheel.name == "python_stdlib.zip":
+            job = {"stdlib": True, "source_only": STDLIB_SOURCE_ONLY}
+        else:
+            project = wheel.name.split("-")[0].lower()
+            job = {
+                "drop": DROP.get(project, []),
+                "source_only": SOURCE_ONLY.get(project, []),
+                "compile": COMPILE_ANYWAY,
+            }
+        jobs.append({"src": str(wheel), "out": str(target), **job})
+    if jobs:
+        cache.mkdir(parents=True, exist_ok=True)
+        job_file = cache / "jobs.json"
+        job_file.write_text(json.dumps(jobs))
+        subprocess.run(
+            ["node", str(COMPILER), "--dist", str(PYODIDE_DIST), "--jobs", str(job_file)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        job_file.unlink()
+    return out
+
+
+def prune_compiled(keep: list[Path]) -> None:
+    """Drops the compiled cadet_magic wheels of earlier builds (one per change of the code)."""
+    folders = {p.parent for p in keep}
+    for old in (CACHE / "lite" / "compiled").glob("*/*/cadet_magic-*.whl"):
+        if old.parent not in folders:
+            shutil.rmtree(old.parent)
+
+
 def jupyter_lite_build(stage_dir: Path, out: Path) -> None:
     if out.exists():
         shutil.rmtree(out)
@@ -187,7 +314,42 @@ def add_wheels(lock_path: Path, wheels: list[Path], dest: Path) -> None:
     for w in local:
         name = next(n for n, e in spec.packages.items() if e.file_name == w.name)
         raw["packages"][name] = spec.packages[name].model_dump()
+    defer(raw["packages"])
     lock_path.write_text(json.dumps(raw))
+
+
+def defer(packages: dict) -> None:
+    """cadet-magic's and IPython's lock entries keep only what the kernel's start and
+    ``%load_ext`` import: the deferred dependencies (loaded by ``import cadet_magic`` in the
+    background) must be in the lock themselves."""
+    from cadet_magic.lite import DEFERRED, KERNEL_EXTRAS
+
+    for owner, names in (("cadet-magic", DEFERRED), ("ipython", tuple(KERNEL_EXTRAS))):
+        for name in names:
+            if name not in packages:
+                raise SystemExit(f"build_lite: {name} (loaded by cadet_magic) is not in the lock")
+        entry = packages[owner]
+        entry["depends"] = [d for d in entry["depends"] if d not in names]
+
+
+def patch_kernel_start(out: Path) -> None:
+    """The site's copy of the kernel's start (see :data:`KERNEL_START`); stops the build when
+    the pyodide-kernel extension no longer holds the steps it replaces."""
+    static = out / "extensions" / "@jupyterlite" / "pyodide-kernel-extension" / "static"
+    patched = 0
+    for bundle in static.glob("*.js"):
+        text = bundle.read_text()
+        if KERNEL_START[0] not in text:
+            continue
+        if text.count(KERNEL_LAST_STEP[0]) != 1:
+            raise SystemExit(f"build_lite: {bundle} has no single {KERNEL_LAST_STEP[0]!r}")
+        for old, new in (KERNEL_START, KERNEL_LAST_STEP):
+            text = text.replace(old, new)
+        bundle.unlink()  # a copy of the venv's file, or a link to it: never write through
+        bundle.write_text(text)
+        patched += 1
+    if not patched:
+        raise SystemExit(f"build_lite: no bundle in {static} holds {KERNEL_START[0]!r}")
 
 
 def pyodide_settings(pyodide_url: str) -> dict:
@@ -203,8 +365,13 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     stage(stage_dir, pyodide_settings("./static/pyodide/pyodide.mjs"))
     jupyter_lite_build(stage_dir, out)
     open_on_tutorial(out)
+    patch_kernel_start(out)
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
+    # Pyodide's own package manager and its standard library, compiled too
+    for wheel in [*target.glob("micropip-*.whl"), target / "python_stdlib.zip"]:
+        (compiled,) = compile_wheels([wheel])
+        shutil.copy(compiled, wheel)
     for junk in ("README.md", "console.html", "console-v2.html"):
         (target / junk).unlink(missing_ok=True)
     for mapfile in target.glob("*.map"):
@@ -232,6 +399,7 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     stage(stage_dir, settings)
     jupyter_lite_build(stage_dir, out)
     open_on_tutorial(out)
+    patch_kernel_start(out)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)
     lock = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())
@@ -266,8 +434,11 @@ def main() -> None:
         if not need.exists():
             raise SystemExit(f"build_lite: {need} missing; run bash scripts/{hint}")
     t0 = time.perf_counter()
-    wheels = sorted(WHEELS.glob("*.whl")) + sorted(KERNEL_WHEELS.glob("widgetsnbextension-4.*.whl"))
+    wheels = sorted(WHEELS.glob("*.whl"))
+    wheels += sorted(w for w in KERNEL_WHEELS.glob("*.whl") if w.name.startswith(KERNEL_BOOT))
     wheels.append(build_cadet_wheel(ROOT / "build" / "lite-stage" / "wheels"))
+    wheels = compile_wheels(wheels)
+    prune_compiled(wheels)
     built = {}
     if args.variant in ("offline", "both"):
         t = time.perf_counter()
@@ -281,6 +452,8 @@ def main() -> None:
         build_online(out, wheels)
         check_site(out, cdn_url(pyodide_version()) + "pyodide.mjs")
         built["online"] = (out, time.perf_counter() - t)
+    for out, _ in built.values():
+        (out / "_headers").write_text(HEADERS)
     for name, (out, seconds) in built.items():
         files = sum(1 for f in out.rglob("*") if f.is_file())
         print(

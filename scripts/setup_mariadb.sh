@@ -7,12 +7,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${CADET_SETUP_MARIADB:-1}" = "1" ] || exit 0
-if command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; then
-  exit 0
+source scripts/env.sh
+if ! { command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ]; }; then
+  apt_install setup_mariadb mariadb-server
 fi
-SUDO=""
-if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
-echo "setup_mariadb: installing the Debian package mariadb-server"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-  mariadb-server >/dev/null
+# The compiled drivers the `mysql` tests also run (tests/db/test_mysql_drivers.py): mysqlclient
+# (MySQLdb) and MariaDB Connector/Python (refused by the runner, tested as refused) build
+# against MariaDB's client library (Debian libmariadb-dev, found through pkg-config, with a C
+# compiler).
+if ! "$PY" -c "import MySQLdb, mariadb" >/dev/null 2>&1; then
+  need=()
+  dpkg -s libmariadb-dev >/dev/null 2>&1 || need+=(libmariadb-dev)
+  command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+  command -v cc >/dev/null 2>&1 || need+=(build-essential)
+  if [ ${#need[@]} -gt 0 ]; then apt_install setup_mariadb "${need[@]}"; fi
+  pip_install mysql-drivers "MySQLdb, mariadb" mysqlclient mariadb
+fi

@@ -16,6 +16,39 @@ def fake_model(*replies: str) -> GenericFakeChatModel:
     return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
 
 
+def counted(*replies: tuple[str, int, int]) -> GenericFakeChatModel:
+    """A scripted chat model whose replies carry LangChain usage metadata.
+
+    Each reply is ``(text, input_tokens, output_tokens)``.
+    """
+    return GenericFakeChatModel(
+        messages=iter(
+            AIMessage(
+                content=text,
+                usage_metadata={"input_tokens": i, "output_tokens": o, "total_tokens": i + o},
+            )
+            for text, i, o in replies
+        )
+    )
+
+
+def connect_with(engine: str, statements: list[str]):
+    """A new in-memory ``sqlite`` or ``duckdb`` connection with ``statements`` run on it."""
+    if engine == "sqlite":
+        import sqlite3
+
+        con = sqlite3.connect(":memory:")
+    else:
+        import duckdb
+
+        con = duckdb.connect()
+    for s in statements:
+        con.execute(s)
+    if engine == "sqlite":
+        con.commit()
+    return con
+
+
 class CountingModel:
     """Wraps a model, recording every prompt it received."""
 

@@ -134,7 +134,7 @@ def call_model(
         from cadet_magic.text import redact, secrets_of
 
         # Provider errors may quote the request or a server's echo of it: never the key.
-        first = first_line(redact(str(e), secrets_of(model)), 300, mark="")
+        first = first_line(redact(str(e), secrets_of(model)), 300, mark="").rstrip(".")
         raise ModelCallError(
             f"The model call failed ({type(e).__name__}): {first}. "
             "Check the model name, API key, network and rate limits, then run the cell again."

@@ -288,6 +288,11 @@ def failure_message(result: AskResult) -> str:
         )
     elif result.stop_reason == "not_retryable":
         lines.append("Check the connection's permissions, then ask again.")
+    elif result.stop_reason == "model_error":
+        lines.append(
+            "The model could not be called (the last line says why): check the model, its server "
+            "and %config AskMagic.model_timeout, then run the cell again."
+        )
     else:
         lines.append(
             "Try rephrasing the question with the table or column names you mean, "

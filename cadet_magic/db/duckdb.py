@@ -14,15 +14,27 @@ Memory: DuckDB's ``memory_limit`` is one setting of the whole database instance,
 run it is lowered to what the instance uses now plus :func:`~cadet_magic.db.sqlite.heap_budget`
 of the result budget (never raised above the user's own limit) and put back afterwards; an
 aggregate, list, join or sort that would grow beyond it fails with DuckDB's out-of-memory
-error, shown as one line. Not bounded by it: values computed row by row outside DuckDB's
-buffer manager (``repeat('x', 10^9)``) and the Python objects of the rows fetched (at most
-one chunk beyond the byte budget), which is why a chunk is :data:`TEXT_CHUNK` rows when a
-column is not of a fixed size.
+error, shown as one line. Values computed row by row outside DuckDB's buffer manager
+(``repeat('x', 10^9)`` in each row of a vector, a window ``string_agg``) and the Python objects
+of the rows fetched are not counted by it: on Linux the kernel process's data limit is held at
+what it maps now plus that budget and :data:`DATA_SLACK` for the run
+(:func:`~cadet_magic.db.oslimit.data_limit`), so such an allocation fails and ends the run in
+one line too. A chunk is :data:`TEXT_CHUNK` rows when a column is not of a fixed size.
+
+Time: DuckDB checks for an interrupt between vectors, so a statement busy inside one vector
+(building huge values) outlives the watchdog's ``interrupt()``. The statement therefore runs
+on a thread of its own and :meth:`DuckDBRunner.run` returns at the time limit plus
+:data:`MARGIN` whatever the statement does: past it the run ends with the time limit's
+error while the interrupted statement finishes its vector in the background (within the data
+limit), rolls back and puts the settings back. The next run on the same connection waits for
+it first (within its own time limit).
 """
 
 from __future__ import annotations
 
 import re
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -30,8 +42,10 @@ from typing import Any
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.fetch import FIRST_CHUNK, column_sizer
 from cadet_magic.db.functions import duckdb_functions, with_functions
+from cadet_magic.db.oslimit import data_limit
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.watchdog import Watchdog
+from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -57,6 +71,17 @@ MEMORY_SQL = (
     "SELECT current_setting('memory_limit'), "
     "(SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory())"
 )
+
+
+#: Seconds a run may last past its time limit before it returns without the statement.
+MARGIN = 1.0
+#: Bytes the kernel may map during a run beyond the engine's heap budget (the rows fetched
+#: as Python objects, the interpreter's own work meanwhile).
+DATA_SLACK = 256 * 2**20
+#: The thread of the latest run per connection (by ``id``): a run left running in the
+#: background past its time limit is waited for before the next one starts.
+_RUNNING: dict[int, threading.Thread] = {}
+_RUNNING_LOCK = threading.Lock()
 
 
 _UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
@@ -160,6 +185,8 @@ class DuckDBRunner(BaseRunner):
         self.label = label
         self.session = session or current()
         self._default_memory: str | None = None  # DuckDB's default memory_limit, as shown
+        #: The cursor of the statement each run thread is running (by thread ident).
+        self._cursors: dict[int, Any] = {}
 
     def _limit_memory(self, max_bytes: int | None) -> str | None:
         """Lowers the instance's ``memory_limit`` for the run; returns the value to put back
@@ -203,13 +230,70 @@ class DuckDBRunner(BaseRunner):
     def run(
         self, sql: str | CheckedQuery, *, limit: int, timeout: float, max_bytes: int | None = None
     ) -> RunResult:
-        """:meth:`BaseRunner.run` with the instance's ``memory_limit`` lowered for the run to
-        what it uses + the heap budget (never above the user's own), put back exactly after."""
-        before = self._limit_memory(max_bytes)
+        """:meth:`BaseRunner.run` on a thread of its own, returning by ``timeout`` +
+        :data:`MARGIN`; for the run the instance's ``memory_limit`` is lowered to what it uses
+        + the heap budget (never above the user's own) and the process's data limit is held
+        (see the module), both put back exactly after the statement ends."""
+        from cadet_magic.db.sqlite import heap_budget
+
+        key = id(self.connection)
+        ends = time.monotonic() + timeout + MARGIN
+        with _RUNNING_LOCK:
+            previous = _RUNNING.get(key)
+        if previous is not None and previous.is_alive():
+            # The interrupted statement of an earlier run is finishing its vector.
+            previous.join(max(0.0, ends - MARGIN - time.monotonic()))
+            if previous.is_alive():
+                raise QueryTimeout(timeout)
+        done, gone = threading.Event(), threading.Event()
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                if gone.is_set():
+                    return  # the caller stopped waiting before the statement began
+                with data_limit(heap_budget(max_bytes) + DATA_SLACK):
+                    before = self._limit_memory(max_bytes)
+                    try:
+                        box["result"] = BaseRunner.run(
+                            self, sql, limit=limit, timeout=timeout, max_bytes=max_bytes
+                        )
+                    finally:
+                        self._restore_memory(before)
+            except MemoryError:
+                box["error"] = ResultTooLarge()
+            except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+                box["error"] = e
+            finally:
+                done.set()
+
+        thread = threading.Thread(target=work, name="cadet_magic-duckdb-run", daemon=True)
+        with _RUNNING_LOCK:
+            _RUNNING[key] = thread
+        thread.start()
         try:
-            return super().run(sql, limit=limit, timeout=timeout, max_bytes=max_bytes)
-        finally:
-            self._restore_memory(before)
+            finished = _wait(done, ends)
+        except KeyboardInterrupt:
+            gone.set()
+            self._stop(thread)
+            done.wait(MARGIN)
+            raise
+        if not finished:
+            gone.set()
+            self._stop(thread)
+            raise QueryTimeout(timeout)
+        with _RUNNING_LOCK:
+            if _RUNNING.get(key) is thread:
+                del _RUNNING[key]
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+    def _stop(self, thread: threading.Thread) -> None:
+        """Interrupts the statement ``thread`` runs (its cursor, while it has one)."""
+        cur = self._cursors.get(thread.ident or 0)
+        if cur is not None:
+            _interrupt(cur)
 
     @contextmanager
     def transaction(self, timeout: float, control: RunControl) -> Iterator[Any]:
@@ -226,11 +310,14 @@ class DuckDBRunner(BaseRunner):
         except Exception:
             cur.close()
             raise
+        me = threading.get_ident()
+        self._cursors[me] = cur
         try:
             yield cur
         finally:
             _interrupt(cur)
             _rollback(cur)
+            self._cursors.pop(me, None)
             cur.close()
 
     def execute(
@@ -303,6 +390,17 @@ def duckdb_fingerprint(con: Any) -> tuple | None:
         return None
     finally:
         cur.close()
+
+
+def _wait(done: threading.Event, ends: float) -> bool:
+    """Waits for ``done`` until the monotonic time ``ends``, in slices short enough that a
+    Ctrl-C arriving meanwhile is raised at once (whether or not it woke the wait)."""
+    while not done.is_set():
+        left = ends - time.monotonic()
+        if left <= 0:
+            return False
+        done.wait(min(left, 0.05))
+    return True
 
 
 def _interrupt(con: Any) -> None:

@@ -205,6 +205,7 @@ class MySQLRunner(BaseRunner):
             return self._con
         con = self._open()
         try:
+            known_driver(con)
             cur = con.cursor()
             try:
                 use_utf8mb4(con, cur)
@@ -269,7 +270,7 @@ class MySQLRunner(BaseRunner):
     def _transaction(self, timeout: float, unbuffered: bool = False) -> Iterator[Any]:
         """A cursor in a READ ONLY transaction on the agent's connection, rolled back after."""
         con = self._connection()
-        cur = con.cursor(_ss_cursor(con)) if unbuffered else con.cursor()
+        cur = _cursor(con, unbuffered)
         self._cut = False
         clean = False
         try:
@@ -484,18 +485,47 @@ def mysql_schema_from_rows(
     return Schema(tables=tuple(tables), dialect="mysql"), views
 
 
-def _ss_cursor(con: Any) -> Any:
-    """The driver's unbuffered (streaming) cursor class, or None for its default cursor."""
+#: The drivers the runner knows, by the module their connection class lives in: how each
+#: encodes SQL text, streams rows, reports a killed statement and exposes its socket is known
+#: and tested. Any other driver is refused before any SQL runs (:func:`known_driver`). MariaDB
+#: Connector/Python (``mariadb``) is among the refused: with it, a statement stopped by ``KILL
+#: QUERY`` came back as an ordinary result with no error (measured with its unbuffered
+#: cursor), so a time limit could not be told from an answer.
+DRIVERS = {"pymysql": "PyMySQL", "MySQLdb": "mysqlclient"}
+
+
+def known_driver(con: Any) -> str:
+    """The name of ``con``'s driver when it is one of :data:`DRIVERS`.
+
+    Raises:
+        ConfigurationError: for any other driver (one line naming the supported ones).
+    """
+    from cadet_magic.errors import ConfigurationError
+
+    module = type(con).__module__
+    for prefix, name in DRIVERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return name
+    raise ConfigurationError(
+        f"The agent does not run SQL through the MySQL driver {module.split('.')[0]}: its "
+        "character set handling and cancellation are not verified; connect with PyMySQL "
+        "(mysql+pymysql:// or mariadb+pymysql://) or mysqlclient (mysql+mysqldb://)."
+    )
+
+
+def _cursor(con: Any, unbuffered: bool) -> Any:
+    """A cursor of one of :data:`DRIVERS`; with ``unbuffered`` one that streams rows from
+    the server (PyMySQL's and mysqlclient's ``SSCursor``)."""
+    if not unbuffered:
+        return con.cursor()
     module = type(con).__module__
     if module.startswith("pymysql"):
         from pymysql.cursors import SSCursor
 
-        return SSCursor
-    if module.startswith("MySQLdb"):
-        from MySQLdb.cursors import SSCursor
+        return con.cursor(SSCursor)
+    from MySQLdb.cursors import SSCursor
 
-        return SSCursor
-    return None
+    return con.cursor(SSCursor)
 
 
 def _shutdown_socket(con: Any) -> None:

@@ -24,8 +24,8 @@ sqlglot check (spark dialect), what runs is guarded by Spark's own parser:
    refused in the plan as in the check: Spark bounds none of them, and in local mode (or on a
    Connect server) one large group ends the JVM that holds the user's session; so are
    ``sequence``, ``array_repeat``, ``repeat``, ``space``, ``rpad`` and ``lpad`` with a literal
-   size above :data:`MAX_BUILT` (:func:`oversized_calls`; a size computed from the data is
-   not bounded).
+   size above ``spark_plan.MAX_BUILT`` (``spark_plan.oversized_calls``); with a size computed
+   from the data, all but ``sequence`` are guarded on Spark itself (``spark_plan.guarded_sql``).
 
 The plan's checks are in :mod:`cadet_magic.db.spark_plan`, pyspark's errors read in
 :mod:`cadet_magic.db.spark_errors`.
@@ -51,6 +51,7 @@ from cadet_magic.db.spark_errors import is_cancel, is_out_of_memory, spark_error
 from cadet_magic.db.spark_plan import (
     SPARK_NEVER,
     SparkPlanRefused,
+    guarded_sql,
     node_names,
     oversized_calls,
     oversized_sql,
@@ -193,18 +194,22 @@ class SparkRunner(BaseRunner):
         if self.connect:
             spark = self.spark
             spark.addTag(mark)
+            cancel = _OwnWork(lambda: spark.interruptTag(mark))
             try:
-                yield lambda: spark.interruptTag(mark)
+                yield cancel
             finally:
+                cancel.ended.set()
                 spark.removeTag(mark)
             return
         sc = self.spark.sparkContext
         keys = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
         saved = {k: sc.getLocalProperty(k) for k in keys}
         sc.setJobGroup(mark, "cadet_magic %%ask query", interruptOnCancel=True)
+        cancel = _OwnWork(lambda: sc.cancelJobGroup(mark))
         try:
-            yield lambda: sc.cancelJobGroup(mark)
+            yield cancel
         finally:
+            cancel.ended.set()
             for k, v in saved.items():
                 sc.setLocalProperty(k, v)
 
@@ -226,8 +231,9 @@ class SparkRunner(BaseRunner):
     def execute(
         self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
     ) -> Statement:
-        self.check_plan(str(sql))
-        df = self.spark.sql(WRAP.format(sql=str(sql))).limit(limit + 1)
+        text = guarded_sql(sql)
+        self.check_plan(text)
+        df = self.spark.sql(WRAP.format(sql=text)).limit(limit + 1)
         columns = list(df.columns)
         it = iter([tuple(r) for r in df.collect()])
         return Statement(columns, lambda n: [r for _, r in zip(range(n), it, strict=False)])
@@ -236,8 +242,10 @@ class SparkRunner(BaseRunner):
         _quietly(handle)
 
     def on_signal(self, handle: Any) -> None:
-        # never re-enter the client from the signal handler
-        threading.Thread(target=_quietly, args=(handle,), daemon=True).start()
+        # Never re-enter the client from the signal handler. A Ctrl-C while Spark still plans
+        # the query finds no job to cancel yet (a fresh JVM under load plans for seconds):
+        # the cancel is sent again until the run is over.
+        threading.Thread(target=_cancel_until_over, args=(handle,), daemon=True).start()
 
     def timed_out(self, error: BaseException, control: RunControl) -> bool:
         return control.fired.is_set() and is_cancel(error)
@@ -338,6 +346,27 @@ def _quiet_call(f: Any) -> Any:
         return f()
     except Exception:  # noqa: BLE001 - optional information
         return None
+
+
+class _OwnWork:
+    """Cancels the run's own work (a job group or an operation tag); ``ended`` is set when the
+    run is over."""
+
+    def __init__(self, cancel: Any) -> None:
+        self.cancel = cancel
+        self.ended = threading.Event()
+
+    def __call__(self) -> None:
+        self.cancel()
+
+
+def _cancel_until_over(handle: Any, every: float = 0.5) -> None:
+    """Cancels the run's work now and every ``every`` seconds until the run is over."""
+    ended = getattr(handle, "ended", None)
+    while True:
+        _quietly(handle)
+        if ended is None or ended.wait(every):
+            return
 
 
 def _quietly(cancel: Any) -> None:

@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.function_calls import forbidden_function
@@ -191,6 +192,85 @@ def oversized_sql(sql: str) -> list[str]:
         except ValueError:
             continue
     return out
+
+
+#: What Spark raises when a guarded call would build a value beyond :data:`MAX_BUILT`.
+GUARD_MESSAGE = (
+    "cadet_magic: a value of more than 10000000 characters or elements would be built from the "
+    "data; build smaller values or select the rows themselves"
+)
+
+
+def guarded_sql(sql: str) -> str:
+    """The text to run, with every call of ``repeat``, ``space``, ``lpad``/``rpad`` and
+    ``array_repeat`` whose size comes from the data (not a literal) guarded on Spark itself:
+    the size becomes ``CASE WHEN <size> <= MAX_BUILT THEN <size> ELSE raise_error(...) END``
+    (for ``repeat``, the size times the repeated text's length), so a row that would build one
+    value beyond :data:`MAX_BUILT` fails the statement before the value is built (Spark
+    evaluates a CASE branch only for the rows that take it). A text without its checked tree
+    (not a :class:`~cadet_magic.sql.query.CheckedQuery`) runs as it is.
+
+    Example:
+        >>> from cadet_magic.sql.validate import validate_sql
+        >>> q = validate_sql("SELECT repeat(s, n) AS r, lpad(s, 3, '0') AS p FROM t", "spark").query
+        >>> print(guarded_sql(q).split(" ELSE ")[0])
+        SELECT REPEAT(s, CASE WHEN n * LENGTH(s) <= 10000000 THEN n
+        >>> guarded_sql("SELECT repeat(s, n) FROM t")
+        'SELECT repeat(s, n) FROM t'
+    """
+    from sqlglot import exp
+
+    tree = getattr(sql, "tree", None)
+    if tree is None:
+        return str(sql)
+    copy = tree.copy()
+    changed = False
+    for node in list(copy.find_all(exp.Repeat, exp.Space, exp.Pad, exp.Anonymous)):
+        size, weight = _size_of(node)
+        if size is None or (isinstance(size, exp.Literal) and weight is None):
+            continue  # a literal size alone: oversized_sql refuses it beyond MAX_BUILT
+        bound = exp.Mul(this=size.copy(), expression=weight) if weight else size.copy()
+        guard = exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.LTE(this=bound, expression=exp.Literal.number(MAX_BUILT)),
+                    true=size.copy(),
+                )
+            ],
+            default=exp.Anonymous(
+                this="raise_error", expressions=[exp.Literal.string(GUARD_MESSAGE)]
+            ),
+        )
+        size.replace(guard)
+        changed = True
+    if not changed:
+        return str(sql)
+    from cadet_magic.sql.dialect import quiet_sqlglot
+
+    with quiet_sqlglot():
+        return copy.sql(dialect="spark")
+
+
+def _size_of(node: Any) -> tuple[Any, Any]:
+    """``(size argument, what it multiplies or None)`` of a sized call, else ``(None, None)``."""
+    from sqlglot import exp
+
+    if isinstance(node, exp.Repeat):
+        text = node.this
+        weight = (
+            None
+            if isinstance(text, exp.Literal) and text.is_string and len(text.name) <= 1
+            else exp.Length(this=text.copy())
+        )
+        return node.args.get("times"), weight
+    if isinstance(node, exp.Space):
+        return node.this, None
+    if isinstance(node, exp.Pad):
+        return node.expression, None
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "array_repeat":
+        args = node.expressions
+        return (args[1], None) if len(args) == 2 else (None, None)
+    return None, None
 
 
 def parsed_section(explain: str) -> str:

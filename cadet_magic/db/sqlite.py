@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -65,10 +66,14 @@ def database_file(con: sqlite3.Connection) -> str | None:
     return None
 
 
-def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> sqlite3.Connection:
+def open_read_only(
+    path: str, timeout: float = 5.0, authorizer: bool = True, immutable: bool = False
+) -> sqlite3.Connection:
     """A new connection that can only read ``path``: opened read-only by SQLite itself,
     ``query_only`` set, no database can be attached, the read-only authorizer installed
-    (without ``authorizer``, for the catalog reads, which need PRAGMA).
+    (without ``authorizer``, for the catalog reads, which need PRAGMA). ``immutable`` tells
+    SQLite the file cannot change while the connection is open: no locks, no look-up of a
+    journal or change check before each statement (see :func:`unchanging`).
 
     Example:
         >>> import os, tempfile
@@ -81,7 +86,7 @@ def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> 
         sqlite3.DatabaseError: not authorized
     """
     con = sqlite3.connect(
-        f"file:{quote(path)}?mode=ro",
+        f"file:{quote(path)}?mode=ro" + ("&immutable=1" if immutable else ""),
         uri=True,
         timeout=timeout,
         isolation_level=None,
@@ -93,6 +98,23 @@ def open_read_only(path: str, timeout: float = 5.0, authorizer: bool = True) -> 
     if authorizer:
         con.set_authorizer(read_only_authorizer)
     return con
+
+
+def unchanging(path: str) -> bool:
+    """Whether the agent's own connection to ``path`` may be opened immutable: in JupyterLite's
+    kernel, for a file in the notebook's drive (``/drive``). There every look-up SQLite makes
+    on the file (the journal's existence, the file's size, before each statement) is a
+    synchronous request from the kernel's worker to the page, and nothing can write the file
+    while a question runs: the kernel runs one cell at a time, and the drive hands each open
+    file its own copy of the contents (a writer's changes reach others when it closes the
+    file). The connection lives for one question.
+
+    >>> unchanging("/drive/shop.sqlite")  # not in Pyodide here
+    False
+    """
+    from cadet_magic import lite
+
+    return lite.in_pyodide() and path.startswith("/drive/")
 
 
 def heap_budget(max_bytes: int | None) -> int:
@@ -173,6 +195,13 @@ class SQLiteRunner(BaseRunner):
         self.label = label
         self.session = session or current()
         self._file: str | None | bool = False  # not looked up yet
+        #: The agent's own read-only connections to a file database, opened once per runner (one
+        #: question: schema, query, value checks), with the read-only authorizer (queries) and
+        #: without it (catalog reads); closed with the runner. Each open reads the file's header
+        #: and looks for its journal: in JupyterLite, where /drive is served by the page, a round
+        #: of requests each time.
+        self._opened: dict[bool, sqlite3.Connection] = {}
+        weakref.finalize(self, _close_all, self._opened)
 
     def _own(self, timeout: float, authorizer: bool = True) -> sqlite3.Connection | None:
         """The agent's own read-only connection for a file database; None in memory."""
@@ -180,10 +209,24 @@ class SQLiteRunner(BaseRunner):
             self._file = database_file(self.connection)
         if not self._file:
             return None
+        con = self._opened.get(authorizer)
+        if con is not None:  # this run's wait for a writer's lock
+            con.set_authorizer(None)
+            con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+            if authorizer:
+                con.set_authorizer(read_only_authorizer)
+            return con
         try:
-            return open_read_only(str(self._file), timeout, authorizer)
+            path = str(self._file)
+            con = open_read_only(path, timeout, authorizer, immutable=unchanging(path))
         except sqlite3.Error:  # e.g. a WAL database in a folder we cannot write to
             return None
+        self._opened[authorizer] = con
+        return con
+
+    def close(self) -> None:
+        """Closes the agent's own connections (the user's is never closed)."""
+        _close_all(self._opened)
 
     @contextmanager
     def transaction(self, timeout: float, control: RunControl) -> Iterator[sqlite3.Connection]:
@@ -200,23 +243,20 @@ class SQLiteRunner(BaseRunner):
                 return 1
             return 0
 
+        # the agent's own connection stays open for the runner's question (closed with it)
+        if user:
+            con.execute("SAVEPOINT cadet_magic")
         try:
-            if user:
-                con.execute("SAVEPOINT cadet_magic")
-            try:
-                con.set_authorizer(read_only_authorizer)
-                con.set_progress_handler(progress, 1000)
-                with bounded_memory(con, control.max_bytes):
-                    yield con
-            finally:
-                con.set_progress_handler(None, 0)
-                if user:
-                    con.set_authorizer(None)
-                    con.execute("ROLLBACK TO cadet_magic")
-                    con.execute("RELEASE cadet_magic")
+            con.set_authorizer(read_only_authorizer)
+            con.set_progress_handler(progress, 1000)
+            with bounded_memory(con, control.max_bytes):
+                yield con
         finally:
-            if own is not None:
-                own.close()
+            con.set_progress_handler(None, 0)
+            if user:
+                con.set_authorizer(None)
+                con.execute("ROLLBACK TO cadet_magic")
+                con.execute("RELEASE cadet_magic")
 
     def execute(
         self, handle: sqlite3.Connection, sql: str | CheckedQuery, limit: int, control: RunControl
@@ -250,12 +290,7 @@ class SQLiteRunner(BaseRunner):
         def on_own(read):
             def call():
                 own = self._own(5.0, authorizer=False)
-                if own is None:
-                    return read(self.connection)
-                try:
-                    return read(own)
-                finally:
-                    own.close()
+                return read(self.connection if own is None else own)
 
             return call
 
@@ -266,6 +301,11 @@ class SQLiteRunner(BaseRunner):
                 lambda con: with_functions(sqlite_schema(con, samples=True), sqlite_functions(con))
             ),
         )
+
+
+def _close_all(connections: dict[bool, sqlite3.Connection]) -> None:
+    while connections:
+        connections.popitem()[1].close()
 
 
 def sqlite_fingerprint(con: sqlite3.Connection) -> tuple | None:

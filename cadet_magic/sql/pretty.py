@@ -9,13 +9,13 @@ unchanged when anything else would differ.
 
 from __future__ import annotations
 
-import sqlparse
-
 #: A one-line query longer than this is laid out over several lines.
 WIDTH = 72
 
 
 def _tokens(sql: str) -> list[tuple[object, str]]:
+    import sqlparse  # lazily: `%load_ext` in JupyterLite runs before it is loaded
+
     return [
         (token.ttype, token.value)
         for statement in sqlparse.parse(sql)
@@ -45,6 +45,8 @@ def format_sql(sql: str, width: int = WIDTH) -> str:
     text = sql.strip()
     if "\n" in text or len(text) <= width:
         return text
+    import sqlparse
+
     try:
         laid_out = sqlparse.format(text, reindent=True).strip()
         same = _tokens(laid_out) == _tokens(text)

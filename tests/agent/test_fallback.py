@@ -251,6 +251,18 @@ def test_a_model_error_in_the_fallback_keeps_both_phases_in_the_message(runner):
     assert not r.ok and r.stop_reason == "model_error" and r.fallback is not None
     assert r.fallback.attempts[0].outcome == "model_error"
     assert "3 SQL attempt(s) failed" in r.message
+    # What to do is about the model, not about rephrasing the question.
+    assert "model could not be called" in r.message.splitlines()[-1]
+    assert "rephras" not in r.message.splitlines()[-1]
+
+
+def test_a_model_error_line_ends_in_one_full_stop(runner):
+    class Broken:
+        def invoke(self, messages):
+            raise TimeoutError("Request timed out.")
+
+    r = run_agent(QUESTION, model=Broken(), runner=runner)
+    assert "Request timed out. Check the model" in r.message and ".." not in r.message
 
 
 def test_success_on_the_first_attempt_calls_the_model_once(runner):

@@ -7,17 +7,15 @@ into the session metrics; the check's queries leave the user's transaction as it
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
-import duckdb
 import pytest
 import sqlalchemy as sa
 
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.metrics import SessionMetrics
-from tests.helpers import CountingModel, fake_model, sql_reply
+from tests.helpers import CountingModel, connect_with, fake_model, sql_reply
 
 RUNS = json.loads((Path(__file__).parent / "data" / "suspect_runs.json").read_text())
 SETUP = json.loads((Path(__file__).parent / "data" / "value_check_cases.json").read_text())["setup"]
@@ -28,18 +26,11 @@ SETUP = [
 
 
 def _sqlite():
-    con = sqlite3.connect(":memory:")
-    for s in SETUP:
-        con.execute(s)
-    con.commit()
-    return con
+    return connect_with("sqlite", SETUP)
 
 
 def _duckdb():
-    con = duckdb.connect()
-    for s in SETUP:
-        con.execute(s)
-    return con
+    return connect_with("duckdb", SETUP)
 
 
 CONNECT = {"sqlite": _sqlite, "duckdb": _duckdb}

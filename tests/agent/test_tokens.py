@@ -10,14 +10,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
 from cadet_magic.agent.reply import usage_of
 from cadet_magic.api import ask
 from cadet_magic.result import Attempt, Tokens, add_tokens
 from tests.fake_openai import _prompt_text, _tokens
-from tests.helpers import sql_reply
+from tests.helpers import counted, sql_reply
 
 CASES = json.loads((Path(__file__).parent / "data" / "usage_cases.json").read_text())["cases"]
 
@@ -34,19 +32,6 @@ def shop() -> sqlite3.Connection:
     con.execute("CREATE TABLE orders (order_id INTEGER PRIMARY KEY, customer TEXT, amount REAL)")
     con.execute("INSERT INTO orders VALUES (1, 'ann', 10), (2, 'bob', 32.5), (3, 'ann', 7.5)")
     return con
-
-
-def counted(*replies: tuple[str, int, int]) -> GenericFakeChatModel:
-    """langchain-core's scripted chat model; each reply carries LangChain usage metadata."""
-    return GenericFakeChatModel(
-        messages=iter(
-            AIMessage(
-                content=text,
-                usage_metadata={"input_tokens": i, "output_tokens": o, "total_tokens": i + o},
-            )
-            for text, i, o in replies
-        )
-    )
 
 
 def test_each_attempt_records_its_tokens_and_model_time():

@@ -249,6 +249,46 @@ SERVER_INFO_SQL = (
 )
 
 
+#: The same facts without a function call: SQL-value keywords and object-identifier casts.
+PG_SERVER_FACTS_WITHOUT_A_CALL = (
+    "SELECT session_user AS s",
+    "SELECT user AS u",
+    "SELECT current_role AS r",
+    "SELECT x FROM t WHERE user <> ''",
+    "SELECT x FROM t WHERE x::text = SESSION_USER",
+    "SELECT CURRENT_ROLE || x AS r FROM t",
+    "SELECT tableoid::regclass AS c FROM t",
+    'SELECT CAST(x AS "regclass") AS c FROM t',
+    "SELECT 't'::regclass::oid AS o",
+    "SELECT 10::oid::regrole AS r",
+    "SELECT CAST('pg_authid' AS pg_catalog.regclass) AS c",
+    "SELECT g::oid::regclass AS c FROM generate_series(1, 20000) AS g",
+    "SELECT 'int'::regtype AS ty",
+    "SELECT 'pg_catalog'::regnamespace AS ns",
+    "SELECT 'now'::regproc AS p",
+    "SELECT to_regclass('pg_authid') AS c",
+    "SELECT current_schemas(true) AS s",
+    "SELECT pg_database_size('postgres') AS b",
+)
+
+
+@pytest.mark.parametrize("runner", ["postgres"], indirect=True)
+def test_pg_keywords_and_regconfig_that_answer_questions_still_run(runner) -> None:
+    """What stays allowed runs: the database and schema the user is in, a text search
+    configuration, a value's type."""
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    sql = (
+        "SELECT current_catalog = current_database() AS same, current_schema AS s, "
+        "to_tsvector('english'::regconfig, 'Running dogs') AS v, pg_typeof(1)::text AS ty"
+    )
+    model = ScriptedModel({"Q?": [f"```sql\n{sql}\n```"]})
+    r = cadet_magic.ask("Q?", con=runner.connection, model=model, fallback=False)
+    assert r.ok, [a.error for a in r.attempts]
+    assert r.rows[0][0] is True and r.rows[0][3] == "integer"
+
+
 @pytest.mark.parametrize("runner", ["postgres"], indirect=True)
 def test_ask_never_carries_server_facts_to_the_model(runner, ipython_shell) -> None:
     """Through ``ask()`` and ``%%ask``: the call is refused naming the function, the retry
@@ -262,6 +302,7 @@ def test_ask_never_carries_server_facts_to_the_model(runner, ipython_shell) -> N
         SERVER_INFO_SQL,
         "SELECT pg_get_viewdef('t'::regclass) AS d",
         "SELECT has_table_privilege('t', 'SELECT') AS ok",
+        *PG_SERVER_FACTS_WITHOUT_A_CALL,
     ):
         model = ScriptedModel(
             {"Rows?": [f"```sql\n{sql}\n```", "```sql\nSELECT count(*) AS n FROM t\n```"]}

@@ -344,3 +344,33 @@ def test_one_huge_value_never_runs(runner, sql):
         runner.run(sql, limit=5, timeout=30)
     r = runner.run("SELECT size(sequence(1, 5)) AS n, lpad('7', 3, '0') AS p", limit=5, timeout=30)
     assert r.rows == [(5, "007")]
+
+
+#: Sizes computed from the data: a row of ``victim`` asks for a value of up to 3 * 10^8
+#: characters or elements (each call passes the check and the plan check: no literal is
+#: above 10^7).
+DATA_SIZED = [
+    "SELECT length(repeat(status, id * 10000000 * 10)) AS n FROM victim",
+    "SELECT length(repeat(repeat(status, 10000), 10000)) AS n FROM victim",
+    "SELECT length(space(id * 10000000 * 10)) AS n FROM victim",
+    "SELECT length(lpad(status, id * 10000000 * 10, 'x')) AS n FROM victim",
+    "SELECT size(array_repeat(status, id * 10000000 * 10)) AS n FROM victim",
+]
+
+
+@pytest.mark.parametrize("sql", DATA_SIZED, ids=["repeat", "nested", "space", "lpad", "array"])
+def test_sizes_from_the_data_are_bounded_on_spark(spark, sql):
+    """Through ask(): the guarded call fails on Spark before the value is built (one line),
+    the same calls with small sizes from the data answer, and the session keeps working."""
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    _tables(spark)
+    small = "SELECT repeat(status, id) AS r, lpad(status, id + 4, '-') AS p FROM victim ORDER BY id"
+    model = ScriptedModel({"Q?": [f"```sql\n{sql}\n```", f"```sql\n{small}\n```"]})
+    r = cadet_magic.ask("Q?", con=spark, model=model, fallback=False, timeout=60)
+    first = r.attempts[0]
+    assert first.outcome != "ok" and "10000000" in (first.error or ""), first
+    assert "\n" not in first.error.strip()
+    assert r.ok and r.rows[0] == ("open", "-open") and r.rows[2][0] == "openopenopen", r.rows
+    assert spark.sql("SELECT 1 AS x").collect()[0][0] == 1

@@ -9,8 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage
 
 from cadet_magic.api import ask
 from cadet_magic.display.static import render_html
@@ -19,24 +17,13 @@ from cadet_magic.errors import ConfigurationError
 from cadet_magic.metrics import SessionMetrics, check_prices, cost_of, price_for
 from cadet_magic.result import AskResult, Attempt, Tokens
 from tests.display.results import BAD_SQL, CORRECTED, GOOD_SQL, fence, html_text, sqlite_shop
+from tests.helpers import counted
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Traits should be given as instances:DeprecationWarning"  # ipylab 1.1
 )
 
 PRICES = json.loads((Path(__file__).parent / "data" / "price_cases.json").read_text())
-
-
-def counted(*replies: tuple[str, int, int]) -> GenericFakeChatModel:
-    return GenericFakeChatModel(
-        messages=iter(
-            AIMessage(
-                content=text,
-                usage_metadata={"input_tokens": i, "output_tokens": o, "total_tokens": i + o},
-            )
-            for text, i, o in replies
-        )
-    )
 
 
 def corrected(**options):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import subprocess
 import sys
 import threading
@@ -42,8 +43,32 @@ class _Handler(SimpleHTTPRequestHandler):
         ".ipynb": "application/json",
     }
 
+    def end_headers(self) -> None:
+        for name, value in cache_headers(self.directory, self.path.split("?", 1)[0]):
+            self.send_header(name, value)
+        super().end_headers()
+
     def log_message(self, format: str, *args) -> None:
         self.server.log.append(self.path)  # type: ignore[attr-defined]
+
+
+def cache_headers(folder: str, path: str) -> list[tuple[str, str]]:
+    """The headers the site's ``_headers`` file gives ``path``, as a static host would send them
+    (``*`` matches any characters; every matching rule applies); unmatched files get those
+    hosts' default, revalidation on every visit."""
+    out: list[tuple[str, str]] = []
+    rules = Path(folder) / "_headers"
+    if rules.exists():
+        pattern = None
+        for line in rules.read_text().splitlines():
+            if line.startswith("/"):
+                pattern = re.compile(".*".join(map(re.escape, line.strip().split("*"))) + "$")
+            elif line.strip() and pattern is not None and pattern.match(path):
+                name, value = line.strip().split(":", 1)
+                out.append((name.strip(), value.strip()))
+    if not any(name.lower() == "cache-control" for name, _ in out):
+        out.append(("Cache-Control", "public, max-age=0, must-revalidate"))
+    return out
 
 
 @contextlib.contextmanager

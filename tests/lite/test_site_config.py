@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import zipfile
 
 import pytest
 
+from cadet_magic.lite import DEFERRED, KERNEL_EXTRAS
 from tests.lite.site import OFFLINE, ONLINE, ROOT
 
 pytestmark = pytest.mark.lite
@@ -53,9 +55,46 @@ def test_offline_site(lite_build):
     for name, entry in lock["packages"].items():
         assert "://" not in entry["file_name"], name
         assert _sha(folder / entry["file_name"]) == entry["sha256"], name
-    needed = _closure(lock["packages"], "cadet-magic")
+    at_boot = set().union(
+        *(_closure(lock["packages"], n) for n in settings["loadPyodideOptions"]["packages"])
+    )
+    later = set().union(*(_closure(lock["packages"], n) for n in (*DEFERRED, *KERNEL_EXTRAS)))
+    needed = _closure(lock["packages"], "cadet-magic") | later
     assert {"sqlglot", "sqlparse", "ipywidgets", "anywidget", "ipylab", "ipython"} <= needed
     assert not needed & NOT_IN_BROWSER
+    # the kernel boots from one load of the lock (no piplite install at boot), and neither the
+    # deferred packages, IPython's extras (jedi, prompt_toolkit, ...) nor SQLAlchemy are among it
+    assert {"micropip", "piplite", "ipykernel", "pyodide-kernel", "comm", "ipython"} <= at_boot
+    assert not at_boot & (set(DEFERRED) | set(KERNEL_EXTRAS) | {"sqlalchemy"})
+    assert {"parso", "wcwidth", "executing"} <= later - at_boot
+    # the site's kernel start: jedi not installed through piplite, cadet_magic imported last
+    # (which starts the background load), in every bundle that holds the kernel's start
+    bundles = [
+        p.read_text()
+        for p in (OFFLINE / "extensions/@jupyterlite/pyodide-kernel-extension/static").glob("*.js")
+    ]
+    starts = [b for b in bundles if '"pyodide-kernel","ipython"]' in b]
+    assert starts and not [b for b in bundles if '"jedi","ipython"]' in b]
+    assert all('"import pyodide_kernel","__import__(\'cadet_magic\')"' in b for b in starts)
+    # the standard library carries bytecode beside its sources (zipimport looks there first)
+    with zipfile.ZipFile(folder / "python_stdlib.zip") as stdlib:
+        names = set(stdlib.namelist())
+    assert {"os.pyc", "os.py", "sqlite3/__init__.pyc", "json/decoder.pyc"} <= names
+    assert "sqlalchemy" in lock["packages"]  # `import sqlalchemy` in a cell loads it
+    # every wheel carries bytecode for the site's Python, beside its sources
+    for name in ("cadet-magic", "sqlglot", "ipython", "jedi"):
+        with zipfile.ZipFile(folder / lock["packages"][name]["file_name"]) as whl:
+            files = whl.namelist()
+        pycs = [f for f in files if f.endswith(".cpython-314.pyc")]
+        assert pycs and all(
+            f.replace(".cpython-314.pyc", ".py").replace("__pycache__/", "") in files for f in pycs
+        ), name
+    assert not [f for f in files if f.startswith("jedi/third_party/typeshed/stubs/")]
+    # caching rules a static host reads: hashed bundles for a year, nothing else
+    assert (
+        "/build/*\n  Cache-Control: public, max-age=31536000, immutable"
+        in (OFFLINE / "_headers").read_text()
+    )
     con = sqlite3.connect(OFFLINE / "files" / "shop.sqlite")
     assert con.execute("SELECT count(*) FROM orders").fetchone() == (600,)
     assert (OFFLINE / "files" / "cadet_in_the_browser.ipynb").exists()
@@ -93,6 +132,39 @@ def test_online_site(lite_build):
     needed = _closure(lock["packages"], "cadet-magic")
     assert not needed & NOT_IN_BROWSER
     assert "cadet-magic" in local
+
+
+def _build_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_lite", ROOT / "scripts" / "build_lite.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("path", "kept"),
+    [
+        ("/build/lab/1234.0a1b2c3d4e5f6a7b8c9d.js", True),  # content-hashed bundle
+        ("/static/pyodide/pyodide.asm.wasm", True),  # pinned Pyodide core
+        ("/static/pyodide/python_stdlib.zip", True),
+        ("/static/pyodide/cadet_magic-0.1.0-py3-none-any.whl", False),  # same name, new code
+        ("/static/pyodide/pyodide-lock.json", False),
+        ("/lab/index.html", False),
+        ("/jupyter-lite.json", False),
+        ("/files/shop.sqlite", False),
+    ],
+)
+def test_cache_headers(tmp_path, path, kept):
+    """What a static host reading the site's ``_headers`` sends (the tests' server does the same):
+    one Cache-Control per file, a year for files that never change under their name."""
+    from tests.lite.site import cache_headers
+
+    (tmp_path / "_headers").write_text(_build_script().HEADERS)
+    headers = cache_headers(str(tmp_path), path)
+    assert [n for n, _ in headers] == ["Cache-Control"]
+    assert ("immutable" in headers[0][1]) is kept
 
 
 @pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])

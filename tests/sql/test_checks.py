@@ -39,6 +39,7 @@ def test_every_rule_is_a_module_with_the_same_shape() -> None:
         "row_lock",
         "variables",
         "function_calls",
+        "server_facts",
         "substitution",
         "tables",
     ]

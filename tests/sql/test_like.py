@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import random
 import re
-import sqlite3
 import time
 
-import duckdb
 import pytest
 
 from cadet_magic.api import ask
 from cadet_magic.sql.like import like_match
-from tests.helpers import fake_model, sql_reply
+from tests.helpers import connect_with, fake_model, sql_reply
 
 #: Patterns that make a backtracking regular expression run for ever on VALUE.
 HOSTILE = [
@@ -59,18 +57,11 @@ SETUP = [
 
 
 def _sqlite():
-    con = sqlite3.connect(":memory:")
-    for s in SETUP:
-        con.execute(s)
-    con.commit()
-    return con
+    return connect_with("sqlite", SETUP)
 
 
 def _duckdb():
-    con = duckdb.connect()
-    for s in SETUP:
-        con.execute(s)
-    return con
+    return connect_with("duckdb", SETUP)
 
 
 @pytest.mark.parametrize("connect", [_sqlite, _duckdb], ids=["sqlite", "duckdb"])

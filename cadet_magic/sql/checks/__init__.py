@@ -23,6 +23,7 @@ from cadet_magic.sql.checks import (
     function_calls,
     row_lock,
     select_into,
+    server_facts,
     side_effects,
     substitution,
     tables,
@@ -33,7 +34,16 @@ from cadet_magic.sql.checks.context import Context, Issue
 __all__ = ["RULES", "Context", "Issue", "check_tree"]
 
 #: The tree rules in the order they are tried on each node.
-RULES = (side_effects, select_into, row_lock, variables, function_calls, substitution, tables)
+RULES = (
+    side_effects,
+    select_into,
+    row_lock,
+    variables,
+    function_calls,
+    server_facts,
+    substitution,
+    tables,
+)
 
 _DISPATCH = tuple((rule.NODES, rule.check) for rule in RULES)
 
