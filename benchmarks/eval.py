@@ -78,13 +78,16 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def questions(n: int, seed: int) -> tuple[object, list]:
-    """The data set and its fixed sample (databases without a file are left out)."""
+def questions(n: int, seed: int, limit: int | None = None) -> tuple[object, list]:
+    """The data set and its fixed sample (databases without a file are left out); ``limit``:
+    only the sample's first questions, in its running order (a stable prefix: the same
+    questions before and after a change)."""
     from cadet_magic.eval import load, sample
 
     dataset = load(spider_dir())
     have = dataset.available()
-    return dataset, sample([q for q in dataset.questions if q.db_id in have], n, seed)
+    chosen = sample([q for q in dataset.questions if q.db_id in have], n, seed)
+    return dataset, chosen[:limit] if limit is not None else chosen
 
 
 @contextlib.contextmanager
@@ -98,11 +101,12 @@ def server(base_url: str | None) -> Iterator[str]:
         yield url
 
 
-def log_start(n: int, seed: int, modes: Sequence[str]) -> str:
+def log_start(n: int, seed: int, modes: Sequence[str], limit: int | None = None) -> str:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     line = (
-        f"{stamp} start: commit {commit()}, n={n}, seed={seed}, modes={','.join(modes)}, "
+        f"{stamp} start: commit {commit()}, n={n}{f', limit={limit}' if limit else ''}, "
+        f"seed={seed}, modes={','.join(modes)}, "
         f"load average {load_average()}"
     )
     with (OUT_DIR / "runs.log").open("a", encoding="utf-8") as f:
@@ -155,12 +159,14 @@ def section(evaluation: object, planned: int, loads: Sequence[str], databases: i
     return "\n".join(lines)
 
 
-def report_only(n: int, seed: int, modes: Sequence[str], model: str) -> object:
+def report_only(
+    n: int, seed: int, modes: Sequence[str], model: str, limit: int | None = None
+) -> object:
     """The figures of what the results files hold (no model is called)."""
     from cadet_magic.eval.report import summary_markdown, write_chart
     from cadet_magic.eval.run import Evaluation, ModeRun, mode_path, read_results
 
-    dataset, chosen = questions(n, seed)
+    dataset, chosen = questions(n, seed, limit)
     runs = {}
     for m in modes:
         path = mode_path(OUT_DIR / "spider.jsonl", m, True)
@@ -189,6 +195,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--n", type=int, default=N_QUESTIONS, help=f"questions ({N_QUESTIONS})")
     p.add_argument("--seed", type=int, default=SEED)
+    p.add_argument(
+        "--limit",
+        type=int,
+        help="only the first K questions of the fixed sample (a stable prefix)",
+    )
     p.add_argument("--feedback", default="targeted,raw,none")
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
     p.add_argument("--model-timeout", type=float, default=MODEL_TIMEOUT)
@@ -211,11 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     label = f"{model} (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python server, 2 threads)"
     starts = [ln.rsplit("load average ", 1)[1] for ln in runs_log() if "load average " in ln]
     if args.report_only:
-        evaluation = report_only(args.n, args.seed, modes, label)
+        evaluation = report_only(args.n, args.seed, modes, label, args.limit)
     else:
-        print(log_start(args.n, args.seed, modes), flush=True)
+        print(log_start(args.n, args.seed, modes, args.limit), flush=True)
         starts.append(load_average())
-        dataset, chosen = questions(args.n, args.seed)
+        dataset, chosen = questions(args.n, args.seed, args.limit)
         with server(args.base_url) as url:
             evaluation = evaluate(
                 dataset,  # type: ignore[arg-type]
@@ -230,11 +241,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress=sys.stderr,
                 print_summary=False,
             )
-        evaluation = report_only(args.n, args.seed, modes, label)
+        evaluation = report_only(args.n, args.seed, modes, label, args.limit)
     loads = [*starts[-6:], f"{load_average()} (now)"]
     print(f"load average: {load_average()}")
     databases = len({q.db_id for q in questions(args.n, args.seed)[1]})
-    body = section(evaluation, args.n, loads, databases)
+    planned = args.n if args.limit is None else min(args.limit, args.n)
+    body = section(evaluation, planned, loads, databases)
     if args.no_write:
         print(body)
     else:

@@ -106,11 +106,13 @@ class ScriptedModel:
         return cls(replies, name=f"scripted:{path.name}")
 
     def _question(self, messages: Sequence[Any]) -> str:
-        text = ""
-        for m in messages:
-            content = m[1] if isinstance(m, tuple) else getattr(m, "content", str(m))
-            text = str(content)
-        first = text.split("\n", 1)[0]
+        """The question the prompt asks: the first turn that begins ``Question:`` (a retry
+        appends its feedback after it), else the first line of the last turn."""
+        texts = [
+            str(m[1] if isinstance(m, tuple) else getattr(m, "content", str(m))) for m in messages
+        ]
+        asked = next((t for t in texts if t.startswith("Question:")), texts[-1] if texts else "")
+        first = asked.split("\n", 1)[0]
         return first.removeprefix("Question:").strip()
 
     def invoke(self, messages: Sequence[Any], *args: Any, **kwargs: Any) -> ScriptedReply:

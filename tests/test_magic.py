@@ -73,9 +73,16 @@ def test_three_failures_end_with_summary(duck):
     sql_still_works(duck)
 
 
-def test_unchanged_sql_stops_early(duck):
-    _, r = ask(duck, sql_reply("SELECT nope FROM orders"), sql_reply("SELECT nope FROM orders;"))
-    assert r.stop_reason == "unchanged_sql" and len(r.attempts) == 2
+def test_unchanged_sql_is_told_then_stops(duck):
+    _, r = ask(
+        duck,
+        sql_reply("SELECT nope FROM orders"),
+        sql_reply("SELECT nope FROM orders;"),
+        sql_reply("SELECT nope FROM orders"),
+        options="--no-fallback",
+    )
+    assert r.stop_reason == "max_attempts" and len(r.attempts) == 3
+    assert "again" in r.attempts[1].feedback
     sql_still_works(duck)
 
 

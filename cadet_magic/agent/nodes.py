@@ -19,17 +19,19 @@ from cadet_magic.agent.reply import content_text, extract_sql, usage_of
 from cadet_magic.agent.state import AskState
 from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
+from cadet_magic.diagnose.repeat import repeated
 from cadet_magic.errors import (
     FailedTransactionError,
     ModelCallError,
     ModelCallInterrupted,
     ResultTooLarge,
 )
-from cadet_magic.result import Tokens
+from cadet_magic.result import Phase, Tokens
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.schema.share import shared_attempts, shared_schema, with_stats
+from cadet_magic.sql.normalize import normalize_sql
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line
@@ -229,10 +231,19 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
 def check(state: AskState, ctx: Context) -> dict:
     """Runs the safety check on the SQL."""
     t0 = time.perf_counter()
+    schema = state.get("schema")
     verdict = validate_sql(
-        state["sql"] or "", state["dialect"], state.get("allowed_tables"), state.get("functions")
+        state["sql"] or "",
+        state["dialect"],
+        state.get("allowed_tables"),
+        state.get("functions"),
+        columns={t.name: t.column_names() for t in schema.tables} if schema else None,
     )
-    return {"check": verdict, "timings": timed(state, "check", time.perf_counter() - t0)}
+    update: dict[str, Any] = {"check": verdict}
+    query = verdict.query
+    if query is not None and query.double_quoted:
+        update["sql"] = query.written  # the user gets the strings in single quotes
+    return {**update, "timings": timed(state, "check", time.perf_counter() - t0)}
 
 
 def execute(state: AskState, ctx: Context) -> dict:
@@ -266,6 +277,31 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> dict:
     }
 
 
+def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
+    """The earlier SQL attempt whose query this attempt writes again, up to formatting: its
+    number and whether it is the previous attempt (else the model alternates); None.
+
+    Example:
+        >>> from cadet_magic.result import Attempt, Phase
+        >>> a = [Attempt(1, "SELECT a FROM t", "error", phase=Phase.sql),
+        ...      Attempt(2, "SELECT b FROM t", "error", phase=Phase.sql)]
+        >>> repeated_attempt({"sql": "select a from t", "attempts": a, "dialect": None})
+        (1, False)
+        >>> repeated_attempt({"sql": "SELECT b  FROM t", "attempts": a, "dialect": None})
+        (2, True)
+    """
+    sql = state.get("sql")
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql and a.sql]
+    if not (sql and previous):
+        return None
+    dialect = state.get("dialect")
+    mine = normalize_sql(sql, dialect)
+    for a in reversed(previous):
+        if normalize_sql(a.sql or "", dialect) == mine:
+            return a.number, a is previous[-1]
+    return None
+
+
 def diagnose(state: AskState, ctx: Context) -> dict:
     """Works out why the attempt failed and what to tell the model (one :class:`Diagnosis`,
     through :func:`cadet_magic.diagnose.failures.diagnose`)."""
@@ -284,4 +320,14 @@ def diagnose(state: AskState, ctx: Context) -> dict:
         # The diagnosis names functions as the model wrote them (the check's CheckedQuery
         # knows what it renamed).
         diagnosis = diagnose_failure(state["error"], **where)
+    again = repeated_attempt(state)
+    if again is not None and diagnosis.retryable:  # the same failed query again: say so
+        diagnosis = repeated(
+            diagnosis,
+            state.get("sql"),
+            again[0],
+            last=again[1],
+            schema=state["schema"],
+            dialect=state["dialect"],
+        )
     return {"diagnosis": diagnosis, "timings": timed(state, "diagnose", time.perf_counter() - t0)}

@@ -62,30 +62,32 @@ def system_prompt(dialect: str | None, schema_text: str) -> str:
     )
 
 
-def history_text(attempts: Sequence[Attempt]) -> str:
-    """The earlier attempts, each with its SQL and error, oldest first."""
-    parts = []
-    for a in attempts:
-        parts.append(
-            f"Attempt {a.number}:\nSQL: {a.sql or '(no SQL in the reply)'}\n"
-            f"Error: {(a.error or a.outcome).strip()}"
-        )
-    return "\n\n".join(parts)
+#: What closes every feedback turn.
+ASK_AGAIN = "Write the corrected query in one ```sql block."
 
 
-def question_prompt(question: str, attempts: Sequence[Attempt], context: str = "") -> str:
-    """The user turn: the question (then ``context``: a follow-up's previous answer, kept
-    examples), and on a retry what failed and what to fix."""
-    head = f"Question: {question}" + (f"\n\n{context.strip()}" if context.strip() else "")
-    if not attempts:
-        return head
-    last = attempts[-1]
-    return (
-        f"{head}\n\n"
-        f"Previous attempts failed:\n\n{history_text(attempts)}\n\n"
-        f"What to fix now:\n{last.feedback or 'Fix the error above.'}\n\n"
-        "Write the corrected query in one ```sql block."
-    )
+def question_prompt(question: str, context: str = "") -> str:
+    """The first user turn, the same on every attempt: the question, then ``context`` (a
+    follow-up's previous answer, kept examples)."""
+    return f"Question: {question}" + (f"\n\n{context.strip()}" if context.strip() else "")
+
+
+def reply_turn(attempt: Attempt) -> str:
+    """An earlier attempt as the model's turn: only its SQL (its prose is not needed again),
+    or its reply as it was when it held no SQL."""
+    if attempt.sql:
+        return f"```sql\n{attempt.sql.strip()}\n```"
+    return (attempt.reply or "").strip() or "(no reply)"
+
+
+def feedback_turn(attempt: Attempt) -> str:
+    """The user turn after a failed attempt: its feedback (with the error when the feedback
+    does not already say it), then the request for a corrected query."""
+    feedback = (attempt.feedback or "").strip()
+    error = (attempt.error or "").strip()
+    if error and error not in feedback:
+        feedback = f"Error: {error}\n{feedback or 'Fix the error above.'}"
+    return f"{feedback or 'Fix the error above.'}\n\n{ASK_AGAIN}"
 
 
 def build_messages(
@@ -95,9 +97,29 @@ def build_messages(
     attempts: Sequence[Attempt],
     preamble: str = "",
 ) -> list[tuple[str, str]]:
-    """The full prompt for one attempt; ``preamble`` (a follow-up's previous answer, kept
-    examples) follows the question in the user turn."""
-    return [
+    """The full prompt for one attempt: the system prompt (schema) and the question (with
+    ``preamble``: a follow-up's previous answer, kept examples), then for each earlier attempt its SQL as the model's turn and its feedback as the user's.
+
+    A retry's prompt starts with the previous prompt unchanged and appends the last
+    attempt and its feedback, so a model server's prompt cache processes only what is new.
+
+    Example:
+        >>> a = Attempt(1, "SELECT nme FROM t", "error", error="no such column: nme",
+        ...             feedback="Use t.name.")
+        >>> first = build_messages("Names?", "sqlite", "t(name)", [])
+        >>> retry = build_messages("Names?", "sqlite", "t(name)", [a])
+        >>> retry[: len(first)] == first, [role for role, _ in retry]
+        (True, ['system', 'human', 'ai', 'human'])
+        >>> print(retry[-1][1])
+        Error: no such column: nme
+        Use t.name.
+        <BLANKLINE>
+        Write the corrected query in one ```sql block.
+    """
+    messages = [
         ("system", system_prompt(dialect, schema_text)),
-        ("human", question_prompt(question, attempts, preamble)),
+        ("human", question_prompt(question, preamble)),
     ]
+    for a in attempts:
+        messages += [("ai", reply_turn(a)), ("human", feedback_turn(a))]
+    return messages

@@ -73,16 +73,35 @@ def extract_sql(text: str) -> str | None:
 _CODE_LANGUAGES = ("python", "py", "python3", "pandas", "ipython")
 
 
+#: Imports of the names the fallback's code is given (``pd``, ``np``): no-ops, left out.
+_GIVEN_IMPORT = re.compile(
+    r"^[ \t]*import[ \t]+(pandas[ \t]+as[ \t]+pd|numpy[ \t]+as[ \t]+np)[ \t]*;?[ \t]*(#.*)?$"
+)
+
+
+def without_given_imports(code: str) -> str:
+    """``code`` without its top-level ``import pandas as pd`` / ``import numpy as np`` lines:
+    those names are given, and small models write the imports out of habit (the code check
+    refuses every import).
+
+    Example:
+        >>> without_given_imports("import pandas as pd\\nimport os\\nresult = df")
+        'import os\\nresult = df'
+    """
+    lines = [ln for ln in code.split("\n") if not _GIVEN_IMPORT.match(ln)]
+    return "\n".join(lines).strip("\n")
+
+
 def extract_code(text: str) -> str | None:
     """The fallback's pandas code: a fenced ```python block (or an unlabelled fence that is
-    not SQL and assigns ``result``), or None."""
+    not SQL and assigns ``result``), without imports of the names it is given; or None."""
     for language in _CODE_LANGUAGES:
         code = extract_block(text, language)
         if code:
-            return code
+            return without_given_imports(code) or code
     for lang, body in fenced_blocks(text):
         if lang == "" and body and not _SQL_START.match(body) and "result" in body:
-            return body
+            return without_given_imports(body) or body
     return None
 
 

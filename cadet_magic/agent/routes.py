@@ -59,8 +59,18 @@ def same_sql(state: AskState, previous: Sequence[Attempt]) -> bool:
 
 
 def unchanged_sql(state: AskState) -> bool:
-    """The attempt repeats the previous SQL attempt (the SQL phase's guard)."""
-    return same_sql(state, [a for a in state.get("attempts", ()) if a.phase == Phase.sql])
+    """The SQL phase's guard: the attempt repeats the previous SQL attempt, which repeated the
+    one before it (the model was told it repeats itself, :mod:`cadet_magic.diagnose.repeat`,
+    and did again); a suspect result repeating the previous attempt stops at once (the best
+    suspect result answers)."""
+    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
+    if result_step.suspect_now(state):  # a suspect result written again: its answer stands
+        return same_sql(state, previous)
+    return (
+        len(previous) >= 2
+        and same_sql(state, previous)
+        and same_sql({**state, "sql": previous[-1].sql}, previous[:-1])
+    )
 
 
 def fallback_due(state: AskState) -> bool:
@@ -74,8 +84,8 @@ def decide(state: AskState, phase: PhaseSpec) -> str:
     attempt means and whether it hands over at the maximum).
 
     The order matters: a non-retryable error stops, then the maximum is checked *before* any
-    increment (handing over when allowed), then the unchanged guard (which stops without
-    handing over).
+    increment (handing over when allowed), then the unchanged guard (a model that keeps
+    writing the same failed attempt hands over when allowed, else stops).
     """
     diagnosis = state["diagnosis"]
     if diagnosis is not None and not diagnosis.retryable:
@@ -87,7 +97,8 @@ def decide(state: AskState, phase: PhaseSpec) -> str:
             else StopReason.max_attempts
         )
     if phase.unchanged(state):
-        return StopReason.unchanged_sql
+        hand_over = phase.next is not None and phase.hands_over(state)
+        return HAND_OVER if hand_over else StopReason.unchanged_sql
     return "retry"
 
 

@@ -8,7 +8,7 @@ aggregates (a subquery, or ORDER BY ... LIMIT 1), an aggregate without the GROUP
 
 Example:
     >>> aggregate_mistake("SELECT max(count(*)) FROM orders GROUP BY status")
-    {'kind': 'nested_aggregate', 'expression': 'MAX(COUNT(*))'}
+    {'kind': 'nested_aggregate', 'expression': 'MAX(COUNT(*))', 'outer': 'MAX', 'inner': 'COUNT(*)'}
     >>> aggregate_mistake("SELECT status FROM orders ORDER BY count(*) DESC LIMIT 1")
     {'kind': 'missing_group_by', 'columns': ['status'], 'in_order_by': True, 'aggregate': 'COUNT(*)'}
 """
@@ -66,18 +66,49 @@ def _names(cols: list[exp.Column]) -> list[str]:
     return out
 
 
+def _nested(select: exp.Select) -> dict[str, Any] | None:
+    """An aggregate over an aggregate of the same SELECT, written inside it or through the
+    alias of a selected aggregate: which one is outside (``outer``) and which inside
+    (``inner``).
+
+    Example:
+        >>> from cadet_magic.diagnose.sqlcontext import parse_tree
+        >>> _nested(parse_tree("SELECT COUNT(*) AS n FROM t GROUP BY a ORDER BY MAX(n) DESC"))
+        {'kind': 'nested_aggregate', 'expression': 'MAX(n)', 'outer': 'MAX', 'inner': 'COUNT(*)'}
+    """
+    aliased = {
+        e.alias.lower(): inner
+        for e in select.expressions
+        if isinstance(e, exp.Alias) and (inner := next(iter(_aggregates(e, select)), None))
+    }
+    for agg in select.find_all(exp.AggFunc):
+        if not _own(agg, select) or agg.find_ancestor(exp.Window):
+            continue
+        inner = [a for a in agg.find_all(exp.AggFunc) if a is not agg and _own(a, select)]
+        inner += [
+            aliased[c.name.lower()]
+            for c in agg.find_all(exp.Column)
+            if not c.table and c.name.lower() in aliased and _own(c, select)
+        ]
+        if inner:
+            return {
+                "kind": "nested_aggregate",
+                "expression": _sql(agg),
+                "outer": agg.sql_name(),
+                "inner": _sql(inner[0]),
+            }
+    return None
+
+
 def _select_mistake(select: exp.Select) -> dict[str, Any] | None:
     where = select.args.get("where")
     if where is not None:
         found = _aggregates(where, select)
         if found:
             return {"kind": "aggregate_in_where", "aggregate": _sql(found[0])}
-    for agg in select.find_all(exp.AggFunc):
-        if not _own(agg, select) or agg.find_ancestor(exp.Window):
-            continue
-        inner = [a for a in agg.find_all(exp.AggFunc) if a is not agg and _own(a, select)]
-        if inner:
-            return {"kind": "nested_aggregate", "expression": _sql(agg)}
+    nested = _nested(select)
+    if nested is not None:
+        return nested
     group = select.args.get("group")
     order = select.args.get("order")
     having = select.args.get("having")

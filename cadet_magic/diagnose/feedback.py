@@ -44,6 +44,37 @@ def _names(names: list[str], n: int = 3) -> str:
     return ", ".join(names[:n])
 
 
+def _nested_advice(mistake: dict[str, Any]) -> str:
+    """Which aggregate is inside which, and the rewrite that fits the outer one.
+
+    Example:
+        >>> print(_nested_advice({"expression": "MAX(COUNT(*))", "outer": "MAX", "inner": "COUNT(*)"}))
+        Aggregates cannot be nested: MAX(COUNT(*)) takes MAX over COUNT(*), which is itself an aggregate. For the group with the largest COUNT(*), GROUP BY the group, then ORDER BY COUNT(*) DESC LIMIT 1 (no MAX).
+    """
+    expr = mistake.get("expression") or "an aggregate of an aggregate"
+    outer, inner = mistake.get("outer"), mistake.get("inner")
+    if not (outer and inner):
+        return (
+            f"Aggregates cannot be nested ({expr}). For the largest or smallest group, "
+            "GROUP BY, then ORDER BY the aggregate DESC (or ASC) LIMIT 1; or aggregate in a "
+            "subquery first: SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM ... GROUP BY ...) AS t."
+        )
+    head = (
+        f"Aggregates cannot be nested: {expr} takes {outer} over {inner}, which is itself an "
+        "aggregate."
+    )
+    if outer.upper() in ("MAX", "MIN"):
+        way, order = ("largest", "DESC") if outer.upper() == "MAX" else ("smallest", "ASC")
+        return (
+            f"{head} For the group with the {way} {inner}, GROUP BY the group, then ORDER BY "
+            f"{inner} {order} LIMIT 1 (no {outer.upper()})."
+        )
+    return (
+        f"{head} Compute {inner} per group in a subquery first, then {outer.upper()} over it: "
+        f"SELECT {outer.upper()}(n) FROM (SELECT {inner} AS n FROM ... GROUP BY ...) AS t."
+    )
+
+
 def column_not_found(details: dict[str, Any], suggestions: list[str], dialect: str) -> str:
     ident = details.get("identifier", "?")
     text = f'Column "{ident}" does not exist.'
@@ -64,11 +95,21 @@ def column_not_found(details: dict[str, Any], suggestions: list[str], dialect: s
             text + " It is not a column of the subquery it refers to. Use a CTE "
             "(WITH name AS (SELECT ...)) and select only columns the CTE defines."
         )
+    if details.get("qualifier_table"):
+        qualifier = str(ident).rpartition(".")[0]
+        text += (
+            f" {qualifier} is {details['qualifier_table']}, whose columns are "
+            f"{_names(details.get('qualifier_columns') or [], 30)}."
+        )
+    written = details.get("as_written") or {}
     if suggestions:
-        text += f" Use a real column: {_names(suggestions)}."
+        shown = [f"{written[s]} ({s})" if s in written else s for s in suggestions[:3]]
+        text += f" Use a real column: {', '.join(shown)}."
     return text + (
         " Do not invent column names; qualify columns with their table when several "
         "tables are joined."
+        if not written
+        else " Do not invent column names; qualify each column with the alias of its table."
     )
 
 
@@ -187,12 +228,7 @@ def aggregation_error(details: dict[str, Any], suggestions: list[str], dialect: 
     mistake = details.get("aggregate_mistake") or {}
     kind = mistake.get("kind")
     if kind == "nested_aggregate":
-        expr = mistake.get("expression") or "an aggregate of an aggregate"
-        return (
-            f"Aggregates cannot be nested ({expr}). For the largest or smallest group, "
-            "GROUP BY, then ORDER BY the aggregate DESC (or ASC) LIMIT 1; or aggregate in a "
-            "subquery first: SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM ... GROUP BY ...) AS t."
-        )
+        return _nested_advice(mistake)
     if kind == "missing_group_by":
         cols = _names(suggestions, 3) or ", ".join(mistake.get("columns", [])[:3])
         where = "ORDER BY" if mistake.get("in_order_by") else "SELECT"

@@ -187,3 +187,45 @@ def _completions(names: list[str], ctx: SqlContext, sch: Schema, sql: str | None
             )
         out.extend(f for f in found if f not in out)
     return out[:5]
+
+
+def alias_view(
+    category: Category,
+    details: dict[str, Any],
+    suggestions: list[str],
+    ctx: SqlContext,
+    schema: Schema,
+) -> dict[str, Any]:
+    """What a missing column's feedback needs to speak the query's own names: the table behind
+    the qualifier the model wrote and its exact columns (``qualifier_table``,
+    ``qualifier_columns``), and each suggested ``table.column`` as the query would write it
+    (``as_written``: ``T1.Name`` when the query calls ``singer`` T1).
+
+    Example:
+        >>> from cadet_magic.diagnose.sqlcontext import sql_context
+        >>> from cadet_magic.schema.model import Schema
+        >>> sch = Schema.coerce({"singer": ["Singer_ID", "Name"], "sic": ["Singer_ID", "cid"]})
+        >>> ctx = sql_context("SELECT T2.Name FROM singer AS T1 JOIN sic AS T2 ON T1.Singer_ID = T2.Singer_ID")
+        >>> alias_view(Category.column_not_found, {"identifier": "T2.Name"}, ["singer.Name"], ctx, sch)
+        {'qualifier_table': 'sic', 'qualifier_columns': ['Singer_ID', 'cid'], 'as_written': {'singer.Name': 'T1.Name'}}
+    """
+    out: dict[str, Any] = {}
+    if category is not Category.column_not_found:
+        return out
+    qualifier, _, _ = str(details.get("identifier") or "").rpartition(".")
+    owner = schema.table(ctx.resolve(qualifier) or "") if qualifier else None
+    if owner is not None and qualifier.strip('"`[]').lower() != owner.name.lower():
+        out["qualifier_table"] = owner.name
+        out["qualifier_columns"] = list(owner.column_names())
+    alias_of: dict[str, str] = {}
+    for alias, table in ctx.aliases.items():
+        if alias != table.lower() and alias not in {d.lower() for d in ctx.derived}:
+            alias_of.setdefault(table.lower(), ctx.spelling.get(alias, alias))
+    written = {}
+    for name in suggestions:
+        table, _, column = name.rpartition(".")
+        if table.lower() in alias_of:
+            written[name] = f"{alias_of[table.lower()]}.{column}"
+    if written:
+        out["as_written"] = written
+    return out

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -37,12 +38,16 @@ from sqlglot import exp
 from cadet_magic.diagnose.values import (
     MAX_CLOSE,
     Filter,
+    NumberFilter,
     close_values,
+    date_variants,
     find_column,
     literal_filters,
+    number_filters,
 )
 from cadet_magic.diagnose.values import close_to_pattern as _close_to_pattern
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.query import checked
 
 log = logging.getLogger("cadet_magic")
 
@@ -59,6 +64,7 @@ MAX_CANDIDATES = 1000
 #: What each warning says (the displays show ``AskResult.warnings`` as they are).
 SUSPECT_WARNING = "The answer may be wrong: {problems}"
 ABSENT_WARNING = "{value} does not occur in {column}, so this filter matches nothing."
+RANGE_WARNING = "No row can match {comparison}: {column} ranges from {low:g} to {high:g}."
 EMPTY_WARNING = (
     "The query returned no rows. Check that the filters match how values are stored, or "
     "rephrase the question."
@@ -67,6 +73,12 @@ EMPTY_WARNING = (
 FEEDBACK = (
     "Your previous query ran, but a value it filters on does not occur in the data:\n"
     "```sql\n{sql}\n```\n{problems} Compare with the value exactly as stored."
+)
+
+
+#: Added to the feedback when a missing value was written in double quotes.
+DOUBLE_QUOTED = (
+    "Write text values in single quotes ({value}); double quotes name columns and tables."
 )
 
 
@@ -123,6 +135,10 @@ class ValueCheck:
     seconds: float = 0.0
     out_of_budget: bool = False
     filters: int = field(default=0)
+    #: Values the model wrote in double quotes that the engine read as strings.
+    double_quoted: tuple[str, ...] = ()
+    #: For an empty result: numeric comparisons no stored value can meet, in words.
+    out_of_range: tuple[str, ...] = ()
 
     @property
     def suspect(self) -> bool:
@@ -144,8 +160,13 @@ class ValueCheck:
         return " ".join(value_message(f) for f in ordered)
 
     def feedback(self, sql: str) -> str:
-        """What the model is told about a suspect attempt."""
-        return FEEDBACK.format(sql=sql.strip(), problems=self.problems())
+        """What the model is told about a suspect attempt (with a reminder that strings take
+        single quotes when a missing value was written in double quotes)."""
+        text = FEEDBACK.format(sql=sql.strip(), problems=self.problems())
+        quoted = [f.filter.value for f in self.missing if f.filter.value in self.double_quoted]
+        if quoted:
+            text += " " + DOUBLE_QUOTED.format(value=quote(quoted[0]))
+        return text
 
     def warnings(self) -> list[str]:
         """What looks wrong with this attempt's answer, for ``AskResult.warnings``."""
@@ -156,7 +177,7 @@ class ValueCheck:
             for f in self.missing
         ]
         if self.empty and not out:
-            out.append(EMPTY_WARNING)
+            out.extend(self.out_of_range or [EMPTY_WARNING])
         return out
 
     def rank(self) -> tuple[int, int, int]:
@@ -171,8 +192,9 @@ def _table(f: Filter) -> exp.Table:
     )
 
 
-def _col(f: Filter) -> exp.Column:
-    return exp.column(f.column, quoted=True)
+def _col(f: Filter) -> exp.Expression:
+    """The filter's column as the query compares it (inside its wrappers, if any)."""
+    return f.wrapped(exp.column(f.column, quoted=True))
 
 
 def _match(f: Filter, col: exp.Expression, value: str) -> exp.Expression:
@@ -265,6 +287,8 @@ Fetch = Callable[[str, float], Sequence[Sequence[object]]]
 
 
 def _samples(schema: Schema, f: Filter) -> tuple[tuple[str, ...], bool]:
+    if f.wrap:  # the samples are the stored values, not the wrapped ones
+        return (), False
     table = schema.table(f.table)
     column = find_column(table, f.column) if table is not None else None
     if column is None:
@@ -370,13 +394,31 @@ def _close(
     near = close_to_pattern(f.value, samples) if like else close_values(f.value, samples)
     if near:
         return near
+    found: list[object] = []
     for by_ends in (True, False) if _ends(f) is not None else (False,):
         rows = run(candidates_sql(f, dialect, by_ends=by_ends))
         found = [r[0] for r in rows or () if r]
         near = close_to_pattern(f.value, found) if like else close_values(f.value, found)
         if near:
             return near
-    return ()
+    return () if like else _same_date(f, [*samples, *found], run, dialect)
+
+
+def _same_date(
+    f: Filter,
+    stored: list[object],
+    run: Callable[[str], Sequence[Sequence[object]] | None],
+    dialect: str | None,
+) -> tuple[str, ...]:
+    """The filter's date written as the column's stored text writes dates, when it occurs so
+    (a date compared in another format than the stored one matches nothing)."""
+    variants = date_variants(f.value, stored)
+    if not variants:
+        return ()
+    probes = [dataclasses.replace(f, value=v) for v in variants]
+    rows = run(occurs_sql(probes, dialect))
+    flags = list(rows[0]) if rows else []
+    return tuple(v for v, flag in zip(variants, flags, strict=False) if flag)
 
 
 def check_result(
@@ -405,12 +447,18 @@ def check_result(
         (True, ["The answer may be wrong: 'France' does not occur in country.name; it holds 'france'."])
     """
     t0 = time.perf_counter()
+    query = checked(sql, dialect)
     filters = literal_filters(sql, dialect, schema)
     findings, queries, out = (
         check_values(filters, schema, fetch, dialect=dialect, timeout=timeout, budget=budget)
         if filters
         else ((), 0, False)
     )
+    ranges: tuple[str, ...] = ()
+    if rows == 0 and not any(f.occurs is False for f in findings):
+        left = budget - (time.perf_counter() - t0)
+        ranges, more = _out_of_range(number_filters(sql, dialect, schema), fetch, dialect, left)
+        queries += more
     return ValueCheck(
         attempt=attempt,
         findings=findings,
@@ -419,4 +467,46 @@ def check_result(
         seconds=time.perf_counter() - t0,
         out_of_budget=out,
         filters=len(filters),
+        double_quoted=query.double_quoted if query is not None else (),
+        out_of_range=ranges,
     )
+
+
+def range_sql(f: NumberFilter, dialect: str | None) -> str:
+    """The stored range of a numeric filter's column.
+
+    Example:
+        >>> print(range_sql(NumberFilter("t", None, "age", ">", (200,)), "sqlite"))
+        SELECT MIN("age"), MAX("age") FROM "t"
+    """
+    col = exp.column(f.column, quoted=True)
+    table = exp.Table(
+        this=exp.to_identifier(f.table, quoted=True),
+        db=exp.to_identifier(f.db, quoted=True) if f.db else None,
+    )
+    return exp.select(exp.Min(this=col), exp.Max(this=col.copy())).from_(table).sql(dialect=dialect)
+
+
+def _out_of_range(
+    filters: Sequence[NumberFilter], fetch: Fetch, dialect: str | None, budget: float
+) -> tuple[tuple[str, ...], int]:
+    """The numeric comparisons of an empty result that no stored value can meet, in words
+    (one MIN/MAX query per column, within ``budget`` seconds); and the queries run."""
+    start = time.perf_counter()
+    out: list[str] = []
+    queries = 0
+    for f in filters[:MAX_CLOSE]:
+        left = budget - (time.perf_counter() - start)
+        if left <= 0:
+            break
+        queries += 1
+        try:
+            low, high = fetch(range_sql(f, dialect), left)[0]
+            low, high = float(low), float(high)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - an unanswered check claims nothing
+            continue
+        if f.outside(low, high):
+            out.append(
+                RANGE_WARNING.format(comparison=f.text(), column=f.where, low=low, high=high)
+            )
+    return tuple(out), queries

@@ -17,7 +17,7 @@ from typing import Any
 from cadet_magic.diagnose import feedback as templates
 from cadet_magic.diagnose.error_info import ErrorInfo, read_error
 from cadet_magic.diagnose.model import NOT_RETRYABLE, Category, Diagnosis
-from cadet_magic.diagnose.naming import case_only, suggest_names
+from cadet_magic.diagnose.naming import alias_view, case_only, suggest_names
 from cadet_magic.diagnose.refine import read_malformed, refine
 from cadet_magic.diagnose.rules import classify
 from cadet_magic.diagnose.sqlcontext import sql_context
@@ -224,6 +224,7 @@ def engine_diagnosis(
             details["position"] = pos
     if category is Category.table_not_found and sch.tables:
         details["tables"] = sch.table_names()
+    details.update(alias_view(category, details, suggestions, ctx, sch))
     if category in (Category.column_not_found, Category.table_not_found):
         real = case_only(category, details, ctx, sch, dialect)
         if real is not None:

@@ -131,7 +131,7 @@ RULES: tuple[Rule, ...] = (
             "GROUP_BY_POS_AGGREGATE",
         )
         + ("INVALID_WHERE_CONDITION", "NESTED_AGGREGATE_FUNCTION"),  # Spark
-        pattern=r"must appear in the GROUP BY|cannot contain aggregates|misuse of aggregate|"
+        pattern=r"must appear in the GROUP BY|cannot contain aggregates|misuse of (?:aliased )?aggregate|"
         r"aggregate functions? (calls )?(are|is) not allowed|aggregate function calls cannot|"
         r"cannot be nested|not in GROUP BY|GROUP BY clause cannot contain|"
         r"must be part of an aggregate|window functions are not allowed in|"

@@ -33,6 +33,7 @@ class SqlContext:
         ctes: names of CTEs.
         derived: aliases of derived tables (subqueries in FROM).
         functions: names of the functions called, lower-cased.
+        spelling: alias (lower-cased) -> the alias as the query writes it.
     """
 
     tables: list[str] = field(default_factory=list)
@@ -40,6 +41,7 @@ class SqlContext:
     ctes: list[str] = field(default_factory=list)
     derived: list[str] = field(default_factory=list)
     functions: list[str] = field(default_factory=list)
+    spelling: dict[str, str] = field(default_factory=dict)
 
     def resolve(self, qualifier: str | None) -> str | None:
         """The table behind an alias or table name used in the query, or None."""
@@ -122,6 +124,7 @@ def _from_tree(tree: Any) -> SqlContext:
         ctx.aliases.setdefault(t.name.lower(), t.name)
         if t.alias:
             ctx.aliases[t.alias.lower()] = t.name
+            ctx.spelling[t.alias.lower()] = t.alias
     for anonymous in tree.find_all(exp.Anonymous):
         ctx.functions.append(str(anonymous.name).lower())
     for f in tree.find_all(exp.Func):
@@ -142,5 +145,6 @@ def _from_text(sql: str) -> SqlContext:
         ctx.aliases.setdefault(name.lower(), name)
         if m.group(2):
             ctx.aliases[m.group(2).lower()] = name
+            ctx.spelling[m.group(2).lower()] = m.group(2)
     ctx.functions = [f.lower() for f in re.findall(r"\b(\w+)\s*\(", sql)]
     return ctx

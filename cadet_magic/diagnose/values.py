@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -53,15 +54,41 @@ class Filter:
     column: str
     value: str
     op: str
+    #: Functions the query wraps the column in, outermost first (``("LOWER", "TRIM")``,
+    #: ``("CAST AS TEXT",)``): the check compares the value with the column wrapped alike.
+    wrap: tuple[str, ...] = ()
 
     @property
     def where(self) -> str:
-        """``table.column`` for messages."""
-        return f"{self.table}.{self.column}"
+        """``table.column`` for messages (wrapped as the query compares it).
+
+        Example:
+            >>> Filter("t", None, "c", "x", "=", ("LOWER",)).where
+            'LOWER(t.c)'
+        """
+        if not self.wrap:
+            return f"{self.table}.{self.column}"
+        return self.wrapped(exp.column(self.column, self.table)).sql()
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        return (self.table, self.column, self.value, self.op)
+    def key(self) -> tuple[str, str, str, str, tuple[str, ...]]:
+        return (self.table, self.column, self.value, self.op, self.wrap)
+
+    def wrapped(self, col: exp.Expression) -> exp.Expression:
+        """``col`` wrapped in the filter's functions, as the query compares it.
+
+        Example:
+            >>> Filter("t", None, "c", "x", "=", ("LOWER", "CAST AS TEXT")).wrapped(
+            ...     exp.column("c")).sql("sqlite")
+            'LOWER(CAST(c AS TEXT))'
+        """
+        out: exp.Expression = col
+        for name in reversed(self.wrap):
+            if name.startswith("CAST AS "):
+                out = exp.Cast(this=out, to=exp.DataType.build(name[len("CAST AS ") :]))
+            else:
+                out = _WRAPPERS[name](this=out)
+        return out
 
 
 # --------------------------------------------------------------------------- the tree
@@ -78,29 +105,62 @@ def _string(node: exp.Expression) -> str | None:
     return None
 
 
-def _comparisons(tree: Any) -> Iterable[tuple[exp.Column, str, str]]:
-    """(column, value, op) for each column-with-string-literal comparison in ``tree``."""
+#: The functions a compared column may be wrapped in (their names in :attr:`Filter.wrap`).
+_WRAPPERS: dict[str, type[exp.Expression]] = {
+    "LOWER": exp.Lower,
+    "UPPER": exp.Upper,
+    "TRIM": exp.Trim,
+}
+
+
+def _unwrap(node: Any) -> tuple[exp.Column, tuple[str, ...]] | None:
+    """The column inside ``LOWER``/``UPPER``/``TRIM``/``CAST`` wrappers, and the wrappers
+    (outermost first); None when ``node`` is anything else.
+
+    Example:
+        >>> col, wrap = _unwrap(sqlglot.parse_one("LOWER(TRIM(CAST(x AS TEXT)))"))
+        >>> col.name, wrap
+        ('x', ('LOWER', 'TRIM', 'CAST AS TEXT'))
+    """
+    wrap: list[str] = []
+    while not isinstance(node, exp.Column):
+        if isinstance(node, exp.Cast) and not node.args.get("format"):
+            wrap.append("CAST AS " + node.to.sql())
+        else:
+            name = next((n for n, cls in _WRAPPERS.items() if type(node) is cls), None)
+            if name is None or (isinstance(node, exp.Trim) and node.args.get("expression")):
+                return None  # TRIM(x, 'chars'), or anything but the wrappers
+            wrap.append(name)
+        node = node.this
+    return node, tuple(wrap)
+
+
+def _comparisons(tree: Any) -> Iterable[tuple[exp.Column, str, str, tuple[str, ...]]]:
+    """(column, value, op, wrap) for each comparison of a (possibly wrapped) column with a
+    string literal in ``tree``."""
     for node in tree.find_all(exp.EQ, exp.In, exp.Like, exp.ILike, bfs=False):
         if isinstance(node.parent, exp.Escape):
             continue  # LIKE ... ESCAPE: leave it
         if isinstance(node, exp.In):
-            if isinstance(node.this, exp.Column) and not node.args.get("query"):
+            inner = _unwrap(node.this)
+            if inner is not None and not node.args.get("query"):
                 for item in node.expressions:
                     value = _string(item)
                     if value is not None:
-                        yield node.this, value, "IN"
+                        yield inner[0], value, "IN", inner[1]
             continue
         left, right = node.this, node.expression
-        if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
+        if _string(left) is not None and _string(right) is None:
             if isinstance(node, exp.EQ):
                 left, right = right, left
             else:
                 continue
-        value = _string(right) if isinstance(left, exp.Column) else None
-        if value is None:
+        inner = _unwrap(left)
+        value = _string(right) if inner is not None else None
+        if inner is None or value is None:
             continue
         op = "=" if isinstance(node, exp.EQ) else "ILIKE" if isinstance(node, exp.ILike) else "LIKE"
-        yield left, value, op
+        yield inner[0], value, op, inner[1]
 
 
 def find_column(table: Table, name: str) -> Column | None:
@@ -124,24 +184,49 @@ def _resolve(
     while node is not None and scope is None:
         scope = scopes.get(id(node))
         node = node.parent
-    qualifier = column.table
-    while scope is not None:
-        tables: list[Table] = []
-        for name, source in scope.sources.items():
-            if qualifier and name.lower() != qualifier.lower():
+    return _resolve_in(column.name, column.table, scope, schema, 0)
+
+
+def _projection(source: Any, name: str) -> exp.Column | None:
+    """The plain column a derived table or CTE (a sqlglot scope) outputs as ``name``."""
+    select = getattr(source, "expression", None)
+    if not isinstance(select, exp.Select):
+        return None
+    for proj in select.expressions:
+        if proj.alias_or_name.lower() == name.lower():
+            inner = proj.unalias()
+            return inner if isinstance(inner, exp.Column) else None
+    return None
+
+
+def _resolve_in(
+    name: str, qualifier: str, scope: Any, schema: Schema, depth: int
+) -> tuple[Table, Column] | None:
+    """Column ``name`` (written with ``qualifier``) resolved from ``scope`` outwards, through
+    derived tables and CTEs that pass a column through unchanged."""
+    while scope is not None and depth < 8:
+        found: list[tuple[Table, Column]] = []
+        sources = 0
+        for alias, source in scope.sources.items():
+            if qualifier and alias.lower() != qualifier.lower():
                 continue
-            if not isinstance(source, exp.Table):
-                if qualifier:
-                    return None  # a derived table or CTE: not a catalog column
+            if isinstance(source, exp.Table):
+                table = schema.table(source.name)
+                column = find_column(table, name) if table is not None else None
+                sources += table is not None
+                if table is not None and column is not None:
+                    found.append((table, column))
                 continue
-            table = schema.table(source.name)
-            if table is not None:
-                tables.append(table)
-        found = [(t, c) for t in tables if (c := find_column(t, column.name)) is not None]
+            inner = _projection(source, name)
+            sources += 1
+            if inner is not None:
+                hit = _resolve_in(inner.name, inner.table, source, schema, depth + 1)
+                if hit is not None:
+                    found.append(hit)
         if len(found) == 1:
             return found[0]
-        if len(found) > 1 or qualifier and tables:
-            return None  # ambiguous, or the qualifier's table lacks it
+        if len(found) > 1 or qualifier and sources:
+            return None  # ambiguous, or the qualifier's source lacks it
         scope = scope.parent
     return None
 
@@ -167,14 +252,14 @@ def literal_filters(sql: str, dialect: str | None, schema: Schema) -> list[Filte
     except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
         return []
     out: dict[tuple, Filter] = {}
-    for column, value, op in _comparisons(tree):
+    for column, value, op, wrap in _comparisons(tree):
         if not value.strip("%_ ") or len(value) > MAX_VALUE_CHARS:
             continue
         resolved = _resolve(column, scopes, schema)
-        if resolved is None or not _is_text(resolved[1]):
+        if resolved is None or not (_is_text(resolved[1]) or wrap):
             continue
         table, col = resolved
-        f = Filter(table.name, table.schema, col.name, value, op)
+        f = Filter(table.name, table.schema, col.name, value, op, wrap)
         out.setdefault(f.key, f)
     return list(out.values())
 
@@ -315,3 +400,160 @@ def close_to_pattern(
 
 
 # --------------------------------------------------------------------------- the queries
+
+
+# --------------------------------------------------------------------------- dates as text
+
+#: Date formats a date stored as text is commonly written in (day-first before month-first:
+#: both are tried when they parse).
+DATE_FORMATS = (
+    "%Y-%m-%d",
+    "%Y/%m/%d",
+    "%d/%m/%Y",
+    "%m/%d/%Y",
+    "%d-%m-%Y",
+    "%m-%d-%Y",
+    "%d.%m.%Y",
+    "%Y%m%d",
+    "%Y-%m-%d %H:%M:%S",
+    "%d %B %Y",
+    "%B %d, %Y",
+)
+
+
+def _formats_of(text: str) -> list[str]:
+    out = []
+    for fmt in DATE_FORMATS:
+        try:
+            _dt.datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+        out.append(fmt)
+    return out
+
+
+def date_variants(value: str, stored: Iterable[object], limit: int = 2) -> tuple[str, ...]:
+    """``value`` (a date) rewritten in the formats the ``stored`` text values are written in,
+    when those differ from the value's own; empty when the value is no date.
+
+    Example:
+        >>> date_variants("2020-01-05", ["05/03/2019", "17/11/2020"])
+        ('05/01/2020',)
+        >>> date_variants("2020-01-05", ["2019-03-05"]), date_variants("soon", ["2019-03-05"])
+        ((), ())
+    """
+    own = _formats_of(value)
+    if not own:
+        return ()
+    when = _dt.datetime.strptime(value.strip(), own[0])
+    counts: dict[str, int] = {}
+    for v in stored:
+        if isinstance(v, str) and len(v) <= 40:
+            for fmt in _formats_of(v):
+                counts[fmt] = counts.get(fmt, 0) + 1
+    ranked = sorted((f for f in counts if f not in own), key=lambda f: -counts[f])
+    out = [when.strftime(f) for f in ranked if counts[f] == max(counts.values())]
+    return tuple(dict.fromkeys(v for v in out if v != value))[:limit]
+
+
+# --------------------------------------------------------------------------- numbers
+
+_NUMBER_TYPES = ("int", "real", "float", "double", "numeric", "decimal", "number")
+_RANGE_OPS: dict[type, str] = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
+_FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">=", "=": "="}
+
+
+@dataclass(frozen=True)
+class NumberFilter:
+    """A comparison of a numeric column with numbers (``op`` one of ``= > >= < <=`` with one
+    value, or ``BETWEEN`` with two)."""
+
+    table: str
+    db: str | None
+    column: str
+    op: str
+    values: tuple[float, ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.table}.{self.column}"
+
+    def text(self) -> str:
+        """The comparison in words, e.g. ``age > 200``."""
+        nums = [f"{v:g}" for v in self.values]
+        if self.op == "BETWEEN":
+            return f"{self.column} BETWEEN {nums[0]} AND {nums[1]}"
+        return f"{self.column} {self.op} {nums[0]}"
+
+    def outside(self, low: float, high: float) -> bool:
+        """Whether no value in [low, high] can satisfy the comparison.
+
+        Example:
+            >>> NumberFilter("t", None, "age", ">", (200,)).outside(18, 60)
+            True
+            >>> NumberFilter("t", None, "age", "BETWEEN", (10, 20)).outside(18, 60)
+            False
+        """
+        v = self.values
+        return {
+            "=": lambda: not low <= v[0] <= high,
+            ">": lambda: high <= v[0],
+            ">=": lambda: high < v[0],
+            "<": lambda: low >= v[0],
+            "<=": lambda: low > v[0],
+            "BETWEEN": lambda: v[1] < low or v[0] > high,
+        }[self.op]()
+
+
+def _number(node: Any) -> float | None:
+    if isinstance(node, exp.Neg):
+        inner = _number(node.this)
+        return -inner if inner is not None else None
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            return float(node.this)
+        except ValueError:
+            return None
+    return None
+
+
+def number_filters(sql: str, dialect: str | None, schema: Schema) -> list[NumberFilter]:
+    """Every comparison of a numeric column of a catalog table with numbers in ``sql``.
+
+    Example:
+        >>> from cadet_magic.schema.model import Column, Schema, Table
+        >>> s = Schema((Table("t", (Column("age", "INT"), Column("name", "TEXT"))),))
+        >>> [f.text() for f in number_filters(
+        ...     "SELECT * FROM t WHERE age > 200 AND 5 >= age AND age BETWEEN 1 AND 9", "sqlite", s)]
+        ['age > 200', 'age <= 5', 'age BETWEEN 1 AND 9']
+    """
+    from sqlglot.optimizer.scope import traverse_scope
+
+    try:
+        query = checked(sql, dialect)
+        tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
+        scopes = {id(s.expression): s for s in traverse_scope(tree)}
+    except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
+        return []
+    out: dict[tuple, NumberFilter] = {}
+    for node in tree.find_all(*_RANGE_OPS, exp.Between, bfs=False):
+        nums: tuple[float | None, ...]
+        if isinstance(node, exp.Between):
+            col, nums = node.this, (_number(node.args.get("low")), _number(node.args.get("high")))
+            op = "BETWEEN"
+        else:
+            col, other, op = node.this, node.expression, _RANGE_OPS[type(node)]
+            if not isinstance(col, exp.Column):
+                col, other, op = other, col, _FLIPPED[op]
+            nums = (_number(other),)
+        if not isinstance(col, exp.Column) or any(n is None for n in nums):
+            continue
+        resolved = _resolve(col, scopes, schema)
+        if resolved is None or not any(k in resolved[1].type.lower() for k in _NUMBER_TYPES):
+            continue
+        table, column = resolved
+        f = NumberFilter(
+            table.name, table.schema, column.name, op, tuple(n for n in nums if n is not None)
+        )
+        out.setdefault((f.table, f.column, f.op, f.values), f)
+    return list(out.values())

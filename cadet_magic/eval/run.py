@@ -215,7 +215,16 @@ def record_of(
         final_sql=result.final_sql if result.ok else None,
         final_match=final is not None and execution_match(gold_rows, final, ordered=ordered),
         fallback=result.fallback is not None,
-        attempts=[{"category": a.category, "outcome": str(a.outcome)} for a in result.attempts],
+        attempts=[
+            {
+                "category": a.category,
+                "outcome": str(a.outcome),
+                "sql": a.sql,
+                "input_tokens": a.tokens.input if a.tokens is not None else None,
+                "model_seconds": a.model_seconds,
+            }
+            for a in result.attempts
+        ],
         warnings=list(result.warnings),
         stop_reason=str(result.stop_reason) if result.stop_reason else None,
     )

@@ -41,13 +41,17 @@ class CheckedQuery(str):
         dialect: the resolved sqlglot dialect itself, resolved once (by the check) and handed
             to sqlglot by every step that reads or writes the query.
         sql: the text that runs, generated from the tree (``str(query)``).
-        written: the text as the model wrote it.
+        written: the text as the model wrote it (double-quoted strings in single quotes
+            when the check was given the columns: :mod:`cadet_magic.sql.quotes`).
+        double_quoted: the values the model wrote in double quotes that the engine reads
+            as strings (empty when none, or when the check had no columns).
     """
 
     tree: exp.Expression
     read: str | None
     dialect: sqlglot.Dialect
     written: str
+    double_quoted: tuple[str, ...] = ()
 
     def __new__(cls, tree: exp.Expression, read: str | None, sql: str, written: str):
         self = super().__new__(cls, sql)

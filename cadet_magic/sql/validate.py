@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -50,6 +50,7 @@ from cadet_magic.sql.dialect import (
 )
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery, checked, renamed_in
+from cadet_magic.sql.quotes import single_quoted
 
 __all__ = ["CheckedQuery", "Issue", "Validation", "renamed_functions", "validate_sql"]
 
@@ -122,6 +123,7 @@ def validate_sql(
     dialect: str | None,
     tables: Iterable[str] | None = None,
     functions: FunctionCatalog | None = None,
+    columns: Mapping[str, Iterable[str]] | None = None,
 ) -> Validation:
     """Checks that ``sql`` is one read-only statement over the allowed tables and functions.
 
@@ -135,6 +137,11 @@ def validate_sql(
         functions: The functions the engine's catalog allows
             (:class:`~cadet_magic.sql.functions.FunctionCatalog`); every function called by
             name must be on it, besides passing the fixed rules. None: the fixed rules only.
+        columns: Each table's column names. Given, a double-quoted token that the engine
+            reads as a string (SQLite when it names nothing in scope, MySQL always) is
+            written in single quotes in the text that runs and in the query's ``written``
+            text (:mod:`cadet_magic.sql.quotes`); its values are the query's
+            ``double_quoted``.
 
     Returns:
         A :class:`Validation`: ``ok`` and no ``issues`` when the query may run, with
@@ -204,6 +211,9 @@ def validate_sql(
     issues = check_tree(tree, Context(tables, read, functions))
     if issues:
         return Validation(False, issues, sql)
+    written, double_quoted = sql, cast(tuple[str, ...], ())
+    if columns is not None:
+        tree, written, double_quoted = single_quoted(tree, read, sql, columns)
     try:
         text = generate(tree, read)
     except Exception as e:  # noqa: BLE001 - cannot be generated safely: refuse
@@ -212,7 +222,9 @@ def validate_sql(
             [Issue("parse_error", f"The SQL cannot be handled ({e}). Simplify it. {_QUERY_HINT}")],
             sql,
         )
-    return Validation(True, [], CheckedQuery(tree, read, text, sql))
+    query = CheckedQuery(tree, read, text, written)
+    query.double_quoted = double_quoted
+    return Validation(True, [], query)
 
 
 def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:

@@ -237,9 +237,13 @@ def test_no_fallback_on_a_model_error(runner):
     assert r.stop_reason == "model_error" and r.fallback is None and r.model_calls == 1
 
 
-def test_no_fallback_on_unchanged_sql(runner):
-    r, _, _ = ask(runner, FAILED_SQL[0], FAILED_SQL[0], fallback_reply())
-    assert r.stop_reason == "unchanged_sql" and r.fallback is None and r.model_calls == 2
+def test_repeated_sql_is_told_then_the_fallback_answers(runner):
+    """A model that writes the failed SQL again is told so (with the exact columns of the
+    tables involved) and the fallback still runs when the SQL attempts are spent."""
+    r, model, _ = ask(runner, FAILED_SQL[0], FAILED_SQL[0], FAILED_SQL[0], fallback_reply())
+    assert r.fallback is not None and r.model_calls == 4
+    assert "again" in r.attempts[1].feedback and "exactly these columns" in r.attempts[1].feedback
+    assert "again" in model.prompts[2][-1][1]
 
 
 def test_a_model_error_in_the_fallback_keeps_both_phases_in_the_message(runner):

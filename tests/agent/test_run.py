@@ -56,10 +56,12 @@ def test_misspelled_column_is_corrected_with_feedback(con):
     assert (first.outcome, first.category) == ("error", "column_not_found")
     assert "amout" in first.error and first.feedback
     assert second.number == 2 and second.diff and "amount" in second.diff
-    retry_prompt = model.prompts[1][-1][1]
-    assert (
-        "Attempt 1" in retry_prompt and "amout" in retry_prompt and first.feedback in retry_prompt
-    )
+    retry = model.prompts[1]
+    # the first prompt unchanged in front (a server's prompt cache reuses it), then the
+    # failed SQL as the model's turn and the feedback as the user's
+    assert retry[:2] == model.prompts[0]
+    assert [role for role, _ in retry[2:]] == ["ai", "human"]
+    assert "amout" in retry[2][1] and first.feedback in retry[3][1]
 
 
 def test_three_failures_end_with_a_summary(con):
@@ -75,13 +77,23 @@ def test_three_failures_end_with_a_summary(con):
     assert r.attempts[-1].feedback is None  # nothing was sent after the last attempt
     assert "3 attempt(s) failed" in r.message and "Attempt 3" in r.message
     assert len(model.prompts) == 3
-    third_prompt = model.prompts[2][-1][1]
-    assert "SELECT a FROM orders" in third_prompt and "SELECT b FROM orders" in third_prompt
+    third = model.prompts[2]
+    assert third[:4] == model.prompts[1]  # each retry appends to the previous prompt
+    assert "SELECT a FROM orders" in third[2][1] and "SELECT b FROM orders" in third[4][1]
 
 
-def test_unchanged_sql_stops_early(con):
-    r, model, _ = run(con, sql_reply("SELECT a FROM orders"), sql_reply("select A  from orders;"))
-    assert r.stop_reason == "unchanged_sql" and len(r.attempts) == 2 and len(model.prompts) == 2
+def test_unchanged_sql_is_told_then_stops(con):
+    """The same failed SQL again is told so once; a third time it stops (no fallback here)."""
+    r, model, _ = run(
+        con,
+        sql_reply("SELECT a FROM orders"),
+        sql_reply("select A  from orders;"),
+        sql_reply("SELECT a FROM orders"),
+        max_attempts=4,
+        fallback=False,
+    )
+    assert r.stop_reason == "unchanged_sql" and len(r.attempts) == 3 and len(model.prompts) == 3
+    assert "You wrote the query of attempt 1 again" in model.prompts[2][-1][1]
 
 
 def test_no_sql_is_a_retryable_attempt_with_feedback(con):

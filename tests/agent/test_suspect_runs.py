@@ -139,7 +139,7 @@ def test_suspect_results_are_counted_apart_in_the_session_metrics():
         "case_changed_literal_corrected_on_attempt_2",
         "correct_answer_with_literals_never_retried",
         "retries_spent_best_suspect_answers_with_warning",
-        "empty_result_without_explanation_answered_with_warning",
+        "empty_result_out_of_range_answered_with_warning",
     ):
         case = by_id[name]
         m.record(ask(_sqlite(), case["replies"], max_attempts=case.get("max_attempts", 3))[0])

@@ -55,3 +55,69 @@ def test_report_only_writes_the_section_from_the_files(shared_data, monkeypatch,
     assert "**Partial run: targeted 1, raw 0, none 0 of the 300 questions done" in printed
     assert "execution accuracy, first attempt | 100.0%" in printed
     assert bench.COMMAND in printed and (out / "spider.svg").is_file()
+
+
+def test_limit_is_a_stable_prefix_of_the_fixed_sample(shared_data, monkeypatch):
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    whole = [q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED)[1]]
+    assert [q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED, 33)[1]] == whole[:33]
+
+
+def test_eval_signs_reads_the_kept_answers_without_a_model(shared_data, monkeypatch, tmp_path):
+    from benchmarks import eval_signs
+
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    q = bench.questions(bench.N_QUESTIONS, bench.SEED)[1][0]
+    rec = dict.fromkeys(KEYS) | {"db_id": q.db_id, "question": q.question, "gold": q.gold,
+                                 "first_sql": q.gold, "first_match": True, "fallback": False,
+                                 "final_sql": "SELECT 1 WHERE 0", "final_match": False}  # fmt: skip
+    (tmp_path / "spider.targeted.jsonl").write_text(json.dumps(rec) + "\n")
+    measured, n, wrong = eval_signs.measure(eval_signs.answers([tmp_path]))
+    assert (n, wrong) == (2, 1)
+    assert "empty" in next(a["signs"] for a in measured if not a["right"])
+    assert "| empty | 1 | 1/1" in eval_signs.table(measured, n, wrong)
+
+
+def test_eval_change_pairs_the_questions_both_sides_hold(tmp_path):
+    from benchmarks import eval_change
+
+    def line(q, right, calls=1, attempts=None):
+        return json.dumps({"db_id": "d", "question": q, "final_match": right, "first_match": right,
+                           "fallback": False, "stop_reason": "success", "calls": calls,
+                           "input_tokens": 100 * calls, "seconds": 2.0,
+                           "attempts": attempts or [{"category": None}]})  # fmt: skip
+
+    before, after = tmp_path / "before", tmp_path / "after"
+    before.mkdir()
+    after.mkdir()
+    (before / "spider.targeted.jsonl").write_text(
+        "\n".join([line("q1", False, 2), line("q2", True), line("q3", True)]) + "\n"
+    )
+    retry = [{"category": "column_not_found", "input_tokens": 100}, {"input_tokens": 150}]
+    (after / "spider.jsonl").write_text(
+        "\n".join([line("q1", True, 2, retry), line("q2", True), line("q3", None)]) + "\n"
+    )
+    text = eval_change.compare(before, after)
+    assert "**targeted** (2 questions on both sides; 1 more could not run on one side" in text
+    assert "| final answer right | 1/2 (50%" in text and "| 2/2 (100%" in text
+    assert (
+        "1 gained, 0 lost" in text
+        and "| prompt tokens per retry | not recorded | 150 (n=1) |" in text
+    )
+
+
+def test_retry_prompt_layouts_share_the_first_prompt():
+    """The current layout appends to the previous prompt; the previous one rewrote its user turn."""
+    from benchmarks.retry_prompts import chatml, previous_layout
+    from cadet_magic.agent.prompts import build_messages
+    from cadet_magic.result import Attempt
+
+    a1 = Attempt(
+        1, "SELECT nme FROM t", "error", error="no such column: nme", feedback="Use t.name."
+    )
+    first = build_messages("Names?", "sqlite", "t(name)", [])
+    retry = build_messages("Names?", "sqlite", "t(name)", [a1])
+    assert chatml(retry).startswith(chatml(first).removesuffix("<|im_start|>assistant\n"))
+    old = previous_layout("Names?", first[0][1], [a1])
+    assert old[0] == first[0] and "Attempt 1:" in old[1][1] and "Use t.name." in old[1][1]
+    assert chatml(old).endswith("<|im_start|>assistant\n")

@@ -164,3 +164,18 @@ def test_errors_name_what_the_model_wrote():
         )
     assert d.error == "no such function: MEDIAN" and "MEDIAN" in d.feedback
     assert "PERCENTILE" not in d.error + d.feedback
+
+
+#: A nested aggregate written through the alias of a selected aggregate (PostgreSQL does not
+#: see select aliases inside ORDER BY expressions: a missing column there).
+ALIASED_NESTED = "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY max(n) DESC"
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_nested_aggregate_through_an_alias_names_both(engine, duck, lite):
+    con = duck if engine == "duckdb" else lite
+    error = _run(lambda q: con.execute(q).fetchall(), ALIASED_NESTED)
+    d = diagnose(engine_error(error), sql=ALIASED_NESTED, dialect=engine, schema=SCHEMA)
+    assert d.category.value == "aggregation_error", (str(error), d.details)
+    text = guidance(d.feedback)
+    assert "MAX(n) takes MAX over COUNT(*)" in text and "ORDER BY COUNT(*) DESC LIMIT 1" in text

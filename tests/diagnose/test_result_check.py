@@ -13,6 +13,7 @@ import sqlglot
 
 from cadet_magic.diagnose.result_check import (
     candidates_sql,
+    check_result,
     check_values,
     occurs_sql,
     same_up_to_case_sql,
@@ -183,3 +184,47 @@ def test_suspect_feedback_shows_the_sql_and_stays_short():
         "The answer may be wrong: 'France' does not occur in country.name; it holds 'france'. "
         "'europe' does not occur in country.continent; it holds 'Europe'."
     ]
+
+
+DATES = json.loads((Path(__file__).parent / "data" / "date_text_cases.json").read_text())
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+@pytest.mark.parametrize("case", DATES["cases"], ids=[c["id"] for c in DATES["cases"]])
+def test_dates_stored_as_text_in_another_format(case, engine):
+    import sqlite3
+
+    import duckdb
+
+    con = sqlite3.connect(":memory:") if engine == "sqlite" else duckdb.connect()
+    for s in DATES["setup"]:
+        con.execute(s)
+    schema = Schema((Table("ev", tuple(Column(c, "VARCHAR(20)") for c in ("d", "iso", "n"))),))
+    vc = check_result(case["sql"], attempt=1, rows=0, schema=schema,
+                      fetch=lambda q, t: con.execute(q).fetchall(), dialect=engine, timeout=5,
+                      budget=30)  # fmt: skip
+    assert vc.suspect is case["suspect"]
+    assert [v for f in vc.missing for v in f.close] == case["close"]
+
+
+RANGES = json.loads((Path(__file__).parent / "data" / "number_range_cases.json").read_text())
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+@pytest.mark.parametrize("case", RANGES["cases"], ids=[c["id"] for c in RANGES["cases"]])
+def test_empty_result_from_a_number_outside_the_range(case, engine):
+    import sqlite3
+
+    import duckdb
+
+    con = sqlite3.connect(":memory:") if engine == "sqlite" else duckdb.connect()
+    for s in RANGES["setup"]:
+        con.execute(s)
+    cols = (("id", "INT"), ("age", "INT"), ("height", "REAL"), ("name", "VARCHAR(10)"))
+    schema = Schema((Table("people", tuple(Column(c, t) for c, t in cols)),))
+    rows = con.execute(case["sql"]).fetchall()
+    assert rows == []
+    vc = check_result(case["sql"], attempt=1, rows=0, schema=schema,
+                      fetch=lambda q, t: con.execute(q).fetchall(), dialect=engine, timeout=5,
+                      budget=30)  # fmt: skip
+    assert vc.warnings() == case["warnings"] and not vc.suspect

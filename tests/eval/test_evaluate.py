@@ -45,7 +45,10 @@ def check_line(rec, mode):
     final = want.get(mode, want.get("final_match", False))
     assert rec["final_match"] is final, (mode, rec)
     assert rec["calls"] >= 1 and rec["seconds"] >= 0
-    assert rec["attempts"] and all(set(a) == {"category", "outcome"} for a in rec["attempts"])
+    assert rec["attempts"] and all(
+        set(a) == {"category", "outcome", "sql", "input_tokens", "model_seconds"}
+        for a in rec["attempts"]
+    )
     if "first_category" in want:
         assert rec["attempts"][0]["category"] == want["first_category"]
     if "first_outcome" in want:
