@@ -49,7 +49,7 @@ def _nested_advice(mistake: dict[str, Any]) -> str:
 
     Example:
         >>> print(_nested_advice({"expression": "MAX(COUNT(*))", "outer": "MAX", "inner": "COUNT(*)"}))
-        Aggregates cannot be nested: MAX(COUNT(*)) takes MAX over COUNT(*), which is itself an aggregate. For the group with the largest COUNT(*), GROUP BY the group, then ORDER BY COUNT(*) DESC LIMIT 1 (no MAX).
+        Aggregates cannot be nested: MAX(COUNT(*)) takes MAX over an aggregate. For the group with the largest value, GROUP BY the group, then ORDER BY COUNT(*) DESC LIMIT 1 (no MAX).
     """
     expr = mistake.get("expression") or "an aggregate of an aggregate"
     outer, inner = mistake.get("outer"), mistake.get("inner")
@@ -59,18 +59,20 @@ def _nested_advice(mistake: dict[str, Any]) -> str:
             "GROUP BY, then ORDER BY the aggregate DESC (or ASC) LIMIT 1; or aggregate in a "
             "subquery first: SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM ... GROUP BY ...) AS t."
         )
-    head = (
-        f"Aggregates cannot be nested: {expr} takes {outer} over {inner}, which is itself an "
-        "aggregate."
-    )
+    # The inner aggregate is named at most twice: model-written ones can be long, and the
+    # advice must stay short.
+    if inner in expr:  # MAX(COUNT(*)): the expression already shows the inner aggregate
+        head = f"Aggregates cannot be nested: {expr} takes {outer} over an aggregate."
+    else:  # MAX(n) with n an alias of COUNT(*)
+        head = f"Aggregates cannot be nested: {expr} takes {outer} over {inner}, an aggregate."
     if outer.upper() in ("MAX", "MIN"):
         way, order = ("largest", "DESC") if outer.upper() == "MAX" else ("smallest", "ASC")
         return (
-            f"{head} For the group with the {way} {inner}, GROUP BY the group, then ORDER BY "
+            f"{head} For the group with the {way} value, GROUP BY the group, then ORDER BY "
             f"{inner} {order} LIMIT 1 (no {outer.upper()})."
         )
     return (
-        f"{head} Compute {inner} per group in a subquery first, then {outer.upper()} over it: "
+        f"{head} Compute it per group in a subquery first, then {outer.upper()} over that: "
         f"SELECT {outer.upper()}(n) FROM (SELECT {inner} AS n FROM ... GROUP BY ...) AS t."
     )
 
