@@ -171,7 +171,8 @@ def _previous_duckdb_run(con: Any, sql: str, limit: int, timeout: float) -> list
     with ORDER BY), ``fetchmany(limit + 1)`` at once, the watchdog deadline, Ctrl-C routed to
     the cursor, then ROLLBACK and close."""
     from cadet_magic.db.base import on_ctrl_c
-    from cadet_magic.db.duckdb import _rollback, first_rows_sql
+    from cadet_magic.db.duckdb import first_rows_sql
+    from cadet_magic.db.duckdb_schema import rollback_quietly as _rollback
     from cadet_magic.db.watchdog import WATCHDOG
 
     cur = con.cursor()

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
-from cadet_magic.llm_browser import BrowserChatModel, TransportError, endpoint
+from cadet_magic.llm_browser import BrowserChatModel, endpoint
+from cadet_magic.llm_transport import TransportError
 
 CASES = json.loads((Path(__file__).parent / "llm_browser_cases.json").read_text())["cases"]
 

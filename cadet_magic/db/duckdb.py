@@ -40,28 +40,30 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
+from cadet_magic.db.duckdb_schema import (
+    FINGERPRINT_SQL,
+    duckdb_fingerprint,
+    duckdb_schema,
+    rollback_quietly,
+)
 from cadet_magic.db.fetch import FIRST_CHUNK, column_sizer
 from cadet_magic.db.functions import duckdb_functions, with_functions
 from cadet_magic.db.oslimit import data_limit
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.db.watchdog import Watchdog
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.runner import RunResult
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
-from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
 
-#: One row that changes whenever a table, view, column, key or comment does.
-FINGERPRINT_SQL = (
-    "SELECT (SELECT count(*) || ':' || coalesce(sum(hash(table_oid, sql, comment)), 0) "
-    "FROM duckdb_tables() WHERE database_name = current_database()), "
-    "(SELECT count(*) || ':' || coalesce(sum(hash(view_oid, sql, comment)), 0) "
-    "FROM duckdb_views() WHERE NOT internal AND database_name = current_database()), "
-    "(SELECT count(*) || ':' || coalesce(sum(hash(table_oid, column_name, comment)), 0) "
-    "FROM duckdb_columns() WHERE comment IS NOT NULL AND database_name = current_database()), "
-    "current_database(), current_schema()"
-)
-
+__all__ = [  # the schema reading stays importable from here
+    "FINGERPRINT_SQL",
+    "DuckDBRunner",
+    "duckdb_fingerprint",
+    "duckdb_schema",
+    "first_rows_sql",
+    "only_select",
+    "size_bytes",
+]
 
 #: Rows of the first fetch when a column holds text, blobs or nested values (each converted
 #: to a Python object before it can be measured); later chunks follow the rows' average size.
@@ -316,7 +318,7 @@ class DuckDBRunner(BaseRunner):
             yield cur
         finally:
             _interrupt(cur)
-            _rollback(cur)
+            rollback_quietly(cur)
             self._cursors.pop(me, None)
             cur.close()
 
@@ -381,17 +383,6 @@ def first_rows_sql(sql: str | CheckedQuery, n: int) -> str:
     return add_limit(sql, "duckdb", n) if _ORDER_BY.search(str(sql)) else str(sql)
 
 
-def duckdb_fingerprint(con: Any) -> tuple | None:
-    """A cheap summary of the catalog (~1 ms for 100 tables, ~25 ms for 1,000), or None."""
-    cur = con.cursor()
-    try:
-        return tuple(cur.execute(FINGERPRINT_SQL).fetchone())
-    except Exception:  # noqa: BLE001 - cannot tell: read the schema again
-        return None
-    finally:
-        cur.close()
-
-
 def _wait(done: threading.Event, ends: float) -> bool:
     """Waits for ``done`` until the monotonic time ``ends``, in slices short enough that a
     Ctrl-C arriving meanwhile is raised at once (whether or not it woke the wait)."""
@@ -408,121 +399,3 @@ def _interrupt(con: Any) -> None:
         con.interrupt()
     except Exception:  # noqa: BLE001 - nothing running
         pass
-
-
-def _rollback(con: Any) -> None:
-    try:
-        con.rollback()
-    except Exception:  # noqa: BLE001 - no transaction left to roll back
-        pass
-
-
-def duckdb_schema(
-    con: Any,
-    samples: bool = False,
-    time_budget: float = TIME_BUDGET,
-    watchdog: Watchdog | None = None,
-) -> Schema:
-    """The user's tables and views, read from DuckDB's catalog functions.
-
-    Everything is read on a sibling cursor, so the user's connection and its
-    transaction are untouched. With ``samples``, low-cardinality text columns of
-    tables (not views) get a few values, read in a transaction that is rolled
-    back, within ``time_budget`` seconds (see :func:`~cadet_magic.schema.samples.read_samples`).
-
-    Example:
-        >>> import duckdb
-        >>> con = duckdb.connect()
-        >>> _ = con.execute("CREATE TABLE t (id INT PRIMARY KEY, s VARCHAR); INSERT INTO t VALUES (1, 'a')")
-        >>> _ = con.execute("COMMENT ON TABLE t IS 'things'")
-        >>> t = duckdb_schema(con, samples=True).table("t")
-        >>> t.comment, t.columns[1].samples
-        ('things', ('a',))
-    """
-    cur = con.cursor()
-    try:
-        cols = cur.execute(
-            "SELECT schema_name, table_name, column_name, data_type, comment "
-            "FROM duckdb_columns() WHERE database_name = current_database() AND NOT internal "
-            "AND schema_name NOT IN ('information_schema', 'pg_catalog') "
-            "ORDER BY schema_name, table_name, column_index"
-        ).fetchall()
-        cons = cur.execute(
-            "SELECT schema_name, table_name, constraint_type, constraint_column_names, "
-            "referenced_table, referenced_column_names FROM duckdb_constraints() "
-            "WHERE database_name = current_database() "
-            "AND constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')"
-        ).fetchall()
-        comments = dict(
-            ((s, t), c)
-            for s, t, c in cur.execute(
-                "SELECT schema_name, table_name, comment FROM duckdb_tables() "
-                "WHERE database_name = current_database() UNION ALL "
-                "SELECT schema_name, view_name, comment FROM duckdb_views() "
-                "WHERE NOT internal AND database_name = current_database()"
-            ).fetchall()
-        )
-        views = {
-            t if s == "main" else f"{s}.{t}"
-            for s, t in cur.execute(
-                "SELECT schema_name, view_name FROM duckdb_views() "
-                "WHERE NOT internal AND database_name = current_database()"
-            ).fetchall()
-        }
-        schema = _build(cols, cons, comments)
-        if samples:
-            schema = _with_samples(cur, schema, views, time_budget, watchdog or current().watchdog)
-    finally:
-        cur.close()
-    return schema
-
-
-def _with_samples(
-    cur: Any, schema: Schema, views: set[str], time_budget: float, watchdog: Watchdog
-) -> Schema:
-    """Samples read on ``cur`` inside a rolled-back transaction, interrupted at the deadline."""
-
-    def fetch(sql: str) -> list:
-        try:
-            return cur.execute(sql).fetchall()
-        except Exception:
-            _rollback(cur)  # DuckDB 2.0 aborts the transaction on any error
-            cur.execute("BEGIN TRANSACTION")
-            raise
-
-    cur.execute("BEGIN TRANSACTION")
-    timer = watchdog.schedule(time_budget + 1.0, cur.interrupt)
-    try:
-        return read_samples(schema, fetch, skip=views, time_budget=time_budget)
-    finally:
-        timer.cancel()
-        _rollback(cur)
-
-
-def _build(cols: list, cons: list, comments: dict) -> Schema:
-    """The schema from the rows of the catalog queries."""
-    pks: dict[tuple, set] = {}
-    fks: dict[tuple, list] = {}
-    for s, t, kind, colnames, ref_table, ref_cols in cons:
-        if kind == "PRIMARY KEY":
-            pks.setdefault((s, t), set()).update(colnames or ())
-        elif ref_table:
-            fks.setdefault((s, t), []).append(
-                ForeignKey(tuple(colnames or ()), ref_table, tuple(ref_cols or ()))
-            )
-    grouped: dict[tuple, list[Column]] = {}
-    for s, t, c, typ, comment in cols:
-        grouped.setdefault((s, t), []).append(
-            Column(c, typ or "", c in pks.get((s, t), ()), comment or None)
-        )
-    tables = tuple(
-        Table(
-            name=t if s == "main" else f"{s}.{t}",
-            columns=tuple(columns),
-            foreign_keys=tuple(fks.get((s, t), ())),
-            comment=comments.get((s, t)) or None,
-            schema=s,
-        )
-        for (s, t), columns in grouped.items()
-    )
-    return Schema(tables=tables, dialect="duckdb")

@@ -36,7 +36,6 @@ with.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -44,38 +43,49 @@ from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.functions import with_functions
+from cadet_magic.db.mysql_driver import (
+    CHARSET,
+    DRIVERS,
+    TEXT_MODES,
+    close_quietly,
+    driver_cursor,
+    is_pymysql,
+    known_driver,
+    pymysql_opener,
+    shutdown_socket,
+    sqlalchemy_opener,
+    use_utf8mb4,
+)
 from cadet_magic.db.mysql_errors import mysql_errno, mysql_error
+from cadet_magic.db.mysql_schema import (
+    COLUMNS_SQL,
+    FINGERPRINT_SQL,
+    KEYS_SQL,
+    TABLES_SQL,
+    mysql_functions,
+    mysql_schema_from_rows,
+)
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import EngineError
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.model import Schema
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
-from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
 
-#: sql_mode flags that change how the server reads SQL text; cleared on the agent's connection.
-TEXT_MODES = frozenset(
-    {
-        "ANSI_QUOTES",
-        "NO_BACKSLASH_ESCAPES",
-        "PIPES_AS_CONCAT",
-        "IGNORE_SPACE",
-        "ANSI",
-        "ORACLE",
-        "MSSQL",
-        "DB2",
-        "POSTGRESQL",
-        "MAXDB",
-        "EMPTY_STRING_IS_NULL",
-        "SIMULTANEOUS_ASSIGNMENT",
-    }
-)
-#: The one character set the agent's connection speaks: no byte of a multibyte character is an
-#: ASCII byte, so the server splits the text into tokens exactly as the check did.
-CHARSET = "utf8mb4"
-CHARSET_SQL = (
-    "SELECT @@SESSION.character_set_client, @@SESSION.character_set_connection, "
-    "@@SESSION.character_set_results"
-)
+__all__ = [  # the connection helpers stay importable from here
+    "CHARSET",
+    "DRIVERS",
+    "MySQLRunner",
+    "is_pymysql",
+    "known_driver",
+    "mysql_functions",
+    "mysql_schema_from_rows",
+    "pymysql_opener",
+    "runner_for_engine",
+    "runner_for_pymysql",
+    "sqlalchemy_opener",
+    "use_utf8mb4",
+]
+
 #: Server errors of a statement stopped by its time limit (MariaDB, MySQL) or by KILL QUERY.
 TIME_LIMIT_ERRORS = frozenset({1969, 3024})
 KILLED_ERRORS = frozenset({1317})
@@ -85,91 +95,6 @@ WATCHDOG_GRACE = 0.5
 KILL_MARGIN = 1.0
 #: Client errors of a connection killed or shut down under a running statement.
 LOST_ERRORS = frozenset({2013, 2006, 2055, 0})
-
-_TABLES_SQL = """
-SELECT TABLE_NAME, TABLE_TYPE, TABLE_COMMENT FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME
-"""
-_COLUMNS_SQL = """
-SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY, COLUMN_COMMENT
-FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
-ORDER BY TABLE_NAME, ORDINAL_POSITION
-"""
-_KEYS_SQL = """
-SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME,
-       REFERENCED_COLUMN_NAME
-FROM information_schema.KEY_COLUMN_USAGE
-WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL
-ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION
-"""
-#: One row that changes with every table, column or comment of the current database.
-FINGERPRINT_SQL = """
-SELECT DATABASE(), COUNT(*),
-  COALESCE(SUM(CRC32(CONCAT_WS('|', TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY,
-                               COLUMN_COMMENT))), 0),
-  (SELECT COALESCE(SUM(CRC32(CONCAT_WS('|', TABLE_NAME, TABLE_COMMENT))), 0)
-     FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()),
-  (SELECT COUNT(*) FROM information_schema.ROUTINES)
-FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
-"""
-#: The server's built-in functions (its help tables) and the functions that are not built in:
-#: stored functions of every database visible and loadable (UDF) functions.
-HELP_SQL = "SELECT name FROM mysql.help_topic"
-ROUTINES_SQL = "SELECT ROUTINE_NAME FROM information_schema.ROUTINES"
-UDF_SQL = "SELECT name FROM mysql.func"
-
-
-def is_pymysql(obj: Any) -> bool:
-    """Whether ``obj`` is a PyMySQL connection (without importing PyMySQL)."""
-    return type(obj).__module__.startswith("pymysql") and hasattr(obj, "thread_id")
-
-
-def pymysql_opener(con: Any) -> Callable[[], Any]:
-    """Opens new PyMySQL connections with the parameters of ``con`` (host, port, socket, user,
-    password, database, character set, TLS); not its session state."""
-    import pymysql
-
-    params: dict[str, Any] = {
-        "host": con.host,
-        "port": con.port,
-        "user": con.user,
-        "password": con.password,
-        "database": con.db,
-        "unix_socket": con.unix_socket,
-        "charset": CHARSET,  # never the user's: see the module
-        "connect_timeout": getattr(con, "connect_timeout", 10),
-        "autocommit": False,
-    }
-    import ssl
-
-    if isinstance(getattr(con, "_sock", None), ssl.SSLSocket) and getattr(con, "ctx", None):
-        params["ssl"] = con.ctx  # encrypted like the user's connection, with the same context
-    else:
-        # Unencrypted like the user's connection; PyMySQL would otherwise build a new TLS
-        # context for every connection it tries TLS on (~150 ms).
-        params["ssl_disabled"] = True
-    for key in ("bind_address", "server_public_key", "init_command", "sql_mode"):
-        if getattr(con, key, None):
-            params[key] = getattr(con, key)
-
-    def open_() -> Any:
-        return pymysql.connect(**params)
-
-    return open_
-
-
-def sqlalchemy_opener(engine: Any) -> Callable[[], Any]:
-    """Opens new driver connections through a private copy of ``engine``'s pool (same URL,
-    connect arguments and pool events), never one of the user's pooled connections."""
-    pool = engine.pool.recreate()
-
-    def open_() -> Any:
-        fairy = pool.connect()
-        raw = fairy.dbapi_connection
-        fairy.detach()  # the agent's from now on: it closes the driver connection itself
-        return raw
-
-    return open_
 
 
 class MySQLRunner(BaseRunner):
@@ -197,7 +122,7 @@ class MySQLRunner(BaseRunner):
         self._cut = False
         self._control: RunControl | None = None
         self._lock = threading.Lock()
-        self._finalizer = weakref.finalize(self, _close_quietly, [None])
+        self._finalizer = weakref.finalize(self, close_quietly, [None])
 
     # -- the agent's connection ---------------------------------------------------------
     def _connection(self) -> Any:
@@ -217,12 +142,12 @@ class MySQLRunner(BaseRunner):
             finally:
                 cur.close()
         except BaseException:
-            _close_quietly([con])
+            close_quietly([con])
             raise
         self._con, self._thread_id = con, int(thread_id)
         self.mariadb = "mariadb" in str(version).lower()
         self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _close_quietly, [con])
+        self._finalizer = weakref.finalize(self, close_quietly, [con])
         return con
 
     def _discard(self, cur: Any = None) -> None:
@@ -232,7 +157,7 @@ class MySQLRunner(BaseRunner):
             result.unbuffered_active = False  # PyMySQL: do not drain it on garbage collection
         con, self._con, self._thread_id = self._con, None, None
         if con is not None:
-            _close_quietly([con])
+            close_quietly([con])
 
     def close(self) -> None:
         """Closes the agent's connection; the user's connection is never touched."""
@@ -255,7 +180,7 @@ class MySQLRunner(BaseRunner):
         except Exception:  # noqa: BLE001 - already finished
             pass
         finally:
-            _close_quietly([other])
+            close_quietly([other])
 
     def kill_connection(self) -> None:
         """Ends the agent's connection under a statement that ignored ``KILL QUERY``: ``KILL
@@ -264,13 +189,13 @@ class MySQLRunner(BaseRunner):
         con = self._con
         self.kill_query("CONNECTION")
         if con is not None:
-            _shutdown_socket(con)
+            shutdown_socket(con)
 
     @contextlib.contextmanager
     def _transaction(self, timeout: float, unbuffered: bool = False) -> Iterator[Any]:
         """A cursor in a READ ONLY transaction on the agent's connection, rolled back after."""
         con = self._connection()
-        cur = _cursor(con, unbuffered)
+        cur = driver_cursor(con, unbuffered)
         self._cut = False
         clean = False
         try:
@@ -368,11 +293,11 @@ class MySQLRunner(BaseRunner):
 
     def _read_schema(self, time_budget: float = TIME_BUDGET) -> Schema:
         with self._lock, self._transaction(time_budget + 30.0) as cur:
-            cur.execute(_TABLES_SQL)
+            cur.execute(TABLES_SQL)
             table_rows = cur.fetchall()
-            cur.execute(_COLUMNS_SQL)
+            cur.execute(COLUMNS_SQL)
             col_rows = cur.fetchall()
-            cur.execute(_KEYS_SQL)
+            cur.execute(KEYS_SQL)
             key_rows = cur.fetchall()
             schema, views = mysql_schema_from_rows(table_rows, col_rows, key_rows)
             functions = mysql_functions(cur)
@@ -383,177 +308,6 @@ class MySQLRunner(BaseRunner):
 
             schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
             return with_functions(schema, functions)
-
-
-def use_utf8mb4(con: Any, cur: Any) -> None:
-    """Sets the agent's connection to utf8mb4 on the driver and the server, after anything the
-    connection ran when it opened (``init_command``, pool events), and verifies both; raises
-    :class:`~cadet_magic.errors.ConfigurationError` (one line) when either is something else."""
-    from cadet_magic.errors import ConfigurationError
-
-    module = type(con).__module__
-    try:
-        if module.startswith("MySQLdb"):
-            con.set_character_set(CHARSET)  # the driver's encoding and SET NAMES in one
-        else:
-            cur.execute(f"SET NAMES {CHARSET}")
-        cur.execute(CHARSET_SQL)
-        server = tuple(str(v or "").lower() for v in cur.fetchone())
-    except Exception as e:  # an old server without utf8mb4, a driver refusing it
-        raise ConfigurationError(
-            f"The agent's MySQL connection could not be set to {CHARSET} ({_one_line(e)}); "
-            "the agent runs SQL only in utf8mb4."
-        ) from e
-    client = driver_charset(con)
-    if server != (CHARSET,) * 3 or client != CHARSET:
-        raise ConfigurationError(
-            f"The agent's MySQL connection is not in {CHARSET} (driver: {client or 'unknown'}, "
-            f"server: {'/'.join(server)}); the agent runs SQL only in utf8mb4: connect with "
-            "PyMySQL or mysqlclient and a server that supports utf8mb4."
-        )
-
-
-def driver_charset(con: Any) -> str | None:
-    """The character set the driver encodes SQL text in (PyMySQL, mysqlclient, MariaDB
-    Connector/Python), or None when it cannot tell."""
-    module = type(con).__module__
-    if module.startswith("pymysql"):
-        return str(con.charset) if getattr(con, "encoding", None) == "utf8" else con.encoding
-    if module.startswith("MySQLdb"):
-        return str(con.character_set_name())
-    if module.startswith("mariadb"):
-        return str(getattr(con, "character_set", "") or "") or None
-    return None
-
-
-def _one_line(e: BaseException) -> str:
-    return " ".join(str(e).split())[:200] or type(e).__name__
-
-
-def mysql_functions(cur: Any) -> FunctionCatalog | None:
-    """The server's function catalog: built-ins from its help tables, stored and loadable
-    functions as known but never allowed (they may write, sleep or lock)."""
-    try:
-        cur.execute(HELP_SQL)
-        builtin = [r[0] for r in cur.fetchall()]
-        cur.execute(ROUTINES_SQL)
-        stored = [r[0] for r in cur.fetchall()]
-        try:
-            cur.execute(UDF_SQL)
-            stored += [r[0] for r in cur.fetchall()]
-        except Exception:  # noqa: BLE001 - no access to mysql.func: stored functions only
-            pass
-    except Exception:  # noqa: BLE001 - the fixed rules still apply
-        return None
-    if not builtin:  # help tables not loaded: the fixed rules still apply
-        return None
-    return FunctionCatalog.from_mysql(builtin, stored)
-
-
-def mysql_schema_from_rows(
-    table_rows: list, col_rows: list, key_rows: list
-) -> tuple[Schema, set[str]]:
-    """The schema (and the names of its views) from ``information_schema`` rows."""
-    info = {name: (kind, comment) for name, kind, comment in table_rows}
-    columns: dict[str, list[Column]] = {}
-    for table, column, typ, key, comment in col_rows:
-        columns.setdefault(table, []).append(
-            Column(column, str(typ), key == "PRI", comment or None)
-        )
-    fks: dict[tuple[str, str], tuple[list[str], str, list[str]]] = {}
-    for table, constraint, column, ref_schema, ref_table, ref_column in key_rows:
-        entry = fks.setdefault((table, constraint), ([], ref_table, []))
-        entry[0].append(column)
-        entry[2].append(ref_column)
-        del ref_schema
-    tables = []
-    for name, cols in columns.items():
-        comment = info.get(name, ("", ""))[1] or None
-        tables.append(
-            Table(
-                name=name,
-                columns=tuple(cols),
-                foreign_keys=tuple(
-                    ForeignKey(tuple(own), ref, tuple(ref_cols))
-                    for (t, _), (own, ref, ref_cols) in fks.items()
-                    if t == name
-                ),
-                comment=comment,
-            )
-        )
-    views = {name for name, (kind, _) in info.items() if "VIEW" in str(kind).upper()}
-    return Schema(tables=tuple(tables), dialect="mysql"), views
-
-
-#: The drivers the runner knows, by the module their connection class lives in: how each
-#: encodes SQL text, streams rows, reports a killed statement and exposes its socket is known
-#: and tested. Any other driver is refused before any SQL runs (:func:`known_driver`). MariaDB
-#: Connector/Python (``mariadb``) is among the refused: with it, a statement stopped by ``KILL
-#: QUERY`` came back as an ordinary result with no error (measured with its unbuffered
-#: cursor), so a time limit could not be told from an answer.
-DRIVERS = {"pymysql": "PyMySQL", "MySQLdb": "mysqlclient"}
-
-
-def known_driver(con: Any) -> str:
-    """The name of ``con``'s driver when it is one of :data:`DRIVERS`.
-
-    Raises:
-        ConfigurationError: for any other driver (one line naming the supported ones).
-    """
-    from cadet_magic.errors import ConfigurationError
-
-    module = type(con).__module__
-    for prefix, name in DRIVERS.items():
-        if module == prefix or module.startswith(prefix + "."):
-            return name
-    raise ConfigurationError(
-        f"The agent does not run SQL through the MySQL driver {module.split('.')[0]}: its "
-        "character set handling and cancellation are not verified; connect with PyMySQL "
-        "(mysql+pymysql:// or mariadb+pymysql://) or mysqlclient (mysql+mysqldb://)."
-    )
-
-
-def _cursor(con: Any, unbuffered: bool) -> Any:
-    """A cursor of one of :data:`DRIVERS`; with ``unbuffered`` one that streams rows from
-    the server (PyMySQL's and mysqlclient's ``SSCursor``)."""
-    if not unbuffered:
-        return con.cursor()
-    module = type(con).__module__
-    if module.startswith("pymysql"):
-        from pymysql.cursors import SSCursor
-
-        return con.cursor(SSCursor)
-    from MySQLdb.cursors import SSCursor
-
-    return con.cursor(SSCursor)
-
-
-def _shutdown_socket(con: Any) -> None:
-    """Shuts down a driver connection's socket so a read blocked on it returns at once."""
-    import socket
-
-    sock = getattr(con, "_sock", None)  # PyMySQL
-    try:
-        if isinstance(sock, socket.socket):
-            sock.shutdown(socket.SHUT_RDWR)
-        elif hasattr(con, "fileno"):  # mysqlclient, MariaDB Connector/Python
-            dup = socket.socket(fileno=os.dup(con.fileno()))
-            try:
-                dup.shutdown(socket.SHUT_RDWR)
-            finally:
-                dup.close()
-    except Exception:  # noqa: BLE001 - already closed
-        pass
-
-
-def _close_quietly(cons: list) -> None:
-    for con in cons:
-        if con is None:
-            continue
-        try:
-            con.close()
-        except Exception:  # noqa: BLE001 - already closed or broken
-            pass
 
 
 def runner_for_pymysql(con: Any, label: str | None = None) -> MySQLRunner:

@@ -24,9 +24,9 @@ def to_ipc(df: Any) -> bytes:
     """``df`` as Arrow IPC stream bytes (columns Arrow cannot type are sent as text)."""
     import pyarrow as pa
 
-    from cadet_magic.fallback.worker_main import _ipc, _table
+    from cadet_magic.fallback.worker_child import arrow_table, ipc_bytes
 
-    return _ipc(_table(df, pa), pa)
+    return ipc_bytes(arrow_table(df, pa), pa)
 
 
 class ResultRefused(Exception):

@@ -43,9 +43,9 @@ from __future__ import annotations
 
 import ast
 import re
-import string
 from dataclasses import dataclass, field
 
+from cadet_magic.fallback.code_bindings import Bindings, format_problem, root_name
 from cadet_magic.fallback.code_rules import (  # noqa: F401 - the tables stay importable here
     _WHY_GLOBAL,
     AGGFUNC_CALLS,
@@ -87,13 +87,6 @@ class CodeCheck:
     message: str = "ok"
 
 
-def _root_name(node: ast.AST) -> str | None:
-    """The name an attribute/subscript chain starts from (``pd`` in ``pd.options.x[0]``)."""
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
-
-
 class _Checker(ast.NodeVisitor):
     """Walks a program (or an eval/query expression) and collects the issues."""
 
@@ -103,10 +96,10 @@ class _Checker(ast.NodeVisitor):
         self.line_offset = line_offset
         self.fixed_line = fixed_line
         self.module_aliases: set[str] = {"pd", "np"}
-        self.bindings = _Bindings()
+        self.bindings = Bindings()
 
     def visit_Module(self, node: ast.Module) -> None:
-        self.bindings = _Bindings.of(node)
+        self.bindings = Bindings.of(node)
         self.generic_visit(node)
 
     def add(self, node: ast.AST | None, code: str, message: str) -> None:
@@ -159,7 +152,7 @@ class _Checker(ast.NodeVisitor):
         for target in targets:
             for t in ast.walk(target):
                 if isinstance(t, (ast.Attribute, ast.Subscript)):
-                    root = _root_name(t)
+                    root = root_name(t)
                     if root in self.module_aliases:
                         self.add(t, "global_state", f"assigning into `{root}` {_WHY_GLOBAL}")
                     elif isinstance(t, ast.Attribute) and t.attr not in ASSIGNABLE_ATTRS:
@@ -173,7 +166,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         self._targets(node, node.targets)
         # `P = pd.DataFrame` makes P an alias whose attributes must not be assigned either.
-        if isinstance(node.value, ast.Attribute) and _root_name(node.value) in self.module_aliases:
+        if isinstance(node.value, ast.Attribute) and root_name(node.value) in self.module_aliases:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.module_aliases.add(target.id)
@@ -220,7 +213,7 @@ class _Checker(ast.NodeVisitor):
         elif node.attr in DISPATCH_METHODS and id(node) not in self.called:
             self.add(node, "dispatch", f"`.{node.attr}` may only be called directly")
         elif node.attr in FORMAT_METHODS:
-            wrong = _format_problem(node.value)
+            wrong = format_problem(node.value)
             if wrong:
                 self.add(node, "format", f"`.{node.attr}`: {wrong}")
         self.generic_visit(node)
@@ -320,101 +313,6 @@ class _Checker(ast.NodeVisitor):
             self.issues.append(
                 CodeIssue(issue.line, issue.code, f"in the `.{method}()` string: {issue.message}")
             )
-
-
-def _format_problem(receiver: ast.expr) -> str | None:
-    """Why ``receiver.format`` is refused: not a literal, or fields that walk attributes/items."""
-    if not (isinstance(receiver, ast.Constant) and isinstance(receiver.value, str)):
-        return "only on a literal string"
-    try:
-        fields = [f for _, f, _, _ in string.Formatter().parse(receiver.value) if f]
-    except ValueError:
-        return "the format string does not parse"
-    if any("." in f or "[" in f for f in fields):
-        return "format fields may not read attributes or items ({0.x}, {0[k]})"
-    return None
-
-
-class _Bindings:
-    """Where each name of a program gets its value: assignments, ``def``s, other bindings."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, list[ast.expr]] = {}
-        self.functions: set[str] = set()
-        self.opaque: set[str] = set()  # loop targets, parameters, with/except names, ...
-
-    @classmethod
-    def of(cls, tree: ast.AST) -> _Bindings:
-        b = cls()
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                b.functions.add(node.name)
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    b._bind(target, node.value)
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                b._bind(node.target, node.value)
-            elif isinstance(node, ast.NamedExpr):
-                b._bind(node.target, node.value)
-            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension)):
-                b._opaque(node.target)
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                b._opaque(node.optional_vars)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                b.opaque.add(node.name)
-            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-                b.opaque.add(node.name)
-            elif isinstance(node, ast.MatchMapping) and node.rest:
-                b.opaque.add(node.rest)
-            elif isinstance(node, ast.arg):
-                b.opaque.add(node.arg)
-        return b
-
-    def _bind(self, target: ast.expr, value: ast.expr) -> None:
-        if isinstance(target, ast.Name):
-            self.values.setdefault(target.id, []).append(value)
-        else:
-            self._opaque(target)
-
-    def _opaque(self, target: ast.expr) -> None:
-        for node in ast.walk(target):
-            if isinstance(node, ast.Name):
-                self.opaque.add(node.id)
-
-    def static(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
-        """Whether ``node`` is visibly a literal, a function or a container of those."""
-        if isinstance(node, (ast.Constant, ast.Lambda)):
-            return True
-        if isinstance(node, ast.Name):
-            name = node.id
-            if name in self.opaque or name in seen:
-                return False
-            if name in self.values:
-                return all(self.static(v, seen | {name}) for v in self.values[name])
-            return True  # a def, a builtin, df, pd or np
-        if isinstance(node, ast.Attribute):
-            root = _root_name(node)
-            return root is not None and root not in self.values and root not in self.opaque
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            return all(self.static(e, seen) for e in node.elts)
-        if isinstance(node, ast.Dict):
-            return all(self.static(v, seen) for v in node.values)
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
-            return self.static(node.elt, seen)
-        if isinstance(node, ast.DictComp):
-            return self.static(node.value, seen)
-        if isinstance(node, ast.IfExp):
-            return self.static(node.body, seen) and self.static(node.orelse, seen)
-        if isinstance(node, ast.Call):
-            root = _root_name(node.func)
-            return (
-                isinstance(node.func, ast.Attribute)
-                and root in ("pd", "np")
-                and root not in self.values
-                and all(self.static(a, seen) for a in node.args)
-                and all(self.static(k.value, seen) for k in node.keywords)
-            )
-        return False
 
 
 def check_code(code: str) -> CodeCheck:

@@ -1,6 +1,6 @@
 """The fallback's worker process: a template that imports pandas once and never sees data.
 
-Started by :mod:`cadet_magic.fallback.worker` in the kernel as ``python -I`` with a clean
+Started by :mod:`cadet_magic.fallback.warm` in the kernel as ``python -I`` with a clean
 environment and an empty temporary working folder. On Linux it is a **template**: it never
 runs the model's code and never receives a request, rows or a result. Its stdin and stdout are
 one Unix socket to the kernel:
@@ -18,7 +18,7 @@ one Unix socket to the kernel:
 The child reads the request's header (the code and the limits) from its pipe, applies the
 resource limits, Landlock, the capability drop and the seccomp filter
 (:mod:`cadet_magic.fallback.confine`), and only then reads ``df`` (Arrow IPC) from the same
-pipe; it runs the code in a fresh namespace with the safe builtins (``df``, ``pd``, ``np``),
+pipe; it runs the code (:mod:`cadet_magic.fallback.worker_child`) in a fresh namespace with the safe builtins (``df``, ``pd``, ``np``),
 captures printed output up to a cap and writes the result as Arrow IPC with a JSON status to
 its result pipe, straight to the kernel. So the process a run's code executes in was forked
 from one that never held another run's data, and each run's rows reach only its own child.
@@ -38,16 +38,18 @@ import sys
 import time
 from typing import Any
 
+from cadet_magic.fallback.worker_child import (
+    arrow_table,
+    error_status,
+    execute,
+    ipc_bytes,
+    run_child,
+)
+
 #: Whether each run gets a child forked from this worker. Windows has no ``fork``; on macOS a
 #: fork of a process that loaded Apple's frameworks (numpy's Accelerate) is not safe: there
 #: the worker runs one request itself and ends, and the kernel starts the next worker.
 FORK = hasattr(os, "fork") and sys.platform.startswith("linux")
-
-#: Packages whose lazy imports the code's builtins allow.
-LIBRARIES = frozenset({"numpy", "pandas", "pyarrow", "dateutil", "pytz", "tzdata"})
-
-#: Characters of printed output kept (the rest is counted, not kept).
-OUTPUT_LIMIT = 10_000
 
 
 def _die_with_parent(parent: int) -> None:
@@ -64,147 +66,6 @@ def _die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:  # the parent ended before the request took effect
         os._exit(1)
-
-
-class CappedOutput:
-    """A text stream keeping the first ``limit`` characters written and counting the rest."""
-
-    def __init__(self, limit: int = OUTPUT_LIMIT) -> None:
-        self.limit = limit
-        self.parts: list[str] = []
-        self.kept = 0
-        self.dropped = 0
-
-    def write(self, text: Any) -> int:
-        text = str(text)
-        room = self.limit - self.kept
-        if room > 0:
-            self.parts.append(text[:room])
-            self.kept += min(room, len(text))
-        self.dropped += max(0, len(text) - max(room, 0))
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def text(self) -> str:
-        out = "".join(self.parts)
-        return out + (f"\n... ({self.dropped} more characters not kept)" if self.dropped else "")
-
-
-def _table(frame: Any, pa: Any) -> Any:
-    """A DataFrame as an Arrow table without pandas metadata; columns Arrow cannot type
-    (mixed objects) become text."""
-    columns = {}
-    for i, name in enumerate(frame.columns):
-        col = frame.iloc[:, i]
-        try:
-            columns[str(name)] = pa.Array.from_pandas(col)
-        except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            columns[str(name)] = pa.array(col.astype(str).tolist(), type=pa.string())
-    return pa.table(columns) if columns else pa.table({"result": pa.array([], pa.null())})
-
-
-def _ipc(table: Any, pa: Any) -> bytes:
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue().to_pybytes()
-
-
-def _frame_from_ipc(payload: bytes, pa: Any) -> Any:
-    # No Arrow thread pool: the worker forks, and a fork copies only the calling thread.
-    options = pa.ipc.IpcReadOptions(use_threads=False)
-    table = pa.ipc.open_stream(payload, options=options).read_all()
-    return table.to_pandas(use_threads=False)
-
-
-def _error(kind: str, type_: str, message: str, line: int | None = None) -> dict:
-    return {"ok": False, "kind": kind, "type": type_, "message": message, "line": line}
-
-
-def run_child(request: dict, payload: bytes, confined: dict) -> tuple[dict, bytes]:
-    """Runs the request's code (already confined); returns the status and the result bytes."""
-    import numpy as np
-    import pandas as pd
-    import pyarrow as pa
-
-    output = CappedOutput(int(request.get("output_limit", OUTPUT_LIMIT)))
-    sys.stdout = sys.stderr = output
-    try:
-        status, data = _execute(request, payload, pd, np, pa)
-    except MemoryError:
-        status, data = _error("memory", "MemoryError", "out of memory"), b""
-    finally:
-        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
-    status["output"] = output.text()
-    status["confinement"] = confined
-    return status, data
-
-
-def _library_import(filename: str) -> Any:
-    """``__import__`` for the libraries' own lazy imports (numpy's C code imports submodules
-    through the running code's builtins); other imports from the model's code stay refused,
-    so its feedback matches the syntax-tree check (the boundary is the confinement)."""
-    import builtins
-
-    real = builtins.__import__
-
-    def library_import(name: str, *args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1)
-        top = name.partition(".")[0]
-        if caller.f_code.co_filename == filename and top not in LIBRARIES:
-            raise ImportError(f"imports are not allowed ({name}); pd and np are given")
-        return real(name, *args, **kwargs)
-
-    return library_import
-
-
-def _execute(request: dict, payload: bytes, pd: Any, np: Any, pa: Any) -> tuple[dict, bytes]:
-    from cadet_magic.fallback.run import FILENAME, _first_line, _user_line, safe_builtins, to_frame
-
-    df = _frame_from_ipc(payload, pa)
-    del payload
-    compiled = compile(request["code"], FILENAME, "exec", dont_inherit=True)
-    builtins = safe_builtins()
-    builtins["__import__"] = _library_import(FILENAME)
-    namespace: dict[str, Any] = {"__builtins__": builtins, "df": df, "pd": pd, "np": np}
-    t0 = time.perf_counter()
-    try:
-        exec(compiled, namespace)
-    except MemoryError as e:
-        line = _user_line(e.__traceback__)
-        return _error("memory", "MemoryError", _first_line(str(e)), line), b""
-    except BaseException as e:  # noqa: BLE001 - every failure of the code is data
-        message = _first_line(str(e)) or "(no message)"
-        return _error("error", type(e).__name__, message, _user_line(e.__traceback__)), b""
-    ran = time.perf_counter() - t0
-    if "result" not in namespace:
-        return _error(
-            "no_result", "NameError", "the code did not assign the answer to `result`"
-        ), b""
-    value = namespace.pop("result")
-    namespace.clear()
-    if not (isinstance(value, pd.DataFrame | pd.Series) or pd.api.types.is_scalar(value)):
-        message = (
-            f"`result` must be a DataFrame, Series or single value (got {type(value).__name__})"
-        )
-        return _error("bad_result", "TypeError", message), b""
-    try:
-        frame = to_frame(value)
-    except Exception as e:  # noqa: BLE001 - an unusable result is feedback for the model
-        message = f"`result` must be a DataFrame, Series or single value ({e})"
-        return _error("bad_result", "TypeError", message), b""
-    row_limit = request.get("row_limit")
-    if isinstance(row_limit, int) and len(frame) > row_limit + 1:
-        frame = frame.head(row_limit + 1)  # one more than shown: the kernel marks truncation
-    data = _ipc(_table(frame, pa), pa)
-    from cadet_magic.fallback.protocol import result_refusal, stream_shape
-
-    refusal = result_refusal(stream_shape(data), row_limit, request.get("result_bytes"))
-    if refusal:
-        return _error("bad_result", "ValueError", refusal), b""
-    return {"ok": True, "seconds": ran}, data
 
 
 #: Code run once in the worker before it forks any child: pandas initialises much of itself
@@ -237,7 +98,9 @@ def _warm_up() -> None:
     with open(os.devnull, "w") as sink:
         saved = sys.stdout, sys.stderr
         try:
-            _execute({"code": WARM_UP}, _ipc(_table(df, pa), pa), pd, __import__("numpy"), pa)
+            execute(
+                {"code": WARM_UP}, ipc_bytes(arrow_table(df, pa), pa), pd, __import__("numpy"), pa
+            )
         except Exception:  # noqa: BLE001 - a warm-up that fails only costs speed
             pass
         finally:
@@ -300,9 +163,9 @@ def _child(read: Any, result_fd: int, parent: int, keep: tuple[int, ...], wrap: 
         status, data = run_child(request, payload, confined)
         status["child_seconds"] = round(time.perf_counter() - t_start, 4)
     except MemoryError:
-        status, data = _error("memory", "MemoryError", "out of memory"), b""
+        status, data = error_status("memory", "MemoryError", "out of memory"), b""
     except BaseException as e:  # noqa: BLE001 - reported to the kernel as a worker error
-        status = _error("worker", type(e).__name__, str(e)[:300])
+        status = error_status("worker", type(e).__name__, str(e)[:300])
         data = b""
         code = 1
     try:

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from cadet_magic.api import ask
-from cadet_magic.fallback import confine, worker
+from cadet_magic.fallback import confine, warm, worker
 from cadet_magic.fallback.check import check_code
 from tests.conftest import need
 from tests.fallback.hostile_corpus import RSS_SLACK, rss
@@ -260,7 +260,7 @@ def _segments() -> int:
 @pytest.mark.parametrize("name", list(CALLS))
 def test_the_filter_denies_the_rest(name, segment):
     key, shmid = segment
-    w = worker.worker()
+    w = warm.worker()
     call = CALLS[name].format(key=key, shmid=shmid, kernel=os.getpid(), worker=w.proc.pid)
     niceness, affinity, segments = os.getpriority(0, 0), os.sched_getaffinity(0), _segments()
     worker_niceness = os.getpriority(0, w.proc.pid)
@@ -334,7 +334,7 @@ def test_capabilities_are_dropped():
 @pytest.fixture
 def no_landlock(monkeypatch):
     """The worker reports a kernel without Landlock (as on Linux before 5.13)."""
-    w = worker.worker()
+    w = warm.worker()
     monkeypatch.setitem(w.info, "landlock_abi", 0)
     return w
 

@@ -100,12 +100,13 @@ def test_query_strings_are_checked_inside():
                 "from __future__ import annotations",
                 "import ast",
                 "import re",
-                "import string",
                 "from dataclasses import dataclass, field",
+                "from cadet_magic.fallback.code_bindings import Bindings, format_problem, root_name",
                 "from cadet_magic.fallback.code_rules import (  # noqa: F401 - the tables stay "
                 "importable here",
             ],
         ),
+        ("code_bindings.py", ["from __future__ import annotations", "import ast", "import string"]),
         ("code_rules.py", ["from __future__ import annotations"]),
     ],
 )

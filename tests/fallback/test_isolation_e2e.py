@@ -181,9 +181,9 @@ def test_ctrl_c_during_the_fallback_through_the_magic(ip):
     import signal
     import threading
 
-    from cadet_magic.fallback import worker
+    from cadet_magic.fallback import warm
 
-    worker.worker()  # warm, so the interrupt lands while the code runs
+    warm.worker()  # warm, so the interrupt lands while the code runs
     ip.run_line_magic("config", "AskMagic.timeout = 60.0")
     ip.user_ns["model"] = fake_model(
         *FAILED_SQL, fallback_reply("n = 0\nwhile True:\n    n += 1"), fallback_reply(BENIGN)
@@ -198,7 +198,7 @@ def test_ctrl_c_during_the_fallback_through_the_magic(ip):
     finally:
         signal.signal(signal.SIGINT, old)
     assert elapsed < 2.0 + TIME_SLACK
-    assert worker._WORKER is None  # the worker and its child were killed
+    assert warm._WORKER is None  # the worker and its child were killed
     ip.run_line_magic("config", f"AskMagic.timeout = {LIMIT}")
     ip.user_ns["model"] = fake_model(*FAILED_SQL, fallback_reply(BENIGN))
     ip.run_cell_magic("ask", "--model model --max-attempts 2", QUESTION)

@@ -12,7 +12,7 @@ import time
 import pandas as pd
 import pytest
 
-from cadet_magic.fallback import worker
+from cadet_magic.fallback import warm, worker
 from cadet_magic.fallback.run import CodeRun
 from tests.conftest import need
 from tests.fallback.hostile_corpus import (
@@ -87,7 +87,7 @@ def test_environment_is_clean(df, canaries):
     assert r.ok
     names = set(r.result.iloc[0, 0].split())
     assert ENV_NAME not in names
-    assert names <= set(worker.clean_environment("/x")), names
+    assert names <= set(warm.clean_environment("/x")), names
 
 
 def test_working_folder_is_empty_and_private(df):
@@ -128,7 +128,7 @@ def test_the_kernel_confines_the_child(code, error, df):
 
 def test_confinement_is_reported_and_required(df):
     need(LINUX, "seccomp and Landlock are Linux features")
-    info = worker.worker().info
+    info = warm.worker().info
     assert info["seccomp"] is True and info["landlock"] is True and info["landlock_abi"] >= 1
     assert worker._required() == ["seccomp", "landlock"]
     assert worker.confinement_refusal(info) is None
@@ -139,7 +139,7 @@ def test_time_limit_kills_code_holding_the_gil(df):
     r = run("result = 7 ** (3 * 10**7)", df, timeout=1.0)
     assert not r.ok and r.error.kind == "timeout"
     assert time.monotonic() - t0 < 1.0 + TIME_SLACK
-    assert _children(worker.worker().proc.pid) == []  # nothing keeps running
+    assert _children(warm.worker().proc.pid) == []  # nothing keeps running
     benign_answers(df)
 
 
@@ -162,7 +162,7 @@ def test_ctrl_c_kills_the_child_and_the_next_run_works(df):
         time.sleep(1.0)
         os.kill(os.getpid(), signal.SIGINT)
 
-    worker.worker()  # warm, so the interrupt lands while the code runs
+    warm.worker()  # warm, so the interrupt lands while the code runs
     old = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         threading.Thread(target=interrupt, daemon=True).start()
@@ -172,7 +172,7 @@ def test_ctrl_c_kills_the_child_and_the_next_run_works(df):
         assert time.monotonic() - t0 < 1.0 + TIME_SLACK
     finally:
         signal.signal(signal.SIGINT, old)
-    assert worker._WORKER is None  # the worker and its child were killed
+    assert warm._WORKER is None  # the worker and its child were killed
     benign_answers(df)
 
 
@@ -213,8 +213,8 @@ def test_errors_keep_their_shape(code, kind, type_, line, df):
 
 def test_error_text_from_the_worker_is_cut(df):
     r = run("raise ValueError('x' * 5000)", df)
-    assert r.error.kind == "error" and len(r.error.message) <= worker.ERROR_WIDTH
-    assert worker.cut("a\nb\nc\nd\ne").count("\n") == worker.ERROR_LINES
+    assert r.error.kind == "error" and len(r.error.message) <= warm.ERROR_WIDTH
+    assert warm.cut("a\nb\nc\nd\ne").count("\n") == warm.ERROR_LINES
 
 
 def test_the_result_is_read_as_plain_arrow_only():
@@ -233,9 +233,9 @@ def test_the_result_is_read_as_plain_arrow_only():
 def test_the_worker_exits_with_the_kernel(tmp_path):
     script = (
         "import pandas as pd, sys\n"
-        "from cadet_magic.fallback import worker\n"
+        "from cadet_magic.fallback import warm, worker\n"
         "worker.run_isolated('result = 1', pd.DataFrame({'a': [1]}), timeout=10)\n"
-        "print(worker.worker().proc.pid, flush=True)\n"
+        "print(warm.worker().proc.pid, flush=True)\n"
         "sys.stdin.read()\n"
     )
     kernel = subprocess.Popen(
