@@ -350,18 +350,19 @@ def _modes(feedback: str | Sequence[str]) -> list[str]:
 
 def mode_options(base: AskOptions, mode: str) -> AskOptions:
     """The options a question runs with in ``mode``: the user's, with the feedback mode
-    (``none``: one attempt per phase, so no feedback is ever sent).
+    (``none``: one attempt per phase, so no feedback is ever sent), and never the kept
+    examples of the folder it runs in (they would be answers to the questions measured).
 
     Example:
         >>> o = mode_options(AskOptions(), "none")
-        >>> o.max_attempts, o.feedback, o.fallback
-        (1, 'targeted', True)
+        >>> o.max_attempts, o.feedback, o.fallback, o.examples_path
+        (1, 'targeted', True, None)
         >>> mode_options(AskOptions(), "raw").feedback
         'raw'
     """
     if mode == "none":
-        return base.replace(max_attempts=1, feedback="targeted")
-    return base.replace(feedback=mode)
+        return base.replace(max_attempts=1, feedback="targeted", examples_path=None)
+    return base.replace(feedback=mode, examples_path=None)
 
 
 @contextlib.contextmanager
