@@ -98,7 +98,8 @@ def build_messages(
     preamble: str = "",
 ) -> list[tuple[str, str]]:
     """The full prompt for one attempt: the system prompt (schema) and the question (with
-    ``preamble``: a follow-up's previous answer, kept examples), then for each earlier attempt its SQL as the model's turn and its feedback as the user's.
+    ``preamble``: a follow-up's previous answer, kept examples), then for each earlier
+    attempt its SQL as the model's turn and its feedback as the user's.
 
     A retry's prompt starts with the previous prompt unchanged and appends the last
     attempt and its feedback, so a model server's prompt cache processes only what is new.
