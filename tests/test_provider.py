@@ -34,7 +34,9 @@ def test_openai_model_over_http(shell, fake_openai):
     first, second = fake_openai.requests
     assert first["model"] == "scripted-test-model"
     roles = [m["role"] for m in second["messages"]]
-    assert roles == ["system", "user"] and "amont" in second["messages"][-1]["content"]
+    # A retry appends the failed SQL as the model's turn and the feedback as the user's.
+    assert roles == ["system", "user", "assistant", "user"]
+    assert "amont" in second["messages"][2]["content"]
     shell.run_line_magic("sql", "SELECT 1")
 
 
