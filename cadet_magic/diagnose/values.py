@@ -231,6 +231,19 @@ def _resolve_in(
     return None
 
 
+def _walk(sql: str, dialect: str | None) -> tuple[Any, dict[int, Any]] | None:
+    """The query's tree (the checked one when the check made it) and its scopes by node id;
+    None for a tree that cannot be walked (such a query is simply not checked)."""
+    from sqlglot.optimizer.scope import traverse_scope
+
+    try:
+        query = checked(sql, dialect)
+        tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
+        return tree, {id(s.expression): s for s in traverse_scope(tree)}
+    except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
+        return None
+
+
 def literal_filters(sql: str, dialect: str | None, schema: Schema) -> list[Filter]:
     """Every comparison of a text column of a catalog table with a string literal in ``sql``.
 
@@ -243,14 +256,10 @@ def literal_filters(sql: str, dialect: str | None, schema: Schema) -> list[Filte
         >>> [(f.where, f.value, f.op) for f in literal_filters(sql, "duckdb", s)]
         [('u.m', 'a', 'IN'), ('u.m', 'b', 'IN'), ('u.k', 'c%', 'LIKE'), ('t.k', 'd', '=')]
     """
-    from sqlglot.optimizer.scope import traverse_scope
-
-    try:
-        query = checked(sql, dialect)
-        tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
-        scopes = {id(s.expression): s for s in traverse_scope(tree)}
-    except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
+    walked = _walk(sql, dialect)
+    if walked is None:
         return []
+    tree, scopes = walked
     out: dict[tuple, Filter] = {}
     for column, value, op, wrap in _comparisons(tree):
         if not value.strip("%_ ") or len(value) > MAX_VALUE_CHARS:
@@ -527,14 +536,10 @@ def number_filters(sql: str, dialect: str | None, schema: Schema) -> list[Number
         ...     "SELECT * FROM t WHERE age > 200 AND 5 >= age AND age BETWEEN 1 AND 9", "sqlite", s)]
         ['age > 200', 'age <= 5', 'age BETWEEN 1 AND 9']
     """
-    from sqlglot.optimizer.scope import traverse_scope
-
-    try:
-        query = checked(sql, dialect)
-        tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
-        scopes = {id(s.expression): s for s in traverse_scope(tree)}
-    except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
+    walked = _walk(sql, dialect)
+    if walked is None:
         return []
+    tree, scopes = walked
     out: dict[tuple, NumberFilter] = {}
     for node in tree.find_all(*_RANGE_OPS, exp.Between, bfs=False):
         nums: tuple[float | None, ...]
