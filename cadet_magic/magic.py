@@ -73,14 +73,44 @@ def option_hint(error: str, magic: Any) -> str:
 
 
 def follow_arguments(line: str) -> str:
-    """The magic's line with ``-f``/``--follow`` given its value: ``--follow=N`` when a number
-    follows, else ``--follow=last`` (so that ``%ask --follow only for 2025`` keeps its words).
+    """The magic's line with ``-f``/``--follow`` given its value, for argparse: ``--follow=N``
+    when a number follows (see :func:`read_follow` for when that number is a question word),
+    else ``--follow=last`` (so that ``%ask --follow only for 2025`` keeps its words).
 
     >>> follow_arguments("--follow only 2025"), follow_arguments("-f 2 only 2025")
     ('--follow=last only 2025', '--follow=2 only 2025')
     """
     pattern = r"(?<!\S)(?:-f|--follow)(?:=(\S+)|\s+(\d+)(?=\s|$))?(?=\s|$)"
-    return re.sub(pattern, lambda m: f"--follow={m.group(1) or m.group(2) or 'last'}", line)
+
+    def value(m: re.Match[str]) -> str:
+        given, spaced = m.group(1), m.group(2)
+        return f"--follow={given or spaced or 'last'}"
+
+    return re.sub(pattern, value, line)
+
+
+def read_follow(line: str, args: Any, answers: int) -> Any:
+    """``args`` with ``-f N`` / ``--follow N`` read as the user means it: N is answer N when the
+    session has that answer (1 to ``answers``) or when no other word is left on the line for the
+    question; otherwise N is the question's first word and the last answer is followed
+    (``%ask --follow 2025 only``). ``--follow=N`` always names answer N.
+
+    >>> from types import SimpleNamespace as A
+    >>> read_follow("--follow 2025 only", A(follow="2025", question=["only"]), 3)
+    namespace(follow='last', question=['2025', 'only'])
+    >>> read_follow("-f 2 only", A(follow="2", question=["only"]), 3).follow
+    '2'
+    >>> read_follow("--follow=2025 only", A(follow="2025", question=["only"]), 3).follow
+    '2025'
+    >>> read_follow("--follow 2025", A(follow="2025", question=[]), 3).follow
+    '2025'
+    """
+    number = args.follow or ""
+    spaced = re.search(rf"(?<!\S)(?:-f|--follow)\s+{re.escape(number)}(?=\s|$)", line)
+    if not (number.isdigit() and spaced and args.question) or 1 <= int(number) <= answers:
+        return args
+    args.follow, args.question = "last", [number, *args.question]
+    return args
 
 
 def follow_number(args: Any) -> int | None:
@@ -254,8 +284,9 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         "-f",
         default=None,
         metavar="N",
-        help="Build on answer N of this session (alone: the last answer): its question, SQL "
-        "and column names go with the question.",
+        help="Build on answer N of this session (alone: the last answer; a number naming no "
+        "answer starts the question; --follow=N always names one): its question, SQL and "
+        "column names go with the question.",
     )
     @argument(
         "--rerun",
@@ -288,6 +319,7 @@ class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
         label = "%%ask" if cell is not None else "%ask"
         try:
             args = parse_argstring(self.ask, follow_arguments(line))
+            args = read_follow(line, args, len(self.history.answers))
         except (UsageError, ValueError) as e:  # argparse's message, or unbalanced quotes
             raise UsageError(f"{label}: {e}{option_hint(str(e), self.ask)}") from None
         question = (cell if cell is not None else " ".join(args.question)).strip()

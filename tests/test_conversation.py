@@ -4,6 +4,7 @@ shell with jupysql on real DuckDB, with scripted models (labelled as such)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -80,6 +81,35 @@ def test_follow_errors_are_one_line(ip):
     assert "give the number of an earlier answer" in usage_error(
         ip, "ask", "--model model --follow=x", "only for 2025"
     )
+
+
+FOLLOW_CASES = json.loads((Path(__file__).parent / "follow_cases.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", FOLLOW_CASES, ids=[c["name"] for c in FOLLOW_CASES])
+def test_a_number_after_follow_is_read_as_a_user_means_it(ip, case):
+    from cadet_magic.conversation import History
+
+    ip.magics_manager.registry["AskMagic"].history = History()  # answers 1 and 2 only
+    ask(ip, PER_STATUS)
+    ask(ip, "SELECT sum(amount) AS total FROM orders", question="Total amount?")
+    magic, cell = "ask", case["cell"]
+    line = f"--model model {case['line']}"
+    ip.user_ns["model"] = model = CountingModel(fake_model(sql_reply(ONLY_2025)))
+    if "error" in case:
+        assert case["error"] in usage_error(ip, magic, line, cell)
+        assert model.prompts == []
+        return
+    if cell is None:
+        ip.run_line_magic(magic, line)
+    else:
+        ip.run_cell_magic(magic, line, cell)
+    r = ip.user_ns["_ask"]
+    assert r.ok, r.message
+    assert r.question == case["question"]
+    assert r.provenance["followed"]["number"] == case["followed"]
+    followed = (PER_STATUS, "Orders per status?") if case["followed"] == 1 else ("total",)
+    assert all(text in human(model.prompts[0]) for text in followed)
 
 
 def test_follow_after_a_fallback_answer_follows_its_simple_select(ip):
