@@ -289,8 +289,13 @@ class MySQLRunner(BaseRunner):
 
     def schema(self) -> Schema:
         """Tables, views, columns, keys and comments of the connection's database (with sample
-        values and the function catalog), cached while the catalog's fingerprint is unchanged."""
-        return self.session.schema_cache.get(self._key, self._fingerprint, self._read_schema)
+        values and the function catalog), cached while the catalog's fingerprint is unchanged;
+        its ``ansi_quotes`` is this connection's (the mode is read when the connection opens,
+        which reading the fingerprint or the schema does first)."""
+        schema = self.session.schema_cache.get(self._key, self._fingerprint, self._read_schema)
+        if schema.ansi_quotes != self.ansi_quotes:  # the server's mode changed since the read
+            schema = replace(schema, ansi_quotes=self.ansi_quotes)
+        return schema
 
     def _fingerprint(self) -> tuple | None:
         try:

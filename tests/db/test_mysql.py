@@ -481,3 +481,34 @@ def test_double_quotes_follow_the_connections_sql_mode(shop, case):
         user.close()
         if engine is not None:
             engine.dispose()
+
+
+def test_the_mode_is_the_connections_even_when_the_schema_is_cached(shop):
+    """The server's default mode changes between two questions on the same user connection:
+    the second run's connection reads it, though the schema comes from the cache."""
+    import pymysql
+
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    _, args = shop
+    reply = '```sql\nSELECT "name" FROM customers WHERE id = 2\n```'
+    raw = pymysql.connect(**args)  # no sql_mode of its own: the server's default
+    admin = pymysql.connect(**args, autocommit=True)
+    with admin.cursor() as cur:
+        cur.execute("SELECT @@GLOBAL.sql_mode")
+        (default,) = cur.fetchone()
+    try:
+        model = ScriptedModel({"Who is 2?": [reply]})
+        first = cadet_magic.ask("Who is 2?", con=raw, model=model, fallback=False)
+        assert first.ok and first.rows == [("name",)]  # a string in the default mode
+        with admin.cursor() as cur:
+            cur.execute("SET GLOBAL sql_mode = %s", (f"{default},ANSI_QUOTES".strip(","),))
+        model = ScriptedModel({"Who is 2?": [reply]})
+        second = cadet_magic.ask("Who is 2?", con=raw, model=model, fallback=False)
+        assert second.ok and second.rows == [("Bob",)]  # a name once the mode has ANSI_QUOTES
+    finally:
+        with admin.cursor() as cur:
+            cur.execute("SET GLOBAL sql_mode = %s", (default,))
+        admin.close()
+        raw.close()
