@@ -197,6 +197,8 @@ def bounded_fetch_before_after(n: int = 10**7, reps: int = 31) -> list[Measure]:
     the cleanup) against its run path before, interleaved in one run."""
     from cadet_magic.db.base import BaseRunner
     from cadet_magic.db.duckdb import DuckDBRunner
+    from cadet_magic.db.duckdb_memory import holds_state
+    from cadet_magic.db.sqlite import heap_budget
 
     sql = FETCH_QUERIES["scan"]
     with _big_duckdb(n) as con:
@@ -211,11 +213,11 @@ def bounded_fetch_before_after(n: int = 10**7, reps: int = 31) -> list[Measure]:
         def inline() -> list:
             # the same run in the caller's thread, without the data limit (what the run's own
             # thread and RLIMIT_DATA add is now() - inline())
-            before_limit = runner._limit_memory(None)
+            before_limit = runner.memory.lower(heap_budget(None)) if holds_state(sql) else None
             try:
                 return BaseRunner.run(runner, sql, limit=1000, timeout=600).rows
             finally:
-                runner._restore_memory(before_limit)
+                runner.memory.restore(before_limit)
 
         assert now() == before() == inline()
         a, b, c = [], [], []

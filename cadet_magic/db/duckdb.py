@@ -10,14 +10,14 @@ statements never reach execution, whatever the safety check said. The watchdog
 thread calls ``interrupt()`` at the deadline (also during the cleanup after a streamed
 result); a KeyboardInterrupt does the same.
 
-Memory: DuckDB's ``memory_limit`` is one setting of the whole database instance, so for the
-run it is lowered to what the instance uses now plus :func:`~cadet_magic.db.sqlite.heap_budget`
-of the result budget (never raised above the user's own limit) and put back afterwards; an
-aggregate, list, join or sort that would grow beyond it fails with DuckDB's out-of-memory
-error, shown as one line. Values computed row by row outside DuckDB's buffer manager
-(``repeat('x', 10^9)`` in each row of a vector, a window ``string_agg``) and the Python objects
-of the rows fetched are not counted by it: on Linux the kernel process's data limit is held at
-what it maps now plus that budget and :data:`DATA_SLACK` for the run
+Memory: for a run the instance's ``memory_limit`` is lowered to what it uses now plus
+:func:`~cadet_magic.db.sqlite.heap_budget` of the result budget and put back afterwards
+(:mod:`cadet_magic.db.duckdb_memory`; skipped for a query that builds no state across rows),
+so an aggregate, list, join or sort that would grow beyond it fails with DuckDB's
+out-of-memory error, shown as one line. Values computed row by row outside DuckDB's buffer
+manager (``repeat('x', 10^9)`` in each row of a vector, a window ``string_agg``) and the Python
+objects of the rows fetched are not counted by it: on Linux the kernel process's data limit is
+held at what it maps now plus that budget and :data:`DATA_SLACK` for the run
 (:func:`~cadet_magic.db.oslimit.data_limit`), so such an allocation fails and ends the run in
 one line too. A chunk is :data:`TEXT_CHUNK` rows when a column is not of a fixed size.
 
@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
+from cadet_magic.db.duckdb_memory import MemoryLimit, holds_state, size_bytes
 from cadet_magic.db.duckdb_schema import (
     FINGERPRINT_SQL,
     duckdb_fingerprint,
@@ -68,13 +69,6 @@ __all__ = [  # the schema reading stays importable from here
 #: Rows of the first fetch when a column holds text, blobs or nested values (each converted
 #: to a Python object before it can be measured); later chunks follow the rows' average size.
 TEXT_CHUNK = 1
-#: The instance's memory limit as shown, and what its buffer manager holds now (bytes).
-MEMORY_SQL = (
-    "SELECT current_setting('memory_limit'), "
-    "(SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory())"
-)
-
-
 #: Seconds a run may last past its time limit before it returns without the statement.
 MARGIN = 1.0
 #: Bytes the kernel may map during a run beyond the engine's heap budget (the rows fetched
@@ -84,26 +78,6 @@ DATA_SLACK = 256 * 2**20
 #: background past its time limit is waited for before the next one starts.
 _RUNNING: dict[int, threading.Thread] = {}
 _RUNNING_LOCK = threading.Lock()
-
-
-_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
-_UNITS.update({"KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40})
-
-
-def size_bytes(text: str) -> int | None:
-    """Bytes of a DuckDB size setting as ``current_setting`` shows it, or None.
-
-    Example:
-        >>> size_bytes("18.8 GiB"), size_bytes("512.0 MiB"), size_bytes("1000B"), size_bytes("x")
-        (20186346291, 536870912, 1000, None)
-    """
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text)
-    if not m or m.group(2).upper() not in _UNITS:
-        return None
-    try:
-        return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
-    except ValueError:
-        return None
 
 
 def _is_interrupt(error: BaseException) -> bool:
@@ -186,48 +160,9 @@ class DuckDBRunner(BaseRunner):
         self.connection = connection
         self.label = label
         self.session = session or current()
-        self._default_memory: str | None = None  # DuckDB's default memory_limit, as shown
+        self.memory = MemoryLimit(connection)
         #: The cursor of the statement each run thread is running (by thread ident).
         self._cursors: dict[int, Any] = {}
-
-    def _limit_memory(self, max_bytes: int | None) -> str | None:
-        """Lowers the instance's ``memory_limit`` for the run; returns the value to put back
-        (None when it was left alone)."""
-        from cadet_magic.db.sqlite import heap_budget
-
-        cur = self.connection.cursor()
-        try:
-            before, used = cur.execute(MEMORY_SQL).fetchone()
-            wanted = int(used) + heap_budget(max_bytes)
-            now = size_bytes(str(before))
-            if now is not None and wanted >= now:
-                return None  # the user's own limit is lower already
-            cur.execute(f"SET memory_limit = '{wanted}B'")
-            return str(before)
-        except Exception:  # noqa: BLE001 - an older DuckDB: the byte budget still holds
-            return None
-        finally:
-            cur.close()
-
-    def _restore_memory(self, before: str | None) -> None:
-        """Puts ``memory_limit`` back: the default exactly (``RESET``), else the user's value
-        as DuckDB showed it."""
-        if before is None:
-            return
-        cur = self.connection.cursor()
-        try:
-            if before != self._default_memory:
-                cur.execute("RESET memory_limit")
-                default = cur.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-                self._default_memory = default
-                if default != before:
-                    cur.execute(f"SET memory_limit = '{before}'")
-            else:
-                cur.execute("RESET memory_limit")
-        except Exception:  # noqa: BLE001 - a closed connection
-            pass
-        finally:
-            cur.close()
 
     def run(
         self, sql: str | CheckedQuery, *, limit: int, timeout: float, max_bytes: int | None = None
@@ -255,13 +190,13 @@ class DuckDBRunner(BaseRunner):
                 if gone.is_set():
                     return  # the caller stopped waiting before the statement began
                 with data_limit(heap_budget(max_bytes) + DATA_SLACK):
-                    before = self._limit_memory(max_bytes)
+                    before = self.memory.lower(heap_budget(max_bytes)) if holds_state(sql) else None
                     try:
                         box["result"] = BaseRunner.run(
                             self, sql, limit=limit, timeout=timeout, max_bytes=max_bytes
                         )
                     finally:
-                        self._restore_memory(before)
+                        self.memory.restore(before)
             except MemoryError:
                 box["error"] = ResultTooLarge()
             except BaseException as e:  # noqa: BLE001 - handed to the caller's thread

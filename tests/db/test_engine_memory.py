@@ -182,17 +182,53 @@ def test_duckdb_memory_limit_is_put_back():
     import duckdb
 
     from cadet_magic.db.connect import resolve_runner
+    from cadet_magic.db.sqlite import heap_budget
 
     con = duckdb.connect()
     con.execute("SET memory_limit = '3GiB'")
     runner = resolve_runner(con)
-    assert runner._limit_memory(2**20) is not None
+    assert runner.memory.lower(heap_budget(2**20)) is not None
     assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] != "3.0 GiB"
-    runner._restore_memory("3.0 GiB")
+    runner.memory.restore("3.0 GiB")
     assert runner.run("SELECT 42", limit=5, timeout=10).rows == [(42,)]
     assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == "3.0 GiB"
     con.execute("SET memory_limit = '100MB'")  # the user's lower limit is kept
-    assert runner._limit_memory(64 * 2**20) is None
+    assert runner.memory.lower(heap_budget(64 * 2**20)) is None
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "lowered"),
+    [
+        ("SELECT id, upper(label) FROM t WHERE id > 1", False),
+        ("SELECT label, count(*) FROM t GROUP BY label", True),
+        ("SELECT id FROM t ORDER BY label DESC", True),
+        ("SELECT string_agg(label, ',') OVER (ORDER BY id) FROM t", True),
+    ],
+)
+def test_duckdb_memory_limit_only_for_queries_that_hold_state(sql, lowered):
+    """The lowered limit bounds state kept across rows; a plain scan builds none, so it
+    skips the three statements (the kernel's data limit still bounds its values)."""
+    import duckdb
+
+    from cadet_magic.db.connect import resolve_runner
+    from cadet_magic.db.duckdb_memory import MemoryLimit
+
+    class Seen(MemoryLimit):
+        calls: list[int] = []
+
+        def lower(self, heap_budget: int) -> str | None:
+            self.calls.append(heap_budget)
+            return super().lower(heap_budget)
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i AS id, 'l' || (i % 3) AS label FROM range(10) r(i)")
+    runner = resolve_runner(con)
+    runner.memory = seen = Seen(con)
+    shown = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert len(runner.run(sql, limit=100, timeout=10).rows) > 0
+    assert bool(seen.calls) is lowered
+    assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == shown
     con.close()
 
 
