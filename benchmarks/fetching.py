@@ -199,8 +199,12 @@ def bounded_fetch_before_after(n: int = 10**7, reps: int = 31) -> list[Measure]:
     from cadet_magic.db.duckdb import DuckDBRunner
     from cadet_magic.db.duckdb_memory import holds_state
     from cadet_magic.db.sqlite import heap_budget
+    from cadet_magic.sql.validate import validate_sql
 
-    sql = FETCH_QUERIES["scan"]
+    # The runner gets the check's query, as in the agent (its tree says the scan keeps no
+    # state across rows, so memory_limit is left alone).
+    sql = validate_sql(FETCH_QUERIES["scan"], "duckdb").query
+    assert sql is not None
     with _big_duckdb(n) as con:
         runner = DuckDBRunner(con)
 

@@ -4,235 +4,43 @@ Usage and configuration errors (a bad option, no model, no connection, an interr
 IPython's :class:`~IPython.core.error.UsageError`: IPython shows its one line without a
 traceback, the cell fails and "Run All" stops there. The outcome of a question, even one with no
 answer after every attempt, is a result, not an error.
+
+The magic class is thin: its options are traits generated from ``AskOptions``
+(:mod:`cadet_magic.magic_traits`), its line is read by :mod:`cadet_magic.magic_args`, and what
+it shows besides an answer (messages, the one line of a failure) is
+:mod:`cadet_magic.magic_output`'s.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-import re
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from traitlets import Bool, Dict, Float, Int, TraitError, TraitType, Unicode, validate
 from traitlets.config import Configurable
 
-from cadet_magic.errors import (
-    CadetError,
-    ConfigurationError,
-    ModelCallInterrupted,
-    UnsupportedConnectionError,
-)
+from cadet_magic.errors import CadetError, ConfigurationError
 from cadet_magic.llm import ENV_VAR
-from cadet_magic.options import AskOptions, check_option
-
-log = logging.getLogger("cadet_magic")
-
-
-class Message:
-    """One line of information for the user (``%cadet reset``); errors raise ``UsageError``."""
-
-    def __init__(self, text: str, kind: str = "info") -> None:
-        self.text = text
-        self.kind = kind
-
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        from html import escape
-
-        color = "var(--jp-error-color1,#c62828)" if self.kind == "error" else "inherit"
-        return {
-            "text/plain": self.text,
-            "text/html": f"<div class='cadet-message' style='color:{color}'>{escape(self.text)}</div>",
-        }
-
-
-def option_hint(error: str, magic: Any) -> str:
-    """The " (did you mean --x?)" for an unknown option in argparse's ``error``, from the options
-    of ``magic`` (a function decorated with ``magic_arguments``); "" when none is close.
-
-    >>> def ask(): pass
-    >>> ask.parser = type("P", (), {"_option_string_actions": {"--max-attempts": 0, "-m": 0}})
-    >>> option_hint("unrecognized arguments: --max-attemps", ask)
-    ' (did you mean --max-attempts?)'
-    """
-    import difflib
-
-    found = re.search(r"unrecognized arguments: (.*)", error)
-    options = [o for o in getattr(getattr(magic, "parser", None), "_option_string_actions", {})]
-    hints = []
-    for word in found.group(1).split() if found else []:
-        name = word.split("=", 1)[0]
-        if name.startswith("--"):
-            hints += difflib.get_close_matches(name, [o for o in options if o.startswith("--")], 1)
-    return f" (did you mean {', '.join(dict.fromkeys(hints))}?)" if hints else ""
-
-
-def follow_arguments(line: str) -> str:
-    """The magic's line with ``-f``/``--follow`` given its value, for argparse: ``--follow=N``
-    when a number follows (see :func:`read_follow` for when that number is a question word),
-    else ``--follow=last`` (so that ``%ask --follow only for 2025`` keeps its words).
-
-    >>> follow_arguments("--follow only 2025"), follow_arguments("-f 2 only 2025")
-    ('--follow=last only 2025', '--follow=2 only 2025')
-    """
-    pattern = r"(?<!\S)(?:-f|--follow)(?:=(\S+)|\s+(\d+)(?=\s|$))?(?=\s|$)"
-
-    def value(m: re.Match[str]) -> str:
-        given, spaced = m.group(1), m.group(2)
-        return f"--follow={given or spaced or 'last'}"
-
-    return re.sub(pattern, value, line)
-
-
-def read_follow(line: str, args: Any, answers: int) -> Any:
-    """``args`` with ``-f N`` / ``--follow N`` read as the user means it: N is answer N when the
-    session has that answer (1 to ``answers``) or when no other word is left on the line for the
-    question; otherwise N is the question's first word and the last answer is followed
-    (``%ask --follow 2025 only``). ``--follow=N`` always names answer N.
-
-    >>> from types import SimpleNamespace as A
-    >>> read_follow("--follow 2025 only", A(follow="2025", question=["only"]), 3)
-    namespace(follow='last', question=['2025', 'only'])
-    >>> read_follow("-f 2 only", A(follow="2", question=["only"]), 3).follow
-    '2'
-    >>> read_follow("--follow=2025 only", A(follow="2025", question=["only"]), 3).follow
-    '2025'
-    >>> read_follow("--follow 2025", A(follow="2025", question=[]), 3).follow
-    '2025'
-    """
-    number = args.follow or ""
-    spaced = re.search(rf"(?<!\S)(?:-f|--follow)\s+{re.escape(number)}(?=\s|$)", line)
-    if not (number.isdigit() and spaced and args.question) or 1 <= int(number) <= answers:
-        return args
-    args.follow, args.question = "last", [number, *args.question]
-    return args
-
-
-def follow_number(args: Any) -> int | None:
-    """``--follow``'s answer number (None: the last), or one clear line."""
-    if args.follow in (None, "last"):
-        return None
-    try:
-        return int(args.follow)
-    except ValueError:
-        raise ConfigurationError(
-            f"--follow {args.follow}: give the number of an earlier answer (e.g. --follow 2), "
-            "or --follow alone for the last one."
-        ) from None
-
-
-def running_context(followed: Any, recorded: Any) -> str:
-    """What the panel says the question builds on while it runs."""
-    if recorded is not None:
-        return "Rerun of the recorded SQL: no model call"
-    if followed is not None:
-        return f"Following answer {followed.number}: {followed.question!r}"
-    return ""
-
-
-def rows_as_dicts(columns: list[str], rows: list[tuple]) -> list[dict[str, Any]]:
-    """The answer's rows as dicts keyed by column name (what ``-o`` stores without pandas).
-
-    >>> rows_as_dicts(["a", "b"], [(1, 2), (3, 4)])
-    [{'a': 1, 'b': 2}, {'a': 3, 'b': 4}]
-    """
-    return [dict(zip(columns, row, strict=False)) for row in rows]
-
-
-class Secret(str):
-    """A string that does not show itself: ``%config AskMagic`` and reprs print a mask.
-
-    Example:
-        >>> key = Secret("sk-123")
-        >>> repr(key), key == "sk-123"
-        ("'***' (set)", True)
-    """
-
-    def __repr__(self) -> str:
-        return "'***' (set)"
-
-
-class SecretUnicode(Unicode):
-    """A string trait whose value is kept as a :class:`Secret`."""
-
-    def validate(self, obj: Any, value: Any) -> Any:
-        value = super().validate(obj, value)
-        return None if value is None else Secret(value)
-
-
-def _trait(f: Any) -> TraitType:
-    """The configurable trait of one :class:`AskOptions` field: its kind, default and help."""
-    meta = f.metadata
-    if meta["kind"] is dict:
-        trait = Dict(
-            default_value=f.default, allow_none=meta["nullable"], config=True, help=meta["help"]
-        )
-        trait.default_value = f.default  # None stays None (not an empty table)
-        return trait
-    kinds = {int: Int, float: Float, bool: Bool, str: SecretUnicode if meta["secret"] else Unicode}
-    return kinds[meta["kind"]](
-        f.default, allow_none=meta["nullable"], config=True, help=meta["help"]
-    )
-
-
-def _check_trait(self: Any, proposal: Any) -> Any:
-    """A trait's new value passes the option's own check (:func:`check_option`) or is refused
-    with its one line; the trait keeps its value."""
-    value, name = proposal["value"], proposal["trait"].name
-    try:
-        check_option(name, value)
-    except ConfigurationError as e:
-        message = str(e)
-        raise TraitError(
-            message if message.startswith("AskMagic.") else f"AskMagic.{message}"
-        ) from None
-    return value
-
-
-#: One configurable trait per option, generated from :class:`AskOptions` (its defaults, help
-#: and checks are written there once); ``%config AskMagic.<option> = ...`` sets them.
-OptionTraits = type(
-    "OptionTraits",
-    (Configurable,),
-    {
-        **{f.name: _trait(f) for f in AskOptions.fields() if f.metadata["kind"] is not object},
-        "_check_trait": validate(*AskOptions.names())(_check_trait),
-        "__doc__": "The options of :class:`AskOptions` as configurable traits.",
-    },
+from cadet_magic.magic_args import (
+    follow_arguments,
+    follow_number,
+    option_hint,
+    read_follow,
 )
-
-
-def usage_error(error: BaseException, label: str, con_name: str | None) -> UsageError:
-    """The one line a failed ``%%ask`` shows for ``error`` (the kernel and the connection are
-    as they were)."""
-    if isinstance(error, UnsupportedConnectionError):
-        return UsageError(str(UnsupportedConnectionError(error.value, name=con_name)))
-    if isinstance(error, CadetError):
-        return UsageError(str(error))
-    if isinstance(error, ModelCallInterrupted):
-        return UsageError(
-            "Interrupted: the model call was stopped (no query was running); your "
-            "connection is unchanged."
-        )
-    if isinstance(error, KeyboardInterrupt):
-        return UsageError(
-            "Interrupted: the running query was cancelled; your connection is unchanged."
-        )
-    log.debug("%%ask failed", exc_info=error)
-    first = (str(error).strip().splitlines() or [""])[0][:300]
-    return UsageError(
-        f"{label} failed ({type(error).__name__}): {first}. Your connection is unchanged; "
-        "check the options and the connection, then run the cell again."
-    )
+from cadet_magic.magic_output import (
+    Message,
+    rows_as_dicts,
+    running_context,
+    usage_error,
+)
+from cadet_magic.magic_traits import OptionTraits, Secret, SecretUnicode  # noqa: F401
+from cadet_magic.options import AskOptions
 
 
 @magics_class
-class AskMagic(Magics, OptionTraits):  # type: ignore[misc, valid-type]
+class AskMagic(Magics, OptionTraits):
     """Ask the notebook's database a question in plain language."""
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:

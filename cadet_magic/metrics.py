@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cadet_magic.options import check_prices
+from cadet_magic.prices import check_prices
 from cadet_magic.result import AskResult, Tokens
 
 

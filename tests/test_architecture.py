@@ -26,6 +26,7 @@ CORE_PACKAGES = ("agent", "sql", "diagnose", "schema", "fallback")
 CORE_MODULES = (
     "result",
     "options",
+    "prices",
     "text",
     "errors",
     "runner",

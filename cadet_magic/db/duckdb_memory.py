@@ -66,30 +66,29 @@ def size_bytes(text: str) -> int | None:
 
 
 def holds_state(sql: str | CheckedQuery) -> bool:
-    """Whether the query may build state across rows in DuckDB's buffer manager (True when
-    unsure: text that does not parse, anything but one SELECT over plain tables).
+    """Whether the query may build state across rows in DuckDB's buffer manager, read on the
+    check's tree (True when unsure: plain text, which would need a parse of its own, or anything
+    but one SELECT over plain tables).
 
     Example:
-        >>> holds_state("SELECT id, upper(label) FROM big WHERE amount > 3 LIMIT 10")
+        >>> from cadet_magic.sql.validate import validate_sql
+        >>> def checked(sql):
+        ...     return validate_sql(sql, "duckdb").query
+        >>> holds_state(checked("SELECT id, upper(label) FROM big WHERE amount > 3 LIMIT 10"))
         False
-        >>> [holds_state(q) for q in (
+        >>> holds_state("SELECT id FROM big")  # text the check did not make
+        True
+        >>> [holds_state(checked(q)) for q in (
         ...     "SELECT a FROM t ORDER BY a", "SELECT count(*) FROM t", "SELECT DISTINCT a FROM t",
         ...     "SELECT a FROM t JOIN u USING (k)", "SELECT a FROM t, u", "SELECT * FROM range(10)",
         ...     "SELECT a FROM t WHERE a IN (SELECT b FROM u)", "SELECT sum(a) OVER () FROM t",
         ...     "WITH x AS (SELECT 1) SELECT * FROM x", "SELECT a FROM t UNION SELECT a FROM u",
-        ...     "SELECT a FROM t USING SAMPLE 10", "not sql at all (")]
-        [True, True, True, True, True, True, True, True, True, True, True, True]
+        ...     "SELECT a FROM t USING SAMPLE 10")]
+        [True, True, True, True, True, True, True, True, True, True, True]
     """
-    if isinstance(sql, CheckedQuery):
-        tree: exp.Expr = sql.tree
-    else:
-        import sqlglot
-        from sqlglot.errors import SqlglotError
-
-        try:
-            tree = sqlglot.parse_one(str(sql), read="duckdb")
-        except SqlglotError:
-            return True
+    if not isinstance(sql, CheckedQuery):
+        return True
+    tree = sql.tree
     if not isinstance(tree, exp.Select):
         return True
     if any(True for _ in tree.find_all(*_STATEFUL)):

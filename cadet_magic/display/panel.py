@@ -1,4 +1,5 @@
-"""The live ``%%ask`` panel (edge: the only module that imports ipywidgets, anywidget, ipylab).
+"""The live ``%%ask`` panel (edge: with its status line in :mod:`.status_line`, the only
+modules that import ipywidgets, anywidget, ipylab).
 
 While the agent runs, the panel shows the question, the model, the connection and dialect, a
 status line with the elapsed time, and one collapsible section per attempt (SQL highlighted, the
@@ -37,6 +38,7 @@ from cadet_magic.display.static import (
     fallback_summary_html,
     header_html,
 )
+from cadet_magic.display.status_line import StatusLine
 from cadet_magic.display.text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
@@ -146,41 +148,6 @@ class ActionBar(anywidget.AnyWidget):
         self.inserted += 1
         self.status = "Inserted a %%sql cell below."
         return True
-
-
-class StatusLine(anywidget.AnyWidget):
-    """The status line; while ``running``, its clock ticks in the browser between agent steps."""
-
-    _esm = """
-    function render({ model, el }) {
-      let since = performance.now();
-      const paint = () => {
-        el.innerHTML = model.get("value");
-      };
-      const tick = () => {
-        const clock = el.querySelector(".cadet-clock");
-        if (clock && model.get("running")) {
-          const s = model.get("elapsed") + (performance.now() - since) / 1000;
-          clock.textContent = `${s.toFixed(1)} s`;
-        }
-      };
-      model.on("change:value", () => { since = performance.now(); paint(); });
-      paint();
-      const timer = setInterval(tick, 200);
-      return () => clearInterval(timer);
-    }
-    export default { render };
-    """
-    value = traitlets.Unicode("").tag(sync=True)
-    running = traitlets.Bool(True).tag(sync=True)
-    elapsed = traitlets.Float(0.0).tag(sync=True)
-
-    def show(self, html: str, elapsed: float, running: bool) -> None:
-        """Sets the line; the browser counts on from ``elapsed`` while ``running``."""
-        with self.hold_sync():
-            self.running = running
-            self.elapsed = elapsed
-            self.value = html
 
 
 class AskPanel:

@@ -1,175 +1,35 @@
-"""The evaluation's summary: figures per feedback mode from the results lines, as Markdown
-(printed, and written with ``--report``) and an SVG chart of the three accuracies.
-
-Figures (questions that could not run are counted apart, never as wrong):
-
-- execution accuracy of the first attempt, after self-correction (the SQL phase's answer) and
-  with the fallback (the answer the user got), each with its 95% Wilson interval;
-- the gains (after correction − first; with fallback − after correction) with a 95% paired
-  bootstrap interval, the questions gained and lost, and McNemar's exact p-value; between
-  modes, the same on the questions both ran;
-- where answers are lost: first attempts that ran but were wrong (nothing for the loop to
-  see), failures by the first attempt's category and what became of them, answers that were
-  right at first and wrong in the end, answers with warnings and how many were wrong;
-- calls, tokens and seconds per question (median, p90).
+"""The evaluation's summary in Markdown (printed, and written with ``--report``): the settings,
+the accuracy table, the gains, where answers are lost, the categories and the costs, from the
+figures :mod:`cadet_magic.eval.figures` counts; the SVG chart is :mod:`cadet_magic.eval.chart`'s.
 
 Example:
-    >>> rec = lambda first, final, fb=False, cat=None: {
-    ...     "first_match": first, "final_match": final, "fallback": fb, "final_sql": "SELECT 1",
-    ...     "attempts": [{"category": cat, "outcome": "ok" if cat is None else "error"}],
-    ...     "warnings": [], "calls": 1, "input_tokens": 100, "output_tokens": 9, "seconds": 2.0,
-    ...     "error": None}
-    >>> f = figures([rec(True, True), rec(False, True, cat="column_not_found"), rec(False, False)])
-    >>> f.n, f.first.k, f.corrected.k, f.final.k, f.ran_wrong
-    (3, 1, 2, 2, 1)
+    >>> from cadet_magic.eval.stats import gain
+    >>> gain_text(gain([False, True], [True, True]))[:9]
+    '+50.0 pts'
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cadet_magic.eval.stats import Gain, gain, percentile, wilson
+from cadet_magic.eval.chart import chart_svg, write_chart  # noqa: F401 - importable here
+from cadet_magic.eval.figures import (  # noqa: F401 - the figures stay importable here
+    LEVELS,
+    RAN_WRONG,
+    Accuracy,
+    Figures,
+    corrected,
+    figures,
+    paired,
+    valid,
+)
+from cadet_magic.eval.stats import Gain
 
 if TYPE_CHECKING:
     from cadet_magic.eval.run import Evaluation
-
-#: The three accuracies, in order, with their labels.
-LEVELS = (
-    ("first", "first attempt"),
-    ("corrected", "after self-correction"),
-    ("final", "with the fallback"),
-)
-#: How a first attempt that ran but was wrong is named in the category table.
-RAN_WRONG = "ran, wrong answer"
-
-
-@dataclass(frozen=True)
-class Accuracy:
-    k: int
-    n: int
-
-    @property
-    def rate(self) -> float:
-        return self.k / self.n if self.n else 0.0
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        return wilson(self.k, self.n)
-
-    def text(self) -> str:
-        """E.g. ``45.0% [39.5–50.6] (135/300)``."""
-        if not self.n:
-            return "–"
-        lo, hi = self.interval
-        return f"{100 * self.rate:.1f}% [{100 * lo:.1f}–{100 * hi:.1f}] ({self.k}/{self.n})"
-
-
-@dataclass
-class Figures:
-    """One mode's figures (see the module's description)."""
-
-    n: int
-    errors: Counter
-    first: Accuracy
-    corrected: Accuracy
-    final: Accuracy
-    correction_gain: Gain
-    fallback_gain: Gain
-    answered: int
-    warned: int
-    warned_wrong: int
-    ran_wrong: int
-    made_worse: int
-    #: Why the runs that ended with a wrong answer stopped (``stop_reason``), by count.
-    wrong_stops: Counter = field(default_factory=Counter)
-    by_category: dict[str, Counter] = field(default_factory=dict)
-    cost: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-
-
-def valid(records: Sequence[dict]) -> list[dict]:
-    """The lines of questions that ran (no ``error``)."""
-    return [r for r in records if not r.get("error")]
-
-
-def corrected(r: dict) -> bool:
-    """Right after self-correction: the SQL phase answered right (no fallback ran)."""
-    return bool(r.get("final_match")) and not r.get("fallback")
-
-
-def _first_kind(r: dict) -> str:
-    attempts = r.get("attempts") or []
-    if not attempts:
-        return "no attempt"
-    first = attempts[0]
-    if first.get("outcome") == "ok":
-        return RAN_WRONG
-    return str(first.get("category") or first.get("outcome") or "unknown")
-
-
-def _reason(error: str) -> str:
-    return error.split(":", 1)[0].strip()
-
-
-def figures(records: Sequence[dict], seed: int = 0) -> Figures:
-    """The figures of one mode's results lines."""
-    ok = valid(records)
-    errors = Counter(_reason(str(r["error"])) for r in records if r.get("error"))
-    first = [bool(r.get("first_match")) for r in ok]
-    corr = [corrected(r) for r in ok]
-    final = [bool(r.get("final_match")) for r in ok]
-    by_category: dict[str, Counter] = {}
-    for r in ok:
-        if r.get("first_match"):
-            continue
-        kind = _first_kind(r)
-        c = by_category.setdefault(kind, Counter())
-        c["questions"] += 1
-        if corrected(r):
-            c["fixed by correction"] += 1
-        elif r.get("final_match"):
-            c["fixed by the fallback"] += 1
-        else:
-            c["not fixed"] += 1
-    answered = [r for r in ok if r.get("final_sql") is not None]
-    warned = [r for r in answered if r.get("warnings")]
-    cost = {}
-    for key in ("calls", "input_tokens", "output_tokens", "seconds", "model_seconds"):
-        values = [r[key] for r in ok if isinstance(r.get(key), int | float)]
-        cost[key] = (percentile(values, 50), percentile(values, 90))
-    return Figures(
-        n=len(ok),
-        errors=errors,
-        first=Accuracy(sum(first), len(ok)),
-        corrected=Accuracy(sum(corr), len(ok)),
-        final=Accuracy(sum(final), len(ok)),
-        correction_gain=gain(first, corr, seed=seed),
-        fallback_gain=gain(corr, final, seed=seed),
-        answered=len(answered),
-        warned=len(warned),
-        warned_wrong=sum(1 for r in warned if not r.get("final_match")),
-        ran_wrong=sum(1 for r in ok if _first_kind(r) == RAN_WRONG and not r.get("first_match")),
-        made_worse=sum(1 for r in ok if r.get("first_match") and not r.get("final_match")),
-        by_category=by_category,
-        wrong_stops=Counter(
-            str(r["stop_reason"]) for r in ok if not r.get("final_match") and r.get("stop_reason")
-        ),
-        cost=cost,
-    )
-
-
-def paired(a: Sequence[dict], b: Sequence[dict], level: str, seed: int = 0) -> Gain:
-    """The gain of mode ``a`` over mode ``b`` at ``level`` (``corrected`` or ``final``) on the
-    questions both ran."""
-    key = lambda r: (r["db_id"], r["question"], r["gold"])  # noqa: E731
-    pick = corrected if level == "corrected" else (lambda r: bool(r.get(f"{level}_match")))
-    other = {key(r): r for r in valid(b)}
-    both = [(pick(other[key(r)]), pick(r)) for r in valid(a) if key(r) in other]
-    return gain([x for x, _ in both], [y for _, y in both], seed=seed)
 
 
 def first_differences(runs: dict) -> str:
@@ -382,75 +242,3 @@ def losses_markdown(figs: dict[str, Figures]) -> list[str]:
             )
         )
     return out
-
-
-# --------------------------------------------------------------------------- the chart
-
-_COLOURS = ("#9bb7d4", "#3d7ab8", "#1d3f66")
-
-
-def chart_svg(evaluation: Evaluation) -> str:
-    """Grouped bars: per mode, the three accuracies with their 95% intervals."""
-    modes = list(evaluation.runs)
-    figs = {m: figures(evaluation.runs[m].records) for m in modes}
-    bar, gap, group_gap = 34, 6, 40
-    left, top, height = 56, 40, 240
-    group = 3 * bar + 2 * gap
-    width = left + len(modes) * (group + group_gap) + 160
-    total = top + height + 50
-    y = lambda rate: top + height * (1 - rate)  # noqa: E731
-    out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{total}" '
-        f'viewBox="0 0 {width} {total}" font-family="sans-serif" font-size="12">',
-        f'<text x="{left}" y="20" font-size="14">Execution accuracy by feedback mode '
-        f"({html.escape(evaluation.model)}{', scripted' if evaluation.scripted else ''})</text>",
-    ]
-    for tick in range(0, 101, 20):
-        ty = y(tick / 100)
-        out.append(
-            f'<line x1="{left}" x2="{width - 160}" y1="{ty:.1f}" y2="{ty:.1f}" stroke="#ddd"/>'
-            f'<text x="{left - 8}" y="{ty + 4:.1f}" text-anchor="end">{tick}%</text>'
-        )
-    for i, m in enumerate(modes):
-        x0 = left + 20 + i * (group + group_gap)
-        f = figs[m]
-        for j, (attr, _label) in enumerate(LEVELS):
-            acc: Accuracy = getattr(f, attr)
-            x = x0 + j * (bar + gap)
-            out.append(
-                f'<rect x="{x}" y="{y(acc.rate):.1f}" width="{bar}" '
-                f'height="{height * acc.rate:.1f}" fill="{_COLOURS[j]}"/>'
-            )
-            lo, hi = acc.interval
-            cx = x + bar / 2
-            out.append(
-                f'<line x1="{cx}" x2="{cx}" y1="{y(lo):.1f}" y2="{y(hi):.1f}" stroke="#000"/>'
-                f'<line x1="{cx - 5}" x2="{cx + 5}" y1="{y(lo):.1f}" y2="{y(lo):.1f}" '
-                f'stroke="#000"/><line x1="{cx - 5}" x2="{cx + 5}" y1="{y(hi):.1f}" '
-                f'y2="{y(hi):.1f}" stroke="#000"/>'
-                f'<text x="{cx}" y="{y(hi) - 4:.1f}" text-anchor="middle" font-size="10">'
-                f"{100 * acc.rate:.0f}</text>"
-            )
-        out.append(
-            f'<text x="{x0 + group / 2}" y="{top + height + 18}" text-anchor="middle">'
-            f"{html.escape(m)} (n={f.n})</text>"
-        )
-    lx = width - 150
-    for j, (_attr, label) in enumerate(LEVELS):
-        ly = top + 10 + j * 20
-        out.append(
-            f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{_COLOURS[j]}"/>'
-            f'<text x="{lx + 18}" y="{ly}">{html.escape(label)}</text>'
-        )
-    out.append(
-        f'<text x="{left}" y="{total - 8}" font-size="10">bars: share of questions answered '
-        "right; whiskers: 95% Wilson interval</text>"
-    )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
-
-
-def write_chart(evaluation: Evaluation, path: Path) -> None:
-    path = Path(path).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(chart_svg(evaluation), encoding="utf-8")

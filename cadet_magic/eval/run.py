@@ -11,14 +11,16 @@ the database's schema), and each mode writes its own file.
 A results file is appended to, one line per finished question, flushed at once; a rerun with
 the same file skips the questions it holds (the last line of a question counts), except those
 that could not run because the model could not be called, which run again.
+
+This module is the loop; the rows it compares are read in :mod:`cadet_magic.eval.rows`, the
+results lines written and read back in :mod:`cadet_magic.eval.results`, the progress line
+drawn by :mod:`cadet_magic.eval.progress`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -29,41 +31,27 @@ from typing import IO, Any
 from cadet_magic.api import ask
 from cadet_magic.errors import CadetError, ConfigurationError
 from cadet_magic.eval.data import Dataset, Question, load, sample
-from cadet_magic.eval.match import execution_match, has_outer_order
+from cadet_magic.eval.match import has_outer_order
+from cadet_magic.eval.progress import Progress
+from cadet_magic.eval.results import (  # noqa: F401 - the results-file names stay importable here
+    KEYS,
+    MODEL_ERROR,
+    append,
+    finished,
+    mode_path,
+    read_results,
+    record_of,
+)
+from cadet_magic.eval.rows import COMPARE_ROWS, Database, gold_rows  # noqa: F401 - importable here
 from cadet_magic.eval.usage import Usage, usage_of
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SessionMetrics
 from cadet_magic.options import AskOptions
-from cadet_magic.result import AskResult, Outcome
+from cadet_magic.result import AskResult
 from cadet_magic.text import first_line
 
 #: The feedback modes, in the order they run and are shown.
 MODES = ("targeted", "raw", "none")
-#: The keys of one results line, in order.
-KEYS = (
-    "db_id",
-    "question",
-    "gold",
-    "first_sql",
-    "first_match",
-    "final_sql",
-    "final_match",
-    "fallback",
-    "attempts",
-    "warnings",
-    "calls",
-    "input_tokens",
-    "output_tokens",
-    "seconds",
-    "model_seconds",
-    "stop_reason",
-    "error",
-)
-#: Rows the gold query (and a re-run of an answer's SQL) may return at most.
-COMPARE_ROWS = 100_000
-#: How an ``error`` begins when the question could not run because the model could not be
-#: called (such questions run again on resume).
-MODEL_ERROR = "model call failed"
 #: Consecutive model failures after which the run stops (the model's server is down).
 MAX_MODEL_FAILURES = 5
 
@@ -97,241 +85,6 @@ class Evaluation:
     runs: dict[str, ModeRun]
     summary: str = ""
     notes: list[str] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- databases
-
-
-class Database:
-    """A read-only connection to one database of the data set, opened on first use."""
-
-    def __init__(self, path: Path, engine: str) -> None:
-        self.path, self.engine = path, engine
-        self._con: Any = None
-
-    def connection(self) -> Any:
-        if self._con is None:
-            if self.engine == "duckdb":
-                import duckdb
-
-                self._con = duckdb.connect(str(self.path), read_only=True)
-            else:
-                from urllib.parse import quote
-
-                self._con = sqlite3.connect(
-                    f"file:{quote(str(self.path))}?mode=ro", uri=True, check_same_thread=False
-                )
-        return self._con
-
-    def runner(self) -> Any:
-        from cadet_magic.db.connect import resolve_runner
-
-        return resolve_runner(self.connection())
-
-    def close(self) -> None:
-        if self._con is not None:
-            with contextlib.suppress(Exception):
-                self._con.close()
-            self._con = None
-
-
-def run_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
-    """The rows of ``sql`` on ``db`` through the agent's read-only runner, after the safety
-    check (the SQL may be a model's); raises on refusal, error or more than
-    :data:`COMPARE_ROWS` rows."""
-    from cadet_magic.sql.validate import validate_sql
-
-    runner = db.runner()
-    verdict = validate_sql(sql, runner.dialect)
-    if not verdict.ok:
-        raise ValueError("; ".join(str(getattr(i, "message", i)) for i in verdict.issues))
-    result = runner.run(verdict.sql, limit=COMPARE_ROWS, timeout=timeout)
-    if result.truncated:
-        raise ValueError(f"more than {COMPARE_ROWS} rows")
-    return [tuple(r) for r in result.rows]
-
-
-# --------------------------------------------------------------------------- one question
-
-
-def answer_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:
-    """The rows the user got, whole: a truncated SQL answer is run again without the row limit,
-    a truncated fallback answer is read from its full result."""
-    if not result.ok:
-        return None
-    if not result.truncated:
-        return [tuple(r) for r in result.rows]
-    if result.answered_by == "fallback" and result.fallback is not None:
-        frame = result.fallback.result
-        return list(frame.itertuples(index=False, name=None))
-    try:
-        return run_rows(db, result.sql or "", timeout)
-    except Exception:  # noqa: BLE001 - compared as cut, which cannot match a longer gold
-        return [tuple(r) for r in result.rows]
-
-
-def first_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:
-    """The rows of the first attempt: the answer when it answered, its SQL run again when it
-    ran but was retried (a suspect result), None when it failed."""
-    if not result.attempts:
-        return None
-    first = result.attempts[0]
-    if first.outcome not in (Outcome.ok, Outcome.suspect) or not first.sql:
-        return None
-    if len(result.attempts) == 1 and result.ok and result.answered_by == "sql":
-        return answer_rows(result, db, timeout)
-    try:
-        return run_rows(db, first.sql, timeout)
-    except Exception:  # noqa: BLE001 - it ran in the agent; if it cannot now, it did not answer
-        return None
-
-
-def record_of(
-    q: Question,
-    result: AskResult | None,
-    *,
-    gold_rows: list[tuple] | None,
-    ordered: bool,
-    db: Database | None,
-    usage: Usage,
-    seconds: float,
-    error: str | None,
-    timeout: float,
-) -> dict:
-    """One results line (the keys of :data:`KEYS`)."""
-    rec: dict[str, Any] = dict.fromkeys(KEYS)
-    rec.update(db_id=q.db_id, question=q.question, gold=q.gold, error=error)
-    rec.update(calls=usage.calls, input_tokens=usage.input_tokens)
-    rec.update(output_tokens=usage.output_tokens, seconds=round(seconds, 3))
-    rec.update(model_seconds=usage.model_seconds)
-    rec.update(attempts=[], warnings=[], fallback=False)
-    if result is None or db is None or gold_rows is None:
-        return rec
-    first = first_rows(result, db, timeout)
-    final = answer_rows(result, db, timeout)
-    rec.update(
-        first_sql=result.attempts[0].sql if result.attempts else None,
-        first_match=first is not None and execution_match(gold_rows, first, ordered=ordered),
-        final_sql=result.final_sql if result.ok else None,
-        final_match=final is not None and execution_match(gold_rows, final, ordered=ordered),
-        fallback=result.fallback is not None,
-        attempts=[
-            {
-                "category": a.category,
-                "outcome": str(a.outcome),
-                "sql": a.sql,
-                "input_tokens": a.tokens.input if a.tokens is not None else None,
-                "model_seconds": a.model_seconds,
-            }
-            for a in result.attempts
-        ],
-        warnings=list(result.warnings),
-        stop_reason=str(result.stop_reason) if result.stop_reason else None,
-    )
-    return rec
-
-
-# --------------------------------------------------------------------------- results files
-
-
-def read_results(path: Path | None) -> dict[tuple[str, str, str], dict]:
-    """The lines of a results file by question (the last line of a question wins); unreadable
-    lines (a line cut by an interruption) are skipped."""
-    done: dict[tuple[str, str, str], dict] = {}
-    if path is None or not path.is_file():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-            key = (rec["db_id"], rec["question"], rec["gold"])
-        except (json.JSONDecodeError, KeyError, TypeError):
-            continue
-        done[key] = rec
-    return done
-
-
-def finished(rec: dict | None) -> bool:
-    """Whether a question's line is final (a model failure runs again)."""
-    return rec is not None and not str(rec.get("error") or "").startswith(MODEL_ERROR)
-
-
-def append(path: Path | None, rec: dict) -> None:
-    if path is None:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def mode_path(out: str | os.PathLike | None, mode: str, several: bool) -> Path | None:
-    """The results file of ``mode``: ``out`` itself for one mode, ``NAME.MODE.jsonl`` for
-    several.
-
-    Example:
-        >>> mode_path("runs/spider.jsonl", "raw", True).as_posix()
-        'runs/spider.raw.jsonl'
-        >>> mode_path("runs/spider.jsonl", "raw", False).as_posix()
-        'runs/spider.jsonl'
-    """
-    if out is None:
-        return None
-    path = Path(out).expanduser()
-    if not several:
-        return path
-    return path.with_name(f"{path.stem}.{mode}{path.suffix or '.jsonl'}")
-
-
-# --------------------------------------------------------------------------- progress
-
-
-class Progress:
-    """One status line while the evaluation runs: on a terminal a bar redrawn in place,
-    otherwise (a log file) one line per finished question."""
-
-    def __init__(self, total: int, stream: IO[str] | None) -> None:
-        self.total, self.stream, self.done = total, stream, 0
-        self.start = time.monotonic()
-        self.tty = bool(stream is not None and getattr(stream, "isatty", lambda: False)())
-
-    def update(self, mode: str, q: Question, rec: dict, tally: dict[str, list[int]]) -> None:
-        self.done += 1
-        if self.stream is None:
-            return
-        spent = time.monotonic() - self.start
-        eta = spent / self.done * (self.total - self.done)
-        right = " ".join(f"{m} {r}/{n}" for m, (r, n) in tally.items())
-        if self.tty:
-            width = 24
-            full = int(width * self.done / max(self.total, 1))
-            bar = "#" * full + "-" * (width - full)
-            line = f"\r[{bar}] {self.done}/{self.total} right: {right} eta {_hms(eta)}  "
-            self.stream.write(line[:200])
-        else:
-            verdict = (
-                f"error: {first_line(rec['error'], 80, mark='...')}"
-                if rec.get("error")
-                else f"first {'right' if rec['first_match'] else 'wrong'}, "
-                f"final {'right' if rec['final_match'] else 'wrong'}"
-            )
-            self.stream.write(
-                f"[{self.done}/{self.total}] {mode} {q.db_id} #{q.index}: {verdict} "
-                f"({rec['seconds']:.1f} s, {rec['calls']} call(s)); right: {right}; "
-                f"eta {_hms(eta)}\n"
-            )
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.stream is not None and self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _hms(seconds: float) -> str:
-    seconds = int(seconds)
-    h, rest = divmod(seconds, 3600)
-    return f"{h}h{rest // 60:02d}m" if h else f"{rest // 60}m{rest % 60:02d}s"
 
 
 # --------------------------------------------------------------------------- the loop
@@ -552,20 +305,10 @@ def _gold(
 ) -> tuple[list[tuple] | None, str | None]:
     if q.key not in cache:
         try:
-            cache[q.key] = (_gold_rows(db, q.gold, timeout), None)
+            cache[q.key] = (gold_rows(db, q.gold, timeout), None)
         except Exception as e:  # noqa: BLE001 - one line for this question, the others go on
             cache[q.key] = (None, f"gold query failed: {first_line(str(e), 200, mark='...')}")
     return cache[q.key]
-
-
-def _gold_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
-    """The gold query's rows, run as written through the read-only runner (no safety check:
-    the gold is the data set's, not a model's)."""
-    runner = db.runner()
-    result = runner.run(sql, limit=COMPARE_ROWS, timeout=timeout)
-    if result.truncated:
-        raise ValueError(f"more than {COMPARE_ROWS} rows")
-    return [tuple(r) for r in result.rows]
 
 
 def _one(

@@ -13,6 +13,11 @@ Example:
 from __future__ import annotations
 
 from cadet_magic.sql import rules
+from cadet_magic.sql.pg_catalog_lookups import (  # noqa: F401 - the PostgreSQL tables stay importable here
+    CATALOG_NAMES,
+    OBJECT_ID_TYPES,
+    PG_KEYWORD_CALLS,
+)
 
 #: Volatile functions that only produce a value: random numbers, the clock, random UUIDs.
 HARMLESS_VOLATILE: frozenset[str] = frozenset(
@@ -314,43 +319,6 @@ NEVER: dict[str, tuple[str, str]] = {
     ),
 }
 
-#: PostgreSQL's SQL-value keywords written without parentheses (sqlglot reads some of them as
-#: a bare column name): the function each one calls, decided by that function's entry above.
-#: ``current_catalog`` (the database you connected to) and ``current_schema`` (the first schema
-#: of the search path) stay allowed: they name what the schema already shows.
-PG_KEYWORD_CALLS: dict[str, str] = {
-    "user": "current_user",
-    "current_user": "current_user",
-    "session_user": "session_user",
-    "current_role": "current_role",
-    "system_user": "system_user",
-    "current_catalog": "current_database",
-    "current_schema": "current_schema",
-}
-
-_CATALOG_NAMES = (
-    "turns numbers or names into the server's catalog objects (its roles, tables, schemas, "
-    "functions or types, including those you cannot query)",
-    "use the tables' own columns (pg_typeof(x) names a value's type)",
-)
-#: PostgreSQL's object-identifier types (``'t'::regclass``, ``oid::regrole``): a cast to one
-#: looks a name or a number up in the server's catalog. Decided one by one: None = allowed.
-OBJECT_ID_TYPES: dict[str, tuple[str, str] | None] = {
-    "regclass": _CATALOG_NAMES,
-    "regrole": _CATALOG_NAMES,
-    "regnamespace": _CATALOG_NAMES,
-    "regproc": _CATALOG_NAMES,
-    "regprocedure": _CATALOG_NAMES,
-    "regoper": _CATALOG_NAMES,
-    "regoperator": _CATALOG_NAMES,
-    "regtype": _CATALOG_NAMES,
-    "regcollation": _CATALOG_NAMES,
-    # text search configurations and dictionaries: to_tsvector('english'::regconfig, body)
-    # answers a question about the data, and their names are no secret
-    "regconfig": None,
-    "regdictionary": None,
-}
-
 _COLLECTS = (
     "collects every value of a group into one buffer in one JVM, which no Spark limit bounds "
     "(a large group stops the Spark driver or the Connect server)",
@@ -406,7 +374,7 @@ NEVER_PREFIXES: tuple[tuple[str, tuple[str, str]], ...] = (
     ("pg_get_wal", _REPLICATION),
     ("pg_sleep", _SLEEP),
     ("pg_get_", _SERVER_INFO),
-    ("to_reg", _CATALOG_NAMES),
+    ("to_reg", CATALOG_NAMES),
     ("pg_event_trigger_", _SERVER_INFO),
     ("duckdb_", ("reads the engine's internals", "query the database's tables")),
     ("pragma_", ("reads the engine's internals", "query the database's tables")),

@@ -208,11 +208,13 @@ def test_duckdb_memory_limit_is_put_back():
 )
 def test_duckdb_memory_limit_only_for_queries_that_hold_state(sql, lowered):
     """The lowered limit bounds state kept across rows; a plain scan builds none, so it
-    skips the three statements (the kernel's data limit still bounds its values)."""
+    skips the three statements (the kernel's data limit still bounds its values). Text the
+    check did not make always gets the limit."""
     import duckdb
 
     from cadet_magic.db.connect import resolve_runner
     from cadet_magic.db.duckdb_memory import MemoryLimit
+    from cadet_magic.sql.validate import validate_sql
 
     class Seen(MemoryLimit):
         calls: list[int] = []
@@ -226,8 +228,12 @@ def test_duckdb_memory_limit_only_for_queries_that_hold_state(sql, lowered):
     runner = resolve_runner(con)
     runner.memory = seen = Seen(con)
     shown = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    assert len(runner.run(sql, limit=100, timeout=10).rows) > 0
+    query = validate_sql(sql, "duckdb").query  # the check's tree, as the agent hands it
+    assert len(runner.run(query, limit=100, timeout=10).rows) > 0
     assert bool(seen.calls) is lowered
+    seen.calls.clear()
+    runner.run(sql, limit=100, timeout=10)
+    assert seen.calls
     assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == shown
     con.close()
 

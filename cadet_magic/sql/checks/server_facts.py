@@ -2,8 +2,8 @@
 SQL-value keywords without parentheses (``SELECT user``, ``current_role``, ``system_user``) and
 casts to object-identifier types (``'t'::regclass``, ``10::oid::regrole``), which look names and
 numbers up in the server's catalog. Each is decided in the catalog tables of
-:mod:`cadet_magic.sql.function_rules` (:data:`~cadet_magic.sql.function_rules.PG_KEYWORD_CALLS`,
-:data:`~cadet_magic.sql.function_rules.OBJECT_ID_TYPES`): what reports roles, the server or catalog
+:mod:`cadet_magic.sql.pg_catalog_lookups` (:data:`~cadet_magic.sql.pg_catalog_lookups.PG_KEYWORD_CALLS`,
+:data:`~cadet_magic.sql.pg_catalog_lookups.OBJECT_ID_TYPES`): what reports roles, the server or catalog
 objects is refused, so such facts never reach a result or an error the model reads.
 
 Example:
@@ -24,8 +24,8 @@ from typing import Any
 from sqlglot import exp
 
 from cadet_magic.sql.checks.context import Context
-from cadet_magic.sql.function_rules import OBJECT_ID_TYPES, PG_KEYWORD_CALLS
 from cadet_magic.sql.functions import never_reason
+from cadet_magic.sql.pg_catalog_lookups import OBJECT_ID_TYPES, PG_KEYWORD_CALLS
 
 NODES = (exp.Column, exp.DataType)
 

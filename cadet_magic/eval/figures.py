@@ -1,0 +1,166 @@
+"""The figures of one feedback mode, counted from its results lines (the Markdown summary in
+:mod:`cadet_magic.eval.report` and the chart in :mod:`cadet_magic.eval.chart` show them).
+
+Figures (questions that could not run are counted apart, never as wrong):
+
+- execution accuracy of the first attempt, after self-correction (the SQL phase's answer) and
+  with the fallback (the answer the user got), each with its 95% Wilson interval;
+- the gains (after correction − first; with fallback − after correction) with a 95% paired
+  bootstrap interval, the questions gained and lost, and McNemar's exact p-value; between
+  modes, the same on the questions both ran;
+- where answers are lost: first attempts that ran but were wrong (nothing for the loop to
+  see), failures by the first attempt's category and what became of them, answers that were
+  right at first and wrong in the end, answers with warnings and how many were wrong;
+- calls, tokens and seconds per question (median, p90).
+
+Example:
+    >>> rec = lambda first, final, fb=False, cat=None: {
+    ...     "first_match": first, "final_match": final, "fallback": fb, "final_sql": "SELECT 1",
+    ...     "attempts": [{"category": cat, "outcome": "ok" if cat is None else "error"}],
+    ...     "warnings": [], "calls": 1, "input_tokens": 100, "output_tokens": 9, "seconds": 2.0,
+    ...     "error": None}
+    >>> f = figures([rec(True, True), rec(False, True, cat="column_not_found"), rec(False, False)])
+    >>> f.n, f.first.k, f.corrected.k, f.final.k, f.ran_wrong
+    (3, 1, 2, 2, 1)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from cadet_magic.eval.stats import Gain, gain, percentile, wilson
+
+#: The three accuracies, in order, with their labels.
+LEVELS = (
+    ("first", "first attempt"),
+    ("corrected", "after self-correction"),
+    ("final", "with the fallback"),
+)
+#: How a first attempt that ran but was wrong is named in the category table.
+RAN_WRONG = "ran, wrong answer"
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    k: int
+    n: int
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n if self.n else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson(self.k, self.n)
+
+    def text(self) -> str:
+        """E.g. ``45.0% [39.5–50.6] (135/300)``."""
+        if not self.n:
+            return "–"
+        lo, hi = self.interval
+        return f"{100 * self.rate:.1f}% [{100 * lo:.1f}–{100 * hi:.1f}] ({self.k}/{self.n})"
+
+
+@dataclass
+class Figures:
+    """One mode's figures (see the module's description)."""
+
+    n: int
+    errors: Counter
+    first: Accuracy
+    corrected: Accuracy
+    final: Accuracy
+    correction_gain: Gain
+    fallback_gain: Gain
+    answered: int
+    warned: int
+    warned_wrong: int
+    ran_wrong: int
+    made_worse: int
+    #: Why the runs that ended with a wrong answer stopped (``stop_reason``), by count.
+    wrong_stops: Counter = field(default_factory=Counter)
+    by_category: dict[str, Counter] = field(default_factory=dict)
+    cost: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+
+
+def valid(records: Sequence[dict]) -> list[dict]:
+    """The lines of questions that ran (no ``error``)."""
+    return [r for r in records if not r.get("error")]
+
+
+def corrected(r: dict) -> bool:
+    """Right after self-correction: the SQL phase answered right (no fallback ran)."""
+    return bool(r.get("final_match")) and not r.get("fallback")
+
+
+def _first_kind(r: dict) -> str:
+    attempts = r.get("attempts") or []
+    if not attempts:
+        return "no attempt"
+    first = attempts[0]
+    if first.get("outcome") == "ok":
+        return RAN_WRONG
+    return str(first.get("category") or first.get("outcome") or "unknown")
+
+
+def _reason(error: str) -> str:
+    return error.split(":", 1)[0].strip()
+
+
+def figures(records: Sequence[dict], seed: int = 0) -> Figures:
+    """The figures of one mode's results lines."""
+    ok = valid(records)
+    errors = Counter(_reason(str(r["error"])) for r in records if r.get("error"))
+    first = [bool(r.get("first_match")) for r in ok]
+    corr = [corrected(r) for r in ok]
+    final = [bool(r.get("final_match")) for r in ok]
+    by_category: dict[str, Counter] = {}
+    for r in ok:
+        if r.get("first_match"):
+            continue
+        kind = _first_kind(r)
+        c = by_category.setdefault(kind, Counter())
+        c["questions"] += 1
+        if corrected(r):
+            c["fixed by correction"] += 1
+        elif r.get("final_match"):
+            c["fixed by the fallback"] += 1
+        else:
+            c["not fixed"] += 1
+    answered = [r for r in ok if r.get("final_sql") is not None]
+    warned = [r for r in answered if r.get("warnings")]
+    cost = {}
+    for key in ("calls", "input_tokens", "output_tokens", "seconds", "model_seconds"):
+        values = [r[key] for r in ok if isinstance(r.get(key), int | float)]
+        cost[key] = (percentile(values, 50), percentile(values, 90))
+    return Figures(
+        n=len(ok),
+        errors=errors,
+        first=Accuracy(sum(first), len(ok)),
+        corrected=Accuracy(sum(corr), len(ok)),
+        final=Accuracy(sum(final), len(ok)),
+        correction_gain=gain(first, corr, seed=seed),
+        fallback_gain=gain(corr, final, seed=seed),
+        answered=len(answered),
+        warned=len(warned),
+        warned_wrong=sum(1 for r in warned if not r.get("final_match")),
+        ran_wrong=sum(1 for r in ok if _first_kind(r) == RAN_WRONG and not r.get("first_match")),
+        made_worse=sum(1 for r in ok if r.get("first_match") and not r.get("final_match")),
+        by_category=by_category,
+        wrong_stops=Counter(
+            str(r["stop_reason"]) for r in ok if not r.get("final_match") and r.get("stop_reason")
+        ),
+        cost=cost,
+    )
+
+
+def paired(a: Sequence[dict], b: Sequence[dict], level: str, seed: int = 0) -> Gain:
+    """The gain of mode ``a`` over mode ``b`` at ``level`` (``corrected`` or ``final``) on the
+    questions both ran."""
+    key = lambda r: (r["db_id"], r["question"], r["gold"])  # noqa: E731
+    pick = corrected if level == "corrected" else (lambda r: bool(r.get(f"{level}_match")))
+    other = {key(r): r for r in valid(b)}
+    both = [(pick(other[key(r)]), pick(r)) for r in valid(a) if key(r) in other]
+    return gain([x for x, _ in both], [y for _, y in both], seed=seed)

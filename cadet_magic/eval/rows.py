@@ -1,0 +1,111 @@
+"""The rows an evaluation compares, read through a read-only connection to the question's
+database: the gold query's (as the data set wrote it), the answer's (whole, even when the user
+saw it cut), and the first attempt's (run again when it was retried).
+
+Every query runs through the agent's own read-only runner with a row bound
+(:data:`COMPARE_ROWS`); a model's SQL passes the safety check first, the gold query does not
+(it is the data set's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from cadet_magic.result import AskResult, Outcome
+
+#: Rows the gold query (and a re-run of an answer's SQL) may return at most.
+COMPARE_ROWS = 100_000
+
+
+class Database:
+    """A read-only connection to one database of the data set, opened on first use."""
+
+    def __init__(self, path: Path, engine: str) -> None:
+        self.path, self.engine = path, engine
+        self._con: Any = None
+
+    def connection(self) -> Any:
+        if self._con is None:
+            if self.engine == "duckdb":
+                import duckdb
+
+                self._con = duckdb.connect(str(self.path), read_only=True)
+            else:
+                from urllib.parse import quote
+
+                self._con = sqlite3.connect(
+                    f"file:{quote(str(self.path))}?mode=ro", uri=True, check_same_thread=False
+                )
+        return self._con
+
+    def runner(self) -> Any:
+        from cadet_magic.db.connect import resolve_runner
+
+        return resolve_runner(self.connection())
+
+    def close(self) -> None:
+        if self._con is not None:
+            with contextlib.suppress(Exception):
+                self._con.close()
+            self._con = None
+
+
+def run_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
+    """The rows of ``sql`` on ``db`` through the agent's read-only runner, after the safety
+    check (the SQL may be a model's); raises on refusal, error or more than
+    :data:`COMPARE_ROWS` rows."""
+    from cadet_magic.sql.validate import validate_sql
+
+    runner = db.runner()
+    verdict = validate_sql(sql, runner.dialect)
+    if not verdict.ok:
+        raise ValueError("; ".join(str(getattr(i, "message", i)) for i in verdict.issues))
+    result = runner.run(verdict.sql, limit=COMPARE_ROWS, timeout=timeout)
+    if result.truncated:
+        raise ValueError(f"more than {COMPARE_ROWS} rows")
+    return [tuple(r) for r in result.rows]
+
+
+def gold_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
+    """The gold query's rows, run as written through the read-only runner (no safety check:
+    the gold is the data set's, not a model's)."""
+    runner = db.runner()
+    result = runner.run(sql, limit=COMPARE_ROWS, timeout=timeout)
+    if result.truncated:
+        raise ValueError(f"more than {COMPARE_ROWS} rows")
+    return [tuple(r) for r in result.rows]
+
+
+def answer_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:
+    """The rows the user got, whole: a truncated SQL answer is run again without the row limit,
+    a truncated fallback answer is read from its full result."""
+    if not result.ok:
+        return None
+    if not result.truncated:
+        return [tuple(r) for r in result.rows]
+    if result.answered_by == "fallback" and result.fallback is not None:
+        frame = result.fallback.result
+        return list(frame.itertuples(index=False, name=None))
+    try:
+        return run_rows(db, result.sql or "", timeout)
+    except Exception:  # noqa: BLE001 - compared as cut, which cannot match a longer gold
+        return [tuple(r) for r in result.rows]
+
+
+def first_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:
+    """The rows of the first attempt: the answer when it answered, its SQL run again when it
+    ran but was retried (a suspect result), None when it failed."""
+    if not result.attempts:
+        return None
+    first = result.attempts[0]
+    if first.outcome not in (Outcome.ok, Outcome.suspect) or not first.sql:
+        return None
+    if len(result.attempts) == 1 and result.ok and result.answered_by == "sql":
+        return answer_rows(result, db, timeout)
+    try:
+        return run_rows(db, first.sql, timeout)
+    except Exception:  # noqa: BLE001 - it ran in the agent; if it cannot now, it did not answer
+        return None
