@@ -7,7 +7,9 @@ data, before the new question. A fallback answer is followed through its simple 
 
 A rerun (``%%ask --rerun``, ``CADET_RERUN=1``) needs the SQL recorded for the question: the
 notebook file's own record (each answer's output metadata, :mod:`cadet_magic.provenance`),
-found through the path Jupyter gives the kernel, else this session's earlier answer.
+found through the path Jupyter gives the kernel, else this session's earlier answer; where the
+kernel is not told its file, the same cell's record in a notebook of its folder
+(:func:`recorded_sql`).
 
 Example:
     >>> h = History()
@@ -162,39 +164,67 @@ def recorded_sql(
     namespace: dict | None = None,
     cell: str | None = None,
 ) -> tuple[str, dict[str, Any]] | None:
-    """The SQL recorded for ``question`` and its record, from the first of: the notebook file
-    Jupyter names (the record of the cell whose source is ``cell`` first, else the last one for
-    the same question); this session's last answer to it; the other notebooks of the current
-    folder, most recently saved first (a notebook run by ``jupyter nbconvert --execute`` or in
-    JupyterLite, where the kernel is not told its file). None when there is none. The record's
-    ``source`` says where it came from."""
+    """The SQL recorded for ``question`` and its record; None when there is none. The record's
+    ``source`` says where it came from (a notebook's path, or ``"session"``).
+
+    A rerun trusts the notebook's own record. When Jupyter names the kernel's notebook file,
+    only that file is read (the record of the cell whose source is ``cell`` first, else the last
+    one for the same question), then this session's last answer to the question. When the
+    kernel is not told its file (``jupyter nbconvert --execute``, JupyterLite), this session's
+    answer comes first, then the notebooks of the current folder, most recently saved first,
+    where only the record of the same cell counts (:func:`same_cell`: the same source apart
+    from ``--rerun``), so a notebook beside it that asks the same words in another cell (another
+    connection, other options) is never the source. (When the cell's source is unknown, as for
+    a magic called from code, a record of the same question counts.)"""
     key = normal(question)
     path = notebook_path(namespace)
-    found = _in_notebook(path, key, cell) if path is not None else None
-    if found is not None:
-        return found
+    if path is not None:
+        found = _in_notebook(path, key, cell)
+        if found is not None:
+            return found
     previous = history.latest(question) if history is not None else None
     if previous is not None:
         return previous.final_sql, {**previous.provenance, "source": "session"}
+    if path is not None:
+        return None
     try:
         nearby = sorted(Path.cwd().glob("*.ipynb"), key=lambda p: -p.stat().st_mtime)
     except OSError:
         nearby = []
     for other in nearby[:MAX_NEARBY]:
-        found = _in_notebook(other, key, cell) if other != path else None
+        found = _in_notebook(other, key, cell, same_only=bool(cell and cell.strip()))
         if found is not None:
             return found
     return None
+
+
+def same_cell(a: str, b: str) -> bool:
+    """Whether two ``%%ask`` cell sources are the same cell: equal apart from spacing and a
+    ``--rerun`` option (the cell that recorded an answer and the cell that reruns it).
+
+    Example:
+        >>> ask, again = "%%ask --con con\\nOrders?", "%%ask --con con --rerun\\nOrders?"
+        >>> same_cell(ask, again), same_cell(ask, ask.replace("con\\n", "other\\n"))
+        (True, False)
+    """
+
+    def key(source: str) -> str:
+        return " ".join(w for w in source.split() if w != "--rerun")
+
+    return key(a) == key(b)
 
 
 #: Notebooks of the current folder searched for a record at most.
 MAX_NEARBY = 20
 
 
-def _in_notebook(path: Path, key: str, cell: str | None) -> tuple[str, dict[str, Any]] | None:
+def _in_notebook(
+    path: Path, key: str, cell: str | None, *, same_only: bool = False
+) -> tuple[str, dict[str, Any]] | None:
     same = [(s, r) for s, r in notebook_records(path) if normal(r.get("question", "")) == key]
-    exact = [(s, r) for s, r in same if cell is not None and s.strip() == cell.strip()]
-    if not (exact or same):
+    exact = [(s, r) for s, r in same if cell is not None and same_cell(s, cell)]
+    chosen = exact if same_only else exact or same
+    if not chosen:
         return None
-    record = (exact or same)[-1][1]
+    record = chosen[-1][1]
     return record["sql"], {**record, "source": str(path)}

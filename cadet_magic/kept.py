@@ -193,7 +193,13 @@ def select_examples(question: str, path: str | Path, runner: Any, schema: Any) -
         size = len(pair["question"]) + len(pair["sql"])
         if size > room:
             continue
-        verdict = validate_sql(pair["sql"], dialect, tables, getattr(schema, "functions", None))
+        verdict = validate_sql(
+            pair["sql"],
+            dialect,
+            tables,
+            getattr(schema, "functions", None),
+            ansi_quotes=getattr(schema, "ansi_quotes", False),
+        )
         if not verdict.ok:
             chosen.dropped.append(
                 f"kept answer {pair['question']!r} dropped: its SQL no longer passes the check "

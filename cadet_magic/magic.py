@@ -27,6 +27,7 @@ from cadet_magic.magic_args import (
     follow_arguments,
     follow_number,
     option_hint,
+    read_follow,
 )
 from cadet_magic.magic_output import (
     Message,
@@ -91,8 +92,9 @@ class AskMagic(Magics, OptionTraits):
         "-f",
         default=None,
         metavar="N",
-        help="Build on answer N of this session (alone: the last answer): its question, SQL "
-        "and column names go with the question.",
+        help="Build on answer N of this session (alone: the last answer; a number naming no "
+        "answer starts the question; --follow=N always names one): its question, SQL and "
+        "column names go with the question.",
     )
     @argument(
         "--rerun",
@@ -125,6 +127,7 @@ class AskMagic(Magics, OptionTraits):
         label = "%%ask" if cell is not None else "%ask"
         try:
             args = parse_argstring(self.ask, follow_arguments(line))
+            args = read_follow(line, args, len(self.history.answers))
         except (UsageError, ValueError) as e:  # argparse's message, or unbalanced quotes
             raise UsageError(f"{label}: {e}{option_hint(str(e), self.ask)}") from None
         question = (cell if cell is not None else " ".join(args.question)).strip()

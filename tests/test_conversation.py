@@ -4,8 +4,10 @@ shell with jupysql on real DuckDB, with scripted models (labelled as such)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+from IPython.core.error import UsageError
 
 from tests.helpers import CountingModel, fake_model, sql_reply, usage_error
 
@@ -80,6 +82,35 @@ def test_follow_errors_are_one_line(ip):
     assert "give the number of an earlier answer" in usage_error(
         ip, "ask", "--model model --follow=x", "only for 2025"
     )
+
+
+FOLLOW_CASES = json.loads((Path(__file__).parent / "follow_cases.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", FOLLOW_CASES, ids=[c["name"] for c in FOLLOW_CASES])
+def test_a_number_after_follow_is_read_as_a_user_means_it(ip, case):
+    from cadet_magic.conversation import History
+
+    ip.magics_manager.registry["AskMagic"].history = History()  # answers 1 and 2 only
+    ask(ip, PER_STATUS)
+    ask(ip, "SELECT sum(amount) AS total FROM orders", question="Total amount?")
+    magic, cell = "ask", case["cell"]
+    line = f"--model model {case['line']}"
+    ip.user_ns["model"] = model = CountingModel(fake_model(sql_reply(ONLY_2025)))
+    if "error" in case:
+        assert case["error"] in usage_error(ip, magic, line, cell)
+        assert model.prompts == []
+        return
+    if cell is None:
+        ip.run_line_magic(magic, line)
+    else:
+        ip.run_cell_magic(magic, line, cell)
+    r = ip.user_ns["_ask"]
+    assert r.ok, r.message
+    assert r.question == case["question"]
+    assert r.provenance["followed"]["number"] == case["followed"]
+    followed = (PER_STATUS, "Orders per status?") if case["followed"] == 1 else ("total",)
+    assert all(text in human(model.prompts[0]) for text in followed)
 
 
 def test_follow_after_a_fallback_answer_follows_its_simple_select(ip):
@@ -285,3 +316,67 @@ def test_a_rerun_is_not_counted_in_the_session_metrics(ip):
     ip.run_cell_magic("ask", "--rerun", "Orders per status?")
     assert ip.user_ns["_ask"].ok
     assert json.dumps(metrics.rows(), default=str) == before
+
+
+def write_notebook(path, cell: str, sql: str) -> None:
+    """A saved notebook whose one ``%%ask`` cell recorded ``sql`` for its question."""
+    question = cell.split("\n", 1)[1]
+    output = {
+        "output_type": "display_data",
+        "data": {"text/plain": "answer"},
+        "metadata": {"cadet": {"question": question, "sql": sql}},
+    }
+    nb = {
+        "cells": [{"cell_type": "code", "source": cell, "outputs": [output], "metadata": {}}],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(nb))
+
+
+#: Where a rerun may find its SQL: (the kernel's own notebook file or None, the other notebook's
+#: cell, the rerunning cell, the notebook the SQL comes from or None).
+WHERE_RECORDED = [
+    ("told its file: only that file", "own.ipynb", "%%ask --con con\nOrders?", None),
+    ("not told: the same cell beside it", None, "%%ask --con con\nOrders?", "other.ipynb"),
+    ("not told: same words, another cell", None, "%%ask --con db2\nOrders?", None),
+]
+
+
+@pytest.mark.parametrize("case", WHERE_RECORDED, ids=[c[0] for c in WHERE_RECORDED])
+def test_a_rerun_takes_the_notebooks_own_record_or_the_same_cell_beside_it(ip, tmp_path, case):
+    from cadet_magic.conversation import recorded_sql
+
+    _, own, other_cell, source = case
+    write_notebook(tmp_path / "other.ipynb", other_cell, PER_STATUS)
+    namespace = {}
+    if own:
+        write_notebook(tmp_path / own, "%%ask --con con\nSomething else?", ONLY_2025)
+        namespace["__session__"] = str(tmp_path / own)
+    found = recorded_sql("Orders?", namespace=namespace, cell="%%ask --con con --rerun\nOrders?")
+    if source is None:
+        assert found is None
+    else:
+        assert found[0] == PER_STATUS and found[1]["source"].endswith(source)
+    if source is None and not own:  # through the magic too: one line, no model asked
+        ip.user_ns["con"] = None  # (None: %sql's connection)
+        result = ip.run_cell("%%ask --con con --rerun\nOrders?", store_history=True)
+        assert "no SQL is recorded for this question" in str(result.error_in_exec)
+
+
+def test_not_told_its_file_the_rerun_cell_finds_the_same_cell_in_a_saved_notebook(ip, tmp_path):
+    """As after a JupyterLite reload: a new session, the kernel not told its notebook; the cell
+    that reruns (its source read from IPython's input history) matches the saved cell."""
+    from cadet_magic.conversation import History
+
+    ip.magics_manager.registry["AskMagic"].history = History()
+    write_notebook(tmp_path / "saved.ipynb", "%%ask\nOrders per status?", PER_STATUS)
+    # store_history: as a kernel runs a cell (IPython keeps its source in the input history)
+    result = ip.run_cell("%%ask --max-attempts 2 --rerun\nOrders per status?", store_history=True)
+    assert isinstance(result.error_in_exec, UsageError)  # another cell: not its record
+    result = ip.run_cell("%%ask --rerun\nOrders per status?", store_history=True)
+    assert result.success, result.error_in_exec
+    r = ip.user_ns["_ask"]
+    assert r.ok and r.model_calls == 0 and r.sql == PER_STATUS
+    assert r.provenance["rerun_of"]["source"].endswith("saved.ipynb")

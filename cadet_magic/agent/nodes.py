@@ -183,7 +183,11 @@ def shared_view(schema: Schema, state: AskState, ctx: Context) -> Schema:
         return run.rows
 
     return with_stats(
-        shown, fetch, lambda sql: validate_sql(sql, state["dialect"], tables, functions)
+        shown,
+        fetch,
+        lambda sql: validate_sql(
+            sql, state["dialect"], tables, functions, ansi_quotes=schema.ansi_quotes
+        ),
     )
 
 
@@ -238,6 +242,7 @@ def check(state: AskState, ctx: Context) -> dict:
         state.get("allowed_tables"),
         state.get("functions"),
         columns={t.name: t.column_names() for t in schema.tables} if schema else None,
+        ansi_quotes=getattr(schema, "ansi_quotes", False),
     )
     update: dict[str, Any] = {"check": verdict}
     query = verdict.query

@@ -20,7 +20,9 @@ connection's parameters), where:
   bytes reach the kernel (:func:`~cadet_magic.db.base.fetch_bounded`);
 - the ``sql_mode`` flags that change how SQL text is read (``ANSI_QUOTES``,
   ``NO_BACKSLASH_ESCAPES``, ``PIPES_AS_CONCAT``, ``ORACLE`` ...) are cleared, so the server
-  reads the text as the safety check did;
+  reads the text as the safety check did (the text that runs is written from the checked
+  tree); whether the connection's own mode reads double quotes as names (``ANSI_QUOTES``) is
+  noted first, and the check reads the model's ``"x"`` the way the user's session would;
 - the character set is always ``utf8mb4``, whatever the user's connection uses (its
   ``charset``, ``init_command`` or ``SET NAMES``): in ``sjis``, ``cp932``, ``gbk``, ``big5``
   ... a byte of a character can be a backslash, so a literal the check reads as one string
@@ -39,6 +41,7 @@ import contextlib
 import threading
 import weakref
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
@@ -70,6 +73,7 @@ from cadet_magic.errors import EngineError
 from cadet_magic.schema.model import Schema
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.quotes import reads_ansi_quotes
 
 __all__ = [  # the connection helpers stay importable from here
     "CHARSET",
@@ -119,6 +123,9 @@ class MySQLRunner(BaseRunner):
         self._con: Any = None
         self._thread_id: int | None = None
         self.mariadb: bool | None = None
+        #: The connection's ``sql_mode`` reads double quotes as names (read with the
+        #: connection, before the text modes are cleared; the schema carries it to the check).
+        self.ansi_quotes = False
         self._cut = False
         self._control: RunControl | None = None
         self._lock = threading.Lock()
@@ -136,6 +143,7 @@ class MySQLRunner(BaseRunner):
                 use_utf8mb4(con, cur)
                 cur.execute("SELECT CONNECTION_ID(), VERSION(), @@SESSION.sql_mode")
                 thread_id, version, mode = cur.fetchone()
+                ansi = reads_ansi_quotes(str(mode or ""))
                 kept = [m for m in str(mode or "").split(",") if m and m.upper() not in TEXT_MODES]
                 cur.execute("SET SESSION sql_mode = %s", (",".join(kept),))
                 cur.execute("SET SESSION autocommit = 0")
@@ -146,6 +154,7 @@ class MySQLRunner(BaseRunner):
             raise
         self._con, self._thread_id = con, int(thread_id)
         self.mariadb = "mariadb" in str(version).lower()
+        self.ansi_quotes = ansi
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, close_quietly, [con])
         return con
@@ -280,8 +289,13 @@ class MySQLRunner(BaseRunner):
 
     def schema(self) -> Schema:
         """Tables, views, columns, keys and comments of the connection's database (with sample
-        values and the function catalog), cached while the catalog's fingerprint is unchanged."""
-        return self.session.schema_cache.get(self._key, self._fingerprint, self._read_schema)
+        values and the function catalog), cached while the catalog's fingerprint is unchanged;
+        its ``ansi_quotes`` is this connection's (the mode is read when the connection opens,
+        which reading the fingerprint or the schema does first)."""
+        schema = self.session.schema_cache.get(self._key, self._fingerprint, self._read_schema)
+        if schema.ansi_quotes != self.ansi_quotes:  # the server's mode changed since the read
+            schema = replace(schema, ansi_quotes=self.ansi_quotes)
+        return schema
 
     def _fingerprint(self) -> tuple | None:
         try:
@@ -307,7 +321,7 @@ class MySQLRunner(BaseRunner):
                 return list(cur.fetchall())
 
             schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
-            return with_functions(schema, functions)
+            return replace(with_functions(schema, functions), ansi_quotes=self.ansi_quotes)
 
 
 def runner_for_pymysql(con: Any, label: str | None = None) -> MySQLRunner:

@@ -61,6 +61,9 @@ class Schema:
     #: The functions the engine's catalog allows (a ``FunctionCatalog``), read with the
     #: tables; None when it was not read (the safety check then uses its fixed rules only).
     functions: Any = field(default=None, compare=False, repr=False)
+    #: MySQL/MariaDB: the connection's ``sql_mode`` reads double quotes as names
+    #: (``ANSI_QUOTES``), so the safety check reads ``"x"`` as a column, never a string.
+    ansi_quotes: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self._index.update({t.name.lower(): t for t in self.tables})

@@ -1,7 +1,10 @@
 """Double-quoted strings, written the way the engine reads them (stdlib + sqlglot).
 
 SQLite reads ``"France"`` as a string when no column in scope has that name, and MySQL and
-MariaDB (without the ``ANSI_QUOTES`` mode) always read double quotes as a string. Models write
+MariaDB (without the ``ANSI_QUOTES`` mode) always read double quotes as a string. With
+``ANSI_QUOTES`` (read from the connection's ``sql_mode`` once, when the runner opens its
+connection) they read double quotes as names, like PostgreSQL: :func:`ansi_identifiers`
+writes such text for the parser, and nothing is turned into a string. Models write
 ``WHERE country = "France"`` often. The query runs either way, but a reader of the SQL (and
 the result check, which compares string literals with the stored values) should see what
 the engine sees: :func:`single_quoted` turns each double-quoted token that the engine reads
@@ -33,6 +36,47 @@ from sqlglot.tokens import TokenType
 
 #: Dialects (sqlglot's names) where a double-quoted token can be a string literal.
 STRING_QUOTE_DIALECTS = frozenset({"sqlite", "mysql"})
+
+#: ``sql_mode`` flags under which MySQL and MariaDB read double quotes as name quotes:
+#: ``ANSI_QUOTES`` and the combination modes that include it.
+ANSI_QUOTES_MODES = frozenset(
+    {"ANSI_QUOTES", "ANSI", "DB2", "MAXDB", "MSSQL", "ORACLE", "POSTGRESQL"}
+)
+
+
+def reads_ansi_quotes(sql_mode: str | None) -> bool:
+    """Whether a MySQL/MariaDB session with this ``@@SESSION.sql_mode`` reads ``"x"`` as a name.
+
+    Example:
+        >>> reads_ansi_quotes("STRICT_TRANS_TABLES,ANSI_QUOTES"), reads_ansi_quotes("ansi")
+        (True, True)
+        >>> reads_ansi_quotes("STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"), reads_ansi_quotes(None)
+        (False, False)
+    """
+    return any(m.strip().upper() in ANSI_QUOTES_MODES for m in (sql_mode or "").split(","))
+
+
+def ansi_identifiers(sql: str) -> str:
+    """``sql`` as a MySQL session with ``ANSI_QUOTES`` reads it, written for sqlglot's MySQL
+    dialect (which reads ``"x"`` as a string): each double-quoted token in backticks, a name.
+
+    Example:
+        >>> print(ansi_identifiers('SELECT "order id" FROM "t" WHERE c = 1'))
+        SELECT `order id` FROM `t` WHERE c = 1
+    """
+    if '"' not in sql:
+        return sql
+    try:
+        tokens = sqlglot.Dialect.get_or_raise("mysql").tokenize(sql)
+    except Exception:  # noqa: BLE001 - the parser reports what it cannot read
+        return sql
+    out, last = [], 0
+    for tok in tokens:
+        if tok.token_type is TokenType.STRING and sql[tok.start : tok.start + 1] == '"':
+            out.append(sql[last : tok.start])
+            out.append("`" + tok.text.replace("`", "``") + "`")
+            last = tok.end + 1
+    return "".join(out) + sql[last:] if out else sql
 
 
 def _lower_map(columns: Mapping[str, Iterable[str]]) -> dict[str, set[str]]:

@@ -50,7 +50,7 @@ from cadet_magic.sql.dialect import (
 )
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery, checked, renamed_in
-from cadet_magic.sql.quotes import single_quoted
+from cadet_magic.sql.quotes import ansi_identifiers, single_quoted
 
 __all__ = ["CheckedQuery", "Issue", "Validation", "renamed_functions", "validate_sql"]
 
@@ -124,6 +124,8 @@ def validate_sql(
     tables: Iterable[str] | None = None,
     functions: FunctionCatalog | None = None,
     columns: Mapping[str, Iterable[str]] | None = None,
+    *,
+    ansi_quotes: bool = False,
 ) -> Validation:
     """Checks that ``sql`` is one read-only statement over the allowed tables and functions.
 
@@ -142,6 +144,9 @@ def validate_sql(
             written in single quotes in the text that runs and in the query's ``written``
             text (:mod:`cadet_magic.sql.quotes`); its values are the query's
             ``double_quoted``.
+        ansi_quotes: The MySQL/MariaDB session reads double quotes as names (its
+            ``sql_mode`` has ``ANSI_QUOTES``): ``"x"`` is a column or table, never a string
+            (:func:`~cadet_magic.sql.quotes.ansi_identifiers`); other dialects ignore it.
 
     Returns:
         A :class:`Validation`: ``ok`` and no ``issues`` when the query may run, with
@@ -162,13 +167,15 @@ def validate_sql(
         False
     """
     read = resolve_dialect(dialect)
-    hidden = executable_comment(sql, read)
+    ansi_quotes = ansi_quotes and read == "mysql"
+    source = ansi_identifiers(sql) if ansi_quotes else sql  # the text as the engine reads it
+    hidden = executable_comment(source, read)
     if hidden is not None:
         return Validation(False, [hidden], sql)
     try:
-        statements = parse_statements(sql, read)
+        statements = parse_statements(source, read)
     except Exception as e:  # noqa: BLE001 - a parser crash is still a refusal, never an escape
-        issue = _not_a_query(sql, read) or Issue("parse_error", _parse_error_message(e, read))
+        issue = _not_a_query(source, read) or Issue("parse_error", _parse_error_message(e, read))
         return Validation(False, [issue], sql)
     if not statements:
         return Validation(
@@ -194,7 +201,7 @@ def validate_sql(
         ):
             message = f"Only read-only queries may run; this is {_statement_name(tree)}. "
             return Validation(False, [Issue("forbidden_statement", message + _QUERY_HINT)], sql)
-        not_a_query = _not_a_query(sql, read)
+        not_a_query = _not_a_query(source, read)
         if not_a_query is not None:
             return Validation(False, [not_a_query], sql)
         return Validation(
@@ -212,7 +219,7 @@ def validate_sql(
     if issues:
         return Validation(False, issues, sql)
     written, double_quoted = sql, cast(tuple[str, ...], ())
-    if columns is not None:
+    if columns is not None and not ansi_quotes:
         tree, written, double_quoted = single_quoted(tree, read, sql, columns)
     try:
         text = generate(tree, read)

@@ -436,3 +436,79 @@ def test_ask_refuses_encrypt_and_the_engine_bounds_it_when_the_check_is_bypassed
     finally:
         _stuck_gone(args)
         raw.close()
+
+
+QUOTE_RUNS = json.loads((Path(__file__).parent / "mysql_quote_runs.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", QUOTE_RUNS, ids=[c["id"] for c in QUOTE_RUNS])
+def test_double_quotes_follow_the_connections_sql_mode(shop, case):
+    """The check reads "x" as the user's session does: a string without ANSI_QUOTES, a name
+    with it (read once from the connection's sql_mode); the user's session keeps its mode."""
+    import pymysql
+    import sqlalchemy as sa
+
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    url, args = shop
+    mode = case["sql_mode"]
+    question = f"Who? ({case['id']})"
+    model = ScriptedModel({question: [f"```sql\n{r}\n```" for r in case["replies"]]})
+    engine = None
+    if case["via"] == "pymysql":
+        user = pymysql.connect(**args, **({"sql_mode": mode} if mode else {}))
+        session = user
+    else:
+        init = {"init_command": f"SET SESSION sql_mode = '{mode}'"} if mode else {}
+        engine = sa.create_engine(url, connect_args=init)
+        user = engine.connect()
+        session = user.connection.dbapi_connection
+    try:
+        with session.cursor() as cur:
+            cur.execute("SELECT @@SESSION.sql_mode")
+            before = cur.fetchone()
+        r = cadet_magic.ask(question, con=user, model=model, fallback=False)
+        assert [a.outcome for a in r.attempts] == case["outcomes"], r.message
+        assert r.ok and [list(row) for row in r.rows] == case["rows"]
+        assert r.sql == case["sql"]
+        if "feedback" in case:
+            assert case["feedback"] in r.attempts[0].feedback
+        with session.cursor() as cur:
+            cur.execute("SELECT @@SESSION.sql_mode")
+            assert cur.fetchone() == before
+    finally:
+        user.close()
+        if engine is not None:
+            engine.dispose()
+
+
+def test_the_mode_is_the_connections_even_when_the_schema_is_cached(shop):
+    """The server's default mode changes between two questions on the same user connection:
+    the second run's connection reads it, though the schema comes from the cache."""
+    import pymysql
+
+    import cadet_magic
+    from cadet_magic.llm import ScriptedModel
+
+    _, args = shop
+    reply = '```sql\nSELECT "name" FROM customers WHERE id = 2\n```'
+    raw = pymysql.connect(**args)  # no sql_mode of its own: the server's default
+    admin = pymysql.connect(**args, autocommit=True)
+    with admin.cursor() as cur:
+        cur.execute("SELECT @@GLOBAL.sql_mode")
+        (default,) = cur.fetchone()
+    try:
+        model = ScriptedModel({"Who is 2?": [reply]})
+        first = cadet_magic.ask("Who is 2?", con=raw, model=model, fallback=False)
+        assert first.ok and first.rows == [("name",)]  # a string in the default mode
+        with admin.cursor() as cur:
+            cur.execute("SET GLOBAL sql_mode = %s", (f"{default},ANSI_QUOTES".strip(","),))
+        model = ScriptedModel({"Who is 2?": [reply]})
+        second = cadet_magic.ask("Who is 2?", con=raw, model=model, fallback=False)
+        assert second.ok and second.rows == [("Bob",)]  # a name once the mode has ANSI_QUOTES
+    finally:
+        with admin.cursor() as cur:
+            cur.execute("SET GLOBAL sql_mode = %s", (default,))
+        admin.close()
+        raw.close()

@@ -303,3 +303,64 @@ def test_follow_up_and_rerun_in_the_browser(lite):
         assert "no model call" in panel.inner_text()
         assert len(server.requests) == calls  # the rerun asked the model nothing
         lite.shot("follow-rerun.png", top=panel)
+
+
+def _ask_when_loaded(lite, source: str, tries: int = 20):
+    """Runs an ``%%ask`` cell; while a fresh kernel is still loading cadet_magic's parser and
+    widgets (one line asking to run the cell again), runs it again a moment later."""
+    for _ in range(tries):
+        cell = lite.run_new_cell(source)
+        if "still loading" not in cell.locator(".jp-OutputArea").inner_text():
+            return cell
+        lite.page.wait_for_timeout(2000)
+    raise AssertionError(f"cadet_magic still loading after {tries} tries")
+
+
+def test_rerun_after_the_page_is_reloaded(lite):
+    """The notebook saved and the page reloaded (a new kernel: no model configured, no
+    session history): --rerun takes the SQL from the saved notebook's record, no model call."""
+    setup = (
+        "%load_ext cadet_magic\nimport sqlite3\n"
+        'con = sqlite3.connect("file:/drive/shop.sqlite?mode=ro", uri=True)'
+    )
+    question = "Customers per country, asked before the reload?"
+    per_country = (
+        "SELECT country, COUNT(*) AS customers FROM customers GROUP BY country ORDER BY country"
+    )
+    page = lite.page
+    with FakeOpenAI(cors=True) as server:
+        server.script([f"```sql\n{per_country}\n```"])
+        lite.run_new_cell(setup)
+        lite.run_new_cell(
+            '%config AskMagic.model = "openai:scripted-test-model"\n'
+            f'%config AskMagic.base_url = "{server.base_url}"\n'
+            '%config AskMagic.api_key = "test-key"'
+        )
+        first = _ask_when_loaded(lite, f"%%ask --con con\n{question}")
+        assert first.locator(".cadet-panel .cadet-status.cadet-ok").count() == 1
+        answer = first.locator(".cadet-panel table.cadet-table").inner_text()
+        page.evaluate(
+            "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }"
+        )
+        saved = page.evaluate(f"() => JSON.stringify(({NB})().content.model.toJSON())")
+        assert '"cadet"' in saved and "GROUP BY country" in saved  # the record is in the file
+        calls = len(server.requests)
+
+        page.on("dialog", lambda d: d.accept())  # were the page to ask about leaving
+        t0 = time.monotonic()
+        page.reload()
+        page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Cell')")
+        page.wait_for_function(KERNEL_IDLE, timeout=180_000)
+        lite.timings["reload to kernel idle"] = time.monotonic() - t0
+        assert "GROUP BY country" in page.evaluate(
+            f"() => JSON.stringify(({NB})().content.model.toJSON())"
+        )
+        lite.run_new_cell(setup)  # a new kernel: no model, no history, no answers
+        rerun = _ask_when_loaded(lite, f"%%ask --con con --rerun\n{question}")
+        panel = rerun.locator(".cadet-panel")
+        assert panel.locator(".cadet-status.cadet-ok").count() == 1, rerun.inner_text()
+        text = panel.inner_text()
+        assert "no model call" in text and NOTEBOOK_NAME in text, text
+        assert panel.locator("table.cadet-table").inner_text() == answer
+        assert len(server.requests) == calls  # nothing asked the model after the reload
+        lite.shot("rerun-after-reload.png", top=panel)

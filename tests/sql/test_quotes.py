@@ -1,7 +1,8 @@
 """Double-quoted strings per engine (table-driven from ``quote_cases.json``): on SQLite a
 double-quoted token that names nothing in scope, on MySQL every double-quoted string, is
 written in single quotes in the text that runs and in the text the user gets back; on DuckDB
-and PostgreSQL double quotes name columns and nothing changes."""
+and PostgreSQL, and on MySQL whose sql_mode has ANSI_QUOTES, double quotes name columns and
+the text the user gets back is theirs."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ DATA = json.loads((Path(__file__).parent / "quote_cases.json").read_text())
 
 @pytest.mark.parametrize("case", DATA["cases"], ids=[c["id"] for c in DATA["cases"]])
 def test_double_quoted_strings(case):
-    v = validate_sql(case["sql"], case["dialect"], columns=DATA["columns"])
+    v = validate_sql(
+        case["sql"],
+        case["dialect"],
+        columns=DATA["columns"],
+        ansi_quotes=case.get("ansi_quotes", False),
+    )
     assert v.ok, v.issues
     assert v.query.written == case["written"]
     assert v.query.sql == case["runs"]
