@@ -89,7 +89,7 @@ def record(
     part: str, mode: str, db_id: str, question: str, gold_rows: list, result: Any, db: Any
 ) -> dict:
     from cadet_magic.eval.match import execution_match, has_outer_order
-    from cadet_magic.eval.run import answer_rows, first_rows
+    from cadet_magic.eval.rows import answer_rows, first_rows
 
     ordered = has_outer_order(result.final_sql or "") if result.final_sql else False
     final = answer_rows(result, db, 30.0)
@@ -120,7 +120,7 @@ class Runner:
         self.dataset = spider()
 
     def db(self, db_id: str) -> Any:
-        from cadet_magic.eval.run import Database
+        from cadet_magic.eval.rows import Database
 
         if db_id not in self.dbs:
             path, engine = self.dataset.database(db_id)
@@ -134,7 +134,7 @@ class Runner:
         self, part: str, mode: str, db_id: str, question: str, gold: str, **options: Any
     ) -> Any:
         from cadet_magic import ask
-        from cadet_magic.eval.run import run_rows
+        from cadet_magic.eval.rows import run_rows
 
         db = self.db(db_id)
         result = ask(
