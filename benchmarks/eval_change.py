@@ -99,7 +99,7 @@ def compare(before: Path, after: Path) -> str:
             "| first attempt right | "
             + " | ".join(_share(sum(bool(r["first_match"]) for r in s), n) for s in (bb, aa))
             + " |",
-            "| answered by the fallback | "
+            "| the fallback ran | "
             + " | ".join(str(sum(bool(r.get("fallback")) for r in s)) for s in (bb, aa))
             + " |",
             "| how runs ended | "
