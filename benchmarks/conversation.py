@@ -273,11 +273,14 @@ def planned(path: Path) -> str:
         p: sum(1 for r in lines if r["part"] == p and r["mode"] != "first")
         for p in ("follow", "examples", "share")
     }
-    return (
-        f"**Partial** where the counts fall short of the plan: follow {have['follow']} of "
-        f"{2 * steps} (question, mode) pairs, examples {have['examples']} of {2 * measured}, "
-        f"share {have['share']} of {3 * measured}; the run resumes where it stopped."
+    plan = {"follow": 2 * steps, "examples": 2 * measured, "share": 3 * measured}
+    counts = (
+        f"follow {have['follow']} of {plan['follow']} (question, mode) pairs, examples "
+        f"{have['examples']} of {plan['examples']}, share {have['share']} of {plan['share']}"
     )
+    if all(have[p] >= plan[p] for p in plan):
+        return f"Complete: {counts}."
+    return f"**Partial**: {counts}; the run resumes where it stopped."
 
 
 def starts() -> list[str]:
