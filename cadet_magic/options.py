@@ -23,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -224,7 +225,15 @@ class AskOptions:
             >>> AskOptions().replace(fallback=False).fallback
             False
         """
-        return dataclasses.replace(self, **changes)
+        unknown = [k for k in changes if k not in self.names()]
+        if unknown:
+            return dataclasses.replace(self, **changes)  # the dataclass's own TypeError
+        for name, value in changes.items():
+            check_option(name, value)
+        new = copy.copy(self)  # the fields not changed were checked when ``self`` was made
+        for name, value in changes.items():
+            object.__setattr__(new, name, value)
+        return new
 
     def check(self) -> AskOptions:
         """The options themselves: every :class:`AskOptions` is checked when it is made.

@@ -171,7 +171,7 @@ def single_quoted(
         >>> text, values
         ("SELECT a FROM t WHERE b IN ('x', 'it''s')", ('x', "it's"))
     """
-    if read not in STRING_QUOTE_DIALECTS:
+    if read not in STRING_QUOTE_DIALECTS or '"' not in written:
         return tree, written, ()
     values: list[str] = []
     if read == "sqlite":
