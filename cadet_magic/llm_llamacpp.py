@@ -28,6 +28,8 @@ Example:
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import threading
 from collections.abc import Sequence
@@ -190,8 +192,22 @@ def load_gguf(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> A
         except (ValueError, RuntimeError, OSError) as e:
             first = (str(e).strip().splitlines() or [""])[0][:300]
             raise ConfigurationError(f"llamacpp: could not load {path}: {first}") from None
+        if not _LOADED:
+            atexit.register(close_loaded)
         _LOADED[key] = llama
         return llama
+
+
+def close_loaded() -> None:
+    """Frees the models :func:`load_gguf` loaded (registered to run at interpreter exit: by
+    the time the objects are collected there, llama-cpp-python's functions are gone, and each
+    model printed an ignored ``TypeError`` traceback as the kernel shut down)."""
+    with _LOADING:
+        loaded = list(_LOADED.values())
+        _LOADED.clear()
+    for llama in loaded:
+        with contextlib.suppress(Exception):
+            llama.close()
 
 
 def load_llamacpp(spec: str, *, temperature: float = 0.0) -> LlamaCppChatModel:

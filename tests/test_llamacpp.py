@@ -117,3 +117,26 @@ def test_the_temperature_option_reaches_the_gguf_model(files, monkeypatch):
     load_model(f"llamacpp:{files / 'model.gguf'}", temperature=0.7)
     load_model(f"llamacpp:{files / 'model.gguf'}")
     assert seen == [0.7, 0.0]
+
+
+def test_loaded_models_are_freed_at_exit(monkeypatch):
+    """``close_loaded`` (run at interpreter exit) frees every loaded model while
+    llama-cpp-python still can, and a model that fails to close does not stop the others."""
+    from cadet_magic import llm_llamacpp
+
+    closed = []
+
+    class Loaded:
+        def __init__(self, name, fails=False):
+            self.name, self.fails = name, fails
+
+        def close(self):
+            closed.append(self.name)
+            if self.fails:
+                raise TypeError("'NoneType' object is not callable")
+
+    monkeypatch.setattr(
+        llm_llamacpp, "_LOADED", {("a",): Loaded("a", fails=True), ("b",): Loaded("b")}
+    )
+    llm_llamacpp.close_loaded()
+    assert closed == ["a", "b"] and llm_llamacpp._LOADED == {}
