@@ -10,7 +10,9 @@ exactly afterwards. It does not count values built inside one row (``repeat('x',
 A query that builds no state across rows (one SELECT over plain tables: no join, grouping,
 aggregate, sort, window, DISTINCT, subquery, CTE or sample) gains nothing from the lowered
 limit, so :func:`holds_state` lets the runner skip its three statements (about 1.6 ms on a
-quiet machine, a third of a small run).
+quiet machine, a third of a small run). The check's tree does not say which names are views:
+a view's own joins or aggregates then run without the lowered limit, bounded on Linux by the
+kernel's data limit (the buffer manager's memory is the process's), elsewhere by DuckDB's own.
 """
 
 from __future__ import annotations
