@@ -48,6 +48,9 @@ _STATEFUL = (
     exp.Pivot,
     exp.Unnest,
     exp.Lateral,
+    # A function sqlglot does not know may be one of DuckDB's aggregates (``histogram``,
+    # ``bitstring_agg``): treated as keeping state.
+    exp.Anonymous,
 )
 
 
@@ -85,8 +88,8 @@ def holds_state(sql: str | CheckedQuery) -> bool:
         ...     "SELECT a FROM t JOIN u USING (k)", "SELECT a FROM t, u", "SELECT * FROM range(10)",
         ...     "SELECT a FROM t WHERE a IN (SELECT b FROM u)", "SELECT sum(a) OVER () FROM t",
         ...     "WITH x AS (SELECT 1) SELECT * FROM x", "SELECT a FROM t UNION SELECT a FROM u",
-        ...     "SELECT a FROM t USING SAMPLE 10")]
-        [True, True, True, True, True, True, True, True, True, True, True]
+        ...     "SELECT a FROM t USING SAMPLE 10", "SELECT histogram(a) FROM t")]
+        [True, True, True, True, True, True, True, True, True, True, True, True]
     """
     if not isinstance(sql, CheckedQuery):
         return True

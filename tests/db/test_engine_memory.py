@@ -204,6 +204,8 @@ def test_duckdb_memory_limit_is_put_back():
         ("SELECT label, count(*) FROM t GROUP BY label", True),
         ("SELECT id FROM t ORDER BY label DESC", True),
         ("SELECT string_agg(label, ',') OVER (ORDER BY id) FROM t", True),
+        ("SELECT histogram(label) FROM t", True),  # an aggregate sqlglot does not know
+        ("SELECT bitstring_agg(id) FROM t", True),
     ],
 )
 def test_duckdb_memory_limit_only_for_queries_that_hold_state(sql, lowered):
