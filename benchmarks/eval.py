@@ -172,7 +172,7 @@ def section(evaluation: object, planned: int, loads: Sequence[str], databases: i
             else ""
         ),
         "",
-        "Runs started after 2026-11-25 03:20 UTC share the model's replies between modes "
+        "Runs started from 2026-11-25 03:03 UTC on share the model's replies between modes "
         "(`benchmarks/reply_cache.py`): the first attempt's request is identical in the three "
         "modes, so they start from one reply (before, each mode asked the server, whose reply "
         "at temperature 0 differed between modes for 7 of the first 52 questions, by its "
