@@ -31,6 +31,7 @@ KEYS = (
     "final_match",
     "fallback",
     "attempts",
+    "fallback_attempts",
     "warnings",
     "calls",
     "input_tokens",
@@ -40,6 +41,8 @@ KEYS = (
     "stop_reason",
     "error",
 )
+#: Characters of an attempt's error message a results line keeps.
+ERROR_CHARS = 300
 #: How an ``error`` begins when the question could not run because the model could not be
 #: called (such questions run again on resume).
 MODEL_ERROR = "model call failed"
@@ -63,7 +66,7 @@ def record_of(
     rec.update(calls=usage.calls, input_tokens=usage.input_tokens)
     rec.update(output_tokens=usage.output_tokens, seconds=round(seconds, 3))
     rec.update(model_seconds=usage.model_seconds)
-    rec.update(attempts=[], warnings=[], fallback=False)
+    rec.update(attempts=[], fallback_attempts=[], warnings=[], fallback=False)
     if result is None or db is None or gold_rows is None:
         return rec
     first = first_rows(result, db, timeout)
@@ -83,6 +86,16 @@ def record_of(
                 "model_seconds": a.model_seconds,
             }
             for a in result.attempts
+        ],
+        fallback_attempts=[
+            {
+                "outcome": str(a.outcome),
+                "category": a.category,
+                "error": (a.error or "")[:ERROR_CHARS] or None,
+                "sql": a.sql,
+                "code": a.code,
+            }
+            for a in (result.fallback.attempts if result.fallback is not None else ())
         ],
         warnings=list(result.warnings),
         stop_reason=str(result.stop_reason) if result.stop_reason else None,

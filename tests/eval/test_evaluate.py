@@ -290,3 +290,39 @@ def test_a_model_failure_in_the_fallback_is_named_and_runs_again(tmp_path):
     again = FailsInTheFallback()
     run(root, again, out=out, options=AskOptions(max_attempts=1))
     assert again.calls == 2  # a model failure is not final: the question ran again
+
+
+def test_a_line_records_the_fallbacks_attempts(tmp_path):
+    """Scripted replies: both SQL attempts name a wrong column, the fallback's first code fails
+    (a wrong column in pandas), its second answers."""
+    from cadet_magic.options import AskOptions
+
+    q = {
+        "db_id": "shop",
+        "question": "What is the total amount?",
+        "query": "SELECT sum(amount) FROM orders",
+        "replies": [
+            sql_reply("SELECT sum(amout) FROM orders"),
+            sql_reply("SELECT sum(amnt) FROM orders"),
+            "```sql\nSELECT amount FROM orders\n```\n```python\nresult = df[['amout']].sum()\n```",
+            "```sql\nSELECT amount FROM orders\n```\n"
+            "```python\nresult = df[['amount']].sum().to_frame().T\n```",
+        ],
+    }
+    root = make_spider(tmp_path / "d", [q])
+    spec = f"scripted:{scripted_replies(tmp_path / 'r.json', [q])}"
+    ev = run(root, spec, options=AskOptions(max_attempts=2))
+    (rec,) = ev.runs["targeted"].records
+    assert list(rec) == list(KEYS) and rec["fallback"] is True
+    first, second = rec["fallback_attempts"]
+    assert set(first) == {"outcome", "category", "error", "sql", "code"}
+    assert first["outcome"] == "error" and "amout" in first["error"] and "amout" in first["code"]
+    assert second["outcome"] == "ok" and second["error"] is None
+    assert second["sql"] == "SELECT amount FROM orders" and rec["final_match"] is True
+    # without the fallback the list is empty
+    (plain,) = (
+        run(tmp_path / "d", spec, options=AskOptions(max_attempts=1, fallback=False))
+        .runs["targeted"]
+        .records
+    )
+    assert plain["fallback_attempts"] == [] and plain["fallback"] is False
