@@ -82,6 +82,8 @@ class Figures:
     #: Why the runs that ended with a wrong answer stopped (``stop_reason``), by count.
     wrong_stops: Counter = field(default_factory=Counter)
     by_category: dict[str, Counter] = field(default_factory=dict)
+    #: How the fallback ended, by count, on the lines that record its attempts.
+    fallback_ends: Counter = field(default_factory=Counter)
     cost: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
 
 
@@ -103,6 +105,26 @@ def _first_kind(r: dict) -> str:
     if first.get("outcome") == "ok":
         return RAN_WRONG
     return str(first.get("category") or first.get("outcome") or "unknown")
+
+
+def fallback_end(r: dict) -> str | None:
+    """How the fallback ended on one results line (None: it did not run, or the line predates
+    ``fallback_attempts``): answered right or wrong, else its last attempt's outcome and category.
+
+    >>> fallback_end({"final_match": False, "fallback_attempts": [
+    ...     {"outcome": "refused", "category": "not_simple"}]})
+    'refused (not_simple)'
+    >>> fallback_end({"final_match": True, "fallback_attempts": [
+    ...     {"outcome": "error", "category": "python_error"}, {"outcome": "ok"}]})
+    'answered right'
+    """
+    attempts = r.get("fallback_attempts") or []
+    if not attempts:
+        return None
+    last = attempts[-1]
+    if last.get("outcome") == "ok":
+        return "answered right" if r.get("final_match") else "answered wrong"
+    return f"{last.get('outcome')} ({last.get('category') or 'no category'})"
 
 
 def _reason(error: str) -> str:
@@ -152,6 +174,7 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
         wrong_stops=Counter(
             str(r["stop_reason"]) for r in ok if not r.get("final_match") and r.get("stop_reason")
         ),
+        fallback_ends=Counter(e for e in map(fallback_end, ok) if e is not None),
         cost=cost,
     )
 

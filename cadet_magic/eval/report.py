@@ -240,5 +240,13 @@ def losses_markdown(figs: dict[str, Figures]) -> list[str]:
                 if f.wrong_stops
                 else ""
             )
+            + (
+                f" The fallback, on the {sum(f.fallback_ends.values())} questions whose line "
+                "records its attempts, ended: "
+                + ", ".join(f"{end} {k}" for end, k in f.fallback_ends.most_common())
+                + "."
+                if f.fallback_ends
+                else ""
+            )
         )
     return out

@@ -249,3 +249,39 @@ def test_records_keys_are_the_contract():
     ).split()
     assert [k for k in KEYS if k in issue] == issue
     assert Path(DATA / "report_records.jsonl").is_file()
+
+
+def test_losses_say_how_the_fallback_ended():
+    from cadet_magic.eval.figures import figures
+    from cadet_magic.eval.report import losses_markdown
+
+    def rec(final: bool, *fallback: tuple[str, str | None]) -> dict:
+        return {
+            "first_match": False,
+            "final_match": final,
+            "fallback": bool(fallback),
+            "final_sql": "S" if final else None,
+            "warnings": [],
+            "error": None,
+            "attempts": [{"category": "column_not_found", "outcome": "error"}],
+            "fallback_attempts": [{"outcome": o, "category": c} for o, c in fallback],
+        }
+
+    f = figures(
+        [
+            rec(False, ("refused", "not_simple"), ("refused", "not_simple")),
+            rec(False, ("error", "column_not_found")),
+            rec(True, ("error", "python_error"), ("ok", None)),
+            rec(False),  # no fallback
+        ]
+    )
+    assert dict(f.fallback_ends) == {
+        "refused (not_simple)": 1,
+        "error (column_not_found)": 1,
+        "answered right": 1,
+    }
+    (line,) = [ln for ln in losses_markdown({"raw": f}) if ln.startswith("- ")]
+    assert line.endswith(
+        "The fallback, on the 3 questions whose line records its attempts, ended: "
+        "refused (not_simple) 1, error (column_not_found) 1, answered right 1."
+    )
