@@ -105,6 +105,9 @@ class ReplyCache:
                 return resp.status, resp.headers.get("Content-Type", ""), resp.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers.get("Content-Type", ""), e.read()
+        except (urllib.error.URLError, OSError) as e:  # no answer: the client sees a 502
+            error = {"error": {"message": f"the model server did not answer: {e}", "type": "proxy"}}
+            return 502, "application/json", json.dumps(error).encode("utf-8")
 
     def __enter__(self) -> ReplyCache:
         cache = self

@@ -90,3 +90,12 @@ def test_the_provider_client_works_through_it():
         model = load_model("openai:m", base_url=cache.base_url, api_key="local", temperature=0.0)
         assert [model.invoke("hi").content for _ in range(2)] == ["SELECT 1", "SELECT 1"]
         assert cache.hits == 1
+
+
+def test_a_server_that_is_gone_is_a_502():
+    with FakeOpenAI([]) as up:
+        gone = up.base_url
+    with ReplyCache(gone, timeout=5) as cache:
+        status, body = chat(cache.base_url, "q")
+        assert status == 502 and "did not answer" in body["error"]["message"]
+        assert cache.hits == 0
