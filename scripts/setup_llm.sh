@@ -60,6 +60,17 @@ EOF
   rm -rf "$CACHE/parts"
 fi
 
+# llama.cpp is compiled for this machine's CPU (-march=native) but without Intel AMX: on a CPU
+# that lists amx_tile (Xeon Sapphire Rapids and newer) under a hypervisor that does not hand the
+# tile registers to the process, its first matrix product died with SIGSEGV at `ldtilecfg`
+# (seen here). A wheel built with other flags (an earlier set-up, or pip's own wheel cache,
+# whose key ignores CMAKE_ARGS) is rebuilt: the flags are kept beside the wheel.
+BUILD_FLAGS="-DLLAVA_BUILD=OFF -DCMAKE_C_FLAGS=-mno-amx-tile\ -mno-amx-int8\ -mno-amx-bf16"
+BUILD_FLAGS="$BUILD_FLAGS -DCMAKE_CXX_FLAGS=-mno-amx-tile\ -mno-amx-int8\ -mno-amx-bf16"
+if [ "$(cat "$CACHE/wheels/BUILD_FLAGS" 2>/dev/null)" != "$BUILD_FLAGS" ]; then
+  rm -f "$CACHE/wheels"/llama_cpp_python-*.whl
+  "$PY" -m pip uninstall -q -y llama-cpp-python >/dev/null 2>&1 || true
+fi
 if ! "$PY" -c "import llama_cpp, llama_cpp.server, uvicorn" >/dev/null 2>&1; then
   if ! ls "$CACHE/wheels"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     # llama.cpp compiles with the system's C++ compiler (CMake comes from PyPI when missing).
@@ -72,9 +83,10 @@ if ! "$PY" -c "import llama_cpp, llama_cpp.server, uvicorn" >/dev/null 2>&1; the
     fi
     echo "setup_llm: building llama-cpp-python $LLAMA_VERSION (compiles llama.cpp, about ten minutes)"
     # LLAVA_BUILD=OFF: without the multimodal library (mtmd, about a third of the C++ files),
-    # which a text model never loads.
-    CMAKE_ARGS="${CMAKE_ARGS:-} -DLLAVA_BUILD=OFF" "$PY" -m pip wheel -q --disable-pip-version-check \
-      -w "$CACHE/wheels" "llama-cpp-python[server]==$LLAMA_VERSION"
+    # which a text model never loads. --no-cache-dir: never a wheel pip built elsewhere.
+    CMAKE_ARGS="${CMAKE_ARGS:-} $BUILD_FLAGS" "$PY" -m pip wheel -q --no-cache-dir \
+      --disable-pip-version-check -w "$CACHE/wheels" "llama-cpp-python[server]==$LLAMA_VERSION"
+    echo "$BUILD_FLAGS" >"$CACHE/wheels/BUILD_FLAGS"
   fi
   "$PY" -m pip install -q --disable-pip-version-check --find-links "$CACHE/wheels" \
     "llama-cpp-python[server]==$LLAMA_VERSION"
