@@ -107,8 +107,10 @@ async def _use_jedi_when_loaded(pending: Any, completer: Any) -> None:
 
 
 def _shell() -> Any:
-    ipython = sys.modules.get("IPython")
-    return ipython.get_ipython() if ipython is not None else None
+    """IPython's shell, if there is one yet (the kernel's start imports IPython while the drive's
+    finder is already asked for modules: the module may be half imported)."""
+    get_ipython = getattr(sys.modules.get("IPython"), "get_ipython", None)
+    return get_ipython() if get_ipython is not None else None
 
 
 def _transform_manager() -> Any:
@@ -190,7 +192,9 @@ def _loaders() -> list:
 
 
 def _cell_count() -> Any:
-    return getattr(_shell(), "execution_count", None)
+    """The cell being run; the kernel's start, before IPython's shell exists, counts as one."""
+    shell = _shell()
+    return "start" if shell is None else getattr(shell, "execution_count", None)
 
 
 def _drive_hook(path: str) -> DriveFinder:

@@ -15,6 +15,7 @@ import difflib
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,19 @@ class ScriptedReply:
     content: str
 
 
+#: Replies files already read and checked, by :func:`_file_key`: each ask loads the model again.
+_REPLIES_READ: dict[tuple[str, int, int], Mapping[str, Sequence[str]]] = {}
+
+
+def _file_key(path: Path) -> tuple[str, int, int] | None:
+    """A file's path, size and modification time (None for a folder or a missing file)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return None if stat.S_ISDIR(st.st_mode) else (str(path), st.st_size, st.st_mtime_ns)
+
+
 class ScriptedModel:
     """A stand-in model that replays stored replies, per question, in order.
 
@@ -72,6 +86,9 @@ class ScriptedModel:
         itself. Raises :class:`ConfigurationError` (one line) when the file is missing, a
         folder, not JSON, or not such a mapping."""
         path = Path(path).expanduser()
+        key = _file_key(path)
+        if key in _REPLIES_READ:  # unchanged since it was read (JupyterLite: one request, not 4)
+            return cls(_REPLIES_READ[key], name=f"scripted:{path.name}")
         usage = (
             'it must hold {"question": ["reply", ...]} (optionally under "replies"), '
             "e.g. --model scripted:replies.json"
@@ -103,6 +120,10 @@ class ScriptedModel:
             raise ConfigurationError(
                 f"scripted:{path} does not hold a list of replies per question; {usage}."
             )
+        if key is not None:
+            if len(_REPLIES_READ) >= 8:
+                _REPLIES_READ.clear()
+            _REPLIES_READ[key] = replies
         return cls(replies, name=f"scripted:{path.name}")
 
     def _question(self, messages: Sequence[Any]) -> str:

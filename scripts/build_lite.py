@@ -78,16 +78,25 @@ PRELOAD = [
     "cadet-magic",
 ]
 #: The kernel's start, as its web worker runs it (the pyodide-kernel extension's bundles): the
-#: packages it installs through piplite unless preloaded, and its last Python step. The site's
-#: copy leaves jedi out (``cadet_magic.lite.KERNEL_EXTRAS``: loaded in the background, with
-#: IPython's own completer meanwhile) and imports cadet_magic last, which starts that load.
+#: packages it installs through piplite unless preloaded, the package manager's Python step
+#: and its last Python step. The site's copy leaves jedi out (``cadet_magic.lite.KERNEL_EXTRAS``:
+#: loaded in the background, with IPython's own completer meanwhile), puts the drive's path
+#: finder in charge before the first imports (the working directory is already the drive, first
+#: on ``sys.path``: Python's own finder asked the page about it once per top-level module
+#: imported, 60 synchronous requests before the kernel was idle), and starts that background
+#: load last.
 KERNEL_START = (
     '["ipykernel","comm","pyodide-kernel","jedi","ipython"]',
     '["ipykernel","comm","pyodide-kernel","ipython"]',
 )
+PACKAGE_MANAGER_STEP = (
+    "runPythonAsync(`\n      import piplite.piplite\n",
+    "runPythonAsync(`\n      __import__('cadet_magic').lite.use_drive_finder()\n"
+    "      import piplite.piplite\n",
+)
 KERNEL_LAST_STEP = (
     'push("import pyodide_kernel")',
-    'push("import pyodide_kernel","__import__(\'cadet_magic\')")',
+    'push("import pyodide_kernel","__import__(\'cadet_magic\').lite.start()")',
 )
 #: Paths left out of a wheel: jedi's stubs of third-party packages (completion of an installed
 #: package reads its source; typeshed's standard-library stubs stay).
@@ -341,10 +350,11 @@ def patch_kernel_start(out: Path) -> None:
         text = bundle.read_text()
         if KERNEL_START[0] not in text:
             continue
-        if text.count(KERNEL_LAST_STEP[0]) != 1:
-            raise SystemExit(f"build_lite: {bundle} has no single {KERNEL_LAST_STEP[0]!r}")
-        for old, new in (KERNEL_START, KERNEL_LAST_STEP):
+        for old, new in (PACKAGE_MANAGER_STEP, KERNEL_LAST_STEP):
+            if text.count(old) != 1:
+                raise SystemExit(f"build_lite: {bundle} has no single {old!r}")
             text = text.replace(old, new)
+        text = text.replace(*KERNEL_START)
         bundle.unlink()  # a copy of the venv's file, or a link to it: never write through
         bundle.write_text(text)
         patched += 1

@@ -30,6 +30,7 @@ from urllib.parse import quote
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
 from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
+from cadet_magic.db.kept import Stamp, stamp, unchanging
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import EngineError, ResultTooLarge, exception_chain
 from cadet_magic.options import RESULT_BYTES
@@ -98,23 +99,6 @@ def open_read_only(
     if authorizer:
         con.set_authorizer(read_only_authorizer)
     return con
-
-
-def unchanging(path: str) -> bool:
-    """Whether the agent's own connection to ``path`` may be opened immutable: in JupyterLite's
-    kernel, for a file in the notebook's drive (``/drive``). There every look-up SQLite makes
-    on the file (the journal's existence, the file's size, before each statement) is a
-    synchronous request from the kernel's worker to the page, and nothing can write the file
-    while a question runs: the kernel runs one cell at a time, and the drive hands each open
-    file its own copy of the contents (a writer's changes reach others when it closes the
-    file). The connection lives for one question.
-
-    >>> unchanging("/drive/shop.sqlite")  # not in Pyodide here
-    False
-    """
-    from cadet_magic import lite
-
-    return lite.in_pyodide() and path.startswith("/drive/")
 
 
 def heap_budget(max_bytes: int | None) -> int:
@@ -199,9 +183,12 @@ class SQLiteRunner(BaseRunner):
         #: question: schema, query, value checks), with the read-only authorizer (queries) and
         #: without it (catalog reads); closed with the runner. Each open reads the file's header
         #: and looks for its journal: in JupyterLite, where /drive is served by the page, a round
-        #: of requests each time.
+        #: of requests each time, so there they are kept in the session instead (below).
         self._opened: dict[bool, sqlite3.Connection] = {}
         weakref.finalize(self, _close_all, self._opened)
+        #: In JupyterLite's drive the connections are kept in the session instead, for later
+        #: questions, with the file's stamp (:mod:`cadet_magic.db.kept`), read once per runner.
+        self._stamp: Stamp | None | bool = False
 
     def _own(self, timeout: float, authorizer: bool = True) -> sqlite3.Connection | None:
         """The agent's own read-only connection for a file database; None in memory."""
@@ -209,7 +196,10 @@ class SQLiteRunner(BaseRunner):
             self._file = database_file(self.connection)
         if not self._file:
             return None
+        path = str(self._file)
         con = self._opened.get(authorizer)
+        if con is None and unchanging(path):  # kept from an earlier question, file unchanged
+            con = self.session.kept.get(path, authorizer, self._file_stamp(path))
         if con is not None:  # this run's wait for a writer's lock
             con.set_authorizer(None)
             con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -217,12 +207,21 @@ class SQLiteRunner(BaseRunner):
                 con.set_authorizer(read_only_authorizer)
             return con
         try:
-            path = str(self._file)
             con = open_read_only(path, timeout, authorizer, immutable=unchanging(path))
         except sqlite3.Error:  # e.g. a WAL database in a folder we cannot write to
             return None
-        self._opened[authorizer] = con
+        now = self._file_stamp(path) if unchanging(path) else None
+        if now is not None:
+            self.session.kept.put(path, authorizer, now, con)
+        else:
+            self._opened[authorizer] = con
         return con
+
+    def _file_stamp(self, path: str) -> Stamp | None:
+        """The file's stamp, read once per runner (one question)."""
+        if self._stamp is False:
+            self._stamp = stamp(path)
+        return None if isinstance(self._stamp, bool) else self._stamp
 
     def close(self) -> None:
         """Closes the agent's own connections (the user's is never closed)."""

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
@@ -87,8 +88,11 @@ STYLE = """<style>
 </style>"""
 
 
+@functools.lru_cache(maxsize=256)
 def highlight(code: str, language: str = "sql") -> str:
-    """``code`` as HTML spans (classes ``cq-*``) where Pygments exists, else escaped text."""
+    """``code`` as HTML spans (classes ``cq-*``) where Pygments exists, else escaped text.
+    Remembered: the live panel draws every attempt again at each update (in JupyterLite's
+    kernel a highlight with a new formatter took about 4 ms)."""
     try:
         from pygments import highlight as _highlight
         from pygments.formatters import HtmlFormatter

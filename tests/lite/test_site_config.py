@@ -67,15 +67,18 @@ def test_offline_site(lite_build):
     assert {"micropip", "piplite", "ipykernel", "pyodide-kernel", "comm", "ipython"} <= at_boot
     assert not at_boot & (set(DEFERRED) | set(KERNEL_EXTRAS) | {"sqlalchemy"})
     assert {"parso", "wcwidth", "executing"} <= later - at_boot
-    # the site's kernel start: jedi not installed through piplite, cadet_magic imported last
-    # (which starts the background load), in every bundle that holds the kernel's start
+    # the site's kernel start: jedi not installed through piplite, the drive's path finder in
+    # charge before the kernel's imports, cadet_magic's background load started last, in every
+    # bundle that holds the kernel's start
     bundles = [
         p.read_text()
         for p in (OFFLINE / "extensions/@jupyterlite/pyodide-kernel-extension/static").glob("*.js")
     ]
     starts = [b for b in bundles if '"pyodide-kernel","ipython"]' in b]
     assert starts and not [b for b in bundles if '"jedi","ipython"]' in b]
-    assert all('"import pyodide_kernel","__import__(\'cadet_magic\')"' in b for b in starts)
+    first = "__import__('cadet_magic').lite.use_drive_finder()\n      import piplite.piplite"
+    last = '"import pyodide_kernel","__import__(\'cadet_magic\').lite.start()"'
+    assert all(first in b and last in b for b in starts)
     # the standard library carries bytecode beside its sources (zipimport looks there first)
     with zipfile.ZipFile(folder / "python_stdlib.zip") as stdlib:
         names = set(stdlib.namelist())
