@@ -5,8 +5,9 @@ sooner. The rest stays in the site's lock file until ``import cadet_magic`` asks
 load it, in the background: cadet_magic's own dependencies (:data:`DEFERRED`: the SQL parser
 and the widget stack) and the IPython extras the kernel's start does not import
 (:data:`KERNEL_EXTRAS`: jedi for completion, prompt_toolkit, stack_data for tracebacks,
-matplotlib-inline). The site's kernel imports cadet_magic as the last step of its start, so
-that load begins as soon as the kernel is idle. Before each later cell the kernel awaits it if
+matplotlib-inline). The site's kernel puts :class:`DriveFinder` in charge before its first
+imports and calls :func:`start` as the last step of its start, so that load begins as soon as
+the kernel is idle. Before each later cell the kernel awaits it if
 it is still running (an awaitable line transform of the Pyodide kernel), so a cell typed right
 away waits for it and one typed later finds it done; completion uses IPython's own completer
 until jedi is there. Everywhere else (CPython) nothing here does anything.

@@ -27,7 +27,7 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
   (``cadet_magic.lite.DEFERRED``) and the IPython extras the kernel's start does not import
   (``KERNEL_EXTRAS``: jedi, prompt_toolkit, stack_data, matplotlib-inline: 1,400 of the 2,600
   files the boot unpacked) stay in the lock and load in the background once the kernel is
-  idle (the site's kernel imports cadet_magic as its last start step: :data:`KERNEL_START`);
+  idle (the site's kernel starts that load as its last start step: :data:`KERNEL_START`);
   SQLAlchemy is in the lock for ``import sqlalchemy`` but never preloaded;
 * jedi (IPython's completion) ships without typeshed's third-party stubs and django-stubs
   (4,800 of its 5,600 files: completion of installed packages reads their sources);
