@@ -20,6 +20,10 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
   and so does the offline site's ``python_stdlib.zip`` (Pyodide ships it as sources, and
   zipimport caches nothing: every standard-library module the kernel imports was compiled in
   the browser on every visit), so nothing is compiled in the browser;
+* the first kernel's runtime (Pyodide, the preloaded packages, the package manager) starts
+  when the kernel plug-in is activated, while JupyterLab is still opening the notebook, instead
+  of when the notebook's kernel is created (:data:`PREWARM`);
+* the drive's path finder is in charge before the kernel's first imports (:data:`KERNEL_START`);
 * one parallel load at boot: the kernel's own packages (micropip, piplite, the ipykernel
   stand-in, pyodide-kernel) come from the lock file with the rest (``PRELOAD``) instead of
   being installed one by one through piplite's index;
@@ -97,6 +101,52 @@ PACKAGE_MANAGER_STEP = (
 KERNEL_LAST_STEP = (
     'push("import pyodide_kernel")',
     'push("import pyodide_kernel","__import__(\'cadet_magic\').lite.start()")',
+)
+#: The kernel's runtime started while JupyterLab is still starting (the pyodide-kernel extension's
+#: bundles). JupyterLab creates the kernel, and with it the kernel's web worker, only once the
+#: notebook is open (1.7 s after the app is ready, measured in Chromium), and that worker then
+#: spends about 2 s fetching Pyodide, starting Python and unpacking the preloaded packages. The
+#: site's copy starts that part from the kernel plug-in's activation instead: the plug-in loads
+#: the kernel's module and has it create the worker and start the runtime (``prewarm``, the same
+#: Pyodide address, index and preload list the kernel would pass); the first Pyodide kernel then
+#: takes that worker, whose ``initialize`` awaits the runtime already on its way instead of
+#: starting another. The prewarm also imports the package manager (micropip and piplite: no
+#: setting of the kernel's is read on import); everything else (the drive, the package
+#: manager's settings, the kernel's imports) still waits for the kernel. A cross-origin
+#: isolated page (its other worker) is left as it was.
+PREWARM = (
+    (  # the worker: the runtime can start before the kernel's options arrive
+        "async initRuntime(e){",
+        "prewarm(e){this._prewarmed=this.initRuntime(e).then(()=>this._pyodide.runPythonAsync("
+        '"import piplite.piplite")),this._prewarmed.catch(()=>{})}'
+        "async initRuntime(e){",
+    ),
+    (
+        "await this.initRuntime(e),await this.initFilesystem(e)",
+        "await (this._prewarmed||this.initRuntime(e)),await this.initFilesystem(e)",
+    ),
+    (  # the page: the kernel class creates that worker once, and its first kernel takes it
+        'initWorker(e){let t=e=>new Worker(e,{type:"module"});return crossOriginIsolated?'
+        "t(new URL(s(831),s.b)):t(new URL(s(932),s.b))}",
+        "static prewarm(e){if(crossOriginIsolated||w._warmed)return;w._warmed=!0;"
+        'let t=new Worker(new URL(s(932),s.b),{type:"module"}),i=e.pyodideUrl;w._warm=t,'
+        "w._warmRemote=(0,y.LV)(t),w._warmRemote.prewarm({pyodideUrl:i,"
+        'indexUrl:i.slice(0,i.lastIndexOf("/")+1),loadPyodideOptions:e.loadPyodideOptions||{}})}'
+        'initWorker(e){let t=e=>new Worker(e,{type:"module"});if(!crossOriginIsolated&&w._warm)'
+        "{let e=w._warm;return this._warmRemote=w._warmRemote,w._warm=w._warmRemote=null,e}"
+        "return crossOriginIsolated?t(new URL(s(831),s.b)):t(new URL(s(932),s.b))}",
+    ),
+    (  # ... with its remote end: a second one on the worker would release the first's (Comlink
+        # releases a proxy's worker side when the proxy is garbage collected)
+        ":(t=(0,y.LV)(this._worker),this._worker.addEventListener(",
+        ":(t=this._warmRemote||(0,y.LV)(this._worker),this._worker.addEventListener(",
+    ),
+    (  # the plug-in's activation starts it
+        't.register({spec:{name:"python"',
+        "n.e(635).then(n.t.bind(n,918,23)).then(({PyodideKernel:e})=>e.prewarm("
+        "{pyodideUrl:g,loadPyodideOptions:u})).catch(e=>console.warn(e)),"
+        't.register({spec:{name:"python"',
+    ),
 )
 #: Paths left out of a wheel: jedi's stubs of third-party packages (completion of an installed
 #: package reads its source; typeshed's standard-library stubs stay).
@@ -362,6 +412,23 @@ def patch_kernel_start(out: Path) -> None:
         raise SystemExit(f"build_lite: no bundle in {static} holds {KERNEL_START[0]!r}")
 
 
+def patch_prewarm(out: Path) -> None:
+    """The site's copy of the kernel's start begins its runtime early (see :data:`PREWARM`);
+    stops the build when a bundle no longer holds what a change replaces."""
+    static = out / "extensions" / "@jupyterlite" / "pyodide-kernel-extension" / "static"
+    bundles = {b: b.read_text() for b in static.glob("*.js")}
+    for old, new in PREWARM:
+        hits = [b for b, text in bundles.items() if text.count(old) == 1]
+        if not hits or any(text.count(old) > 1 for text in bundles.values()):
+            raise SystemExit(f"build_lite: the bundles in {static} do not hold {old!r} once")
+        for b in hits:
+            bundles[b] = bundles[b].replace(old, new)
+    for bundle, text in bundles.items():
+        if text != bundle.read_text():
+            bundle.unlink()  # a copy of the venv's file, or a link to it: never write through
+            bundle.write_text(text)
+
+
 def pyodide_settings(pyodide_url: str) -> dict:
     return {
         "pyodideUrl": pyodide_url,
@@ -376,6 +443,7 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     jupyter_lite_build(stage_dir, out)
     open_on_tutorial(out)
     patch_kernel_start(out)
+    patch_prewarm(out)
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
     # Pyodide's own package manager and its standard library, compiled too
@@ -410,6 +478,7 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     jupyter_lite_build(stage_dir, out)
     open_on_tutorial(out)
     patch_kernel_start(out)
+    patch_prewarm(out)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)
     lock = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())

@@ -190,3 +190,18 @@ def test_front_ends_and_the_page_the_site_opens_on(lite_build, site):
     assert 'id="jupyter-config-data"' in root  # the app's pages read it
     assert (site / "files" / "cadet_in_the_browser.ipynb").exists()
     assert (site / "favicon.ico").read_bytes() == (site / "lab" / "favicon.ico").read_bytes()
+
+
+@pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
+def test_the_kernel_runtime_starts_with_the_plugin(lite_build, site):
+    """The kernel plug-in's activation starts the runtime of the first kernel's worker (its
+    ``prewarm``), which that kernel takes over with its remote end; the worker's ``initialize``
+    awaits that runtime instead of starting another (browser runs: tests/lite)."""
+    static = site / "extensions/@jupyterlite/pyodide-kernel-extension/static"
+    bundles = {p.name: p.read_text() for p in static.glob("*.js")}
+    joined = "\n".join(bundles.values())
+    assert "e.prewarm({pyodideUrl:g,loadPyodideOptions:u})" in joined  # the plug-in
+    assert "static prewarm(e)" in joined and "this._warmRemote||" in joined  # the page's kernel
+    worker = next(text for name, text in bundles.items() if name.startswith("comlink.worker"))
+    assert "prewarm(e){this._prewarmed=this.initRuntime(e)" in worker
+    assert "await (this._prewarmed||this.initRuntime(e))" in worker
