@@ -408,12 +408,11 @@ def cold_and_warm(pw, base: str, files: str, quiet: Quiet | None = None) -> dict
         visit.page.close()
         warm = Visit(context, base)
         # the same pristine tutorial as the cold visit (JupyterLite keeps the edited notebook in
-        # the origin's IndexedDB); the HTTP cache and the service worker stay
+        # the origin's IndexedDB); the HTTP cache, the service worker and the local storage stay
+        # (there JupyterLite notes its service worker's version: without it a returning reader's
+        # page would unregister the worker and register it again)
         cdp = context.new_cdp_session(warm.page)
-        cdp.send(
-            "Storage.clearDataForOrigin",
-            {"origin": base, "storageTypes": "indexeddb,local_storage,websql"},
-        )
+        cdp.send("Storage.clearDataForOrigin", {"origin": base, "storageTypes": "indexeddb,websql"})
         cdp.detach()
         run["load"].append(quiet.settle())
         with Others() as others:

@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -110,16 +111,34 @@ KERNEL_LAST_STEP = (
 #: the kernel's module and has it create the worker and start the runtime (``prewarm``, the same
 #: Pyodide address, index and preload list the kernel would pass); the first Pyodide kernel then
 #: takes that worker, whose ``initialize`` awaits the runtime already on its way instead of
-#: starting another. The prewarm also imports the package manager (micropip and piplite: no
-#: setting of the kernel's is read on import); everything else (the drive, the package
-#: manager's settings, the kernel's imports) still waits for the kernel. A cross-origin
-#: isolated page (its other worker) is left as it was.
+#: starting another. The prewarm also imports the package manager (micropip and piplite) and the
+#: kernel's module (IPython's shell), as the kernel's start would, in the same order, with the
+#: drive's folder as working directory as it would be then (the shell notes it); no setting of
+#: the kernel's is read on import. The drive itself, the package manager's settings and the rest
+#: of the start still wait for the kernel. A cross-origin isolated page (its other worker) is
+#: left as it was.
+PREWARM_IMPORTS = (
+    "import piplite.piplite\n"
+    "_cwd = __import__('os').getcwd()\n"
+    "__import__('os').makedirs('/drive', exist_ok=True)\n"
+    "__import__('os').chdir('/drive')\n"
+    "import pyodide_kernel\n"
+    "__import__('os').chdir(_cwd)\n"
+    "del _cwd\n"
+)
 PREWARM = (
     (  # the worker: the runtime can start before the kernel's options arrive
         "async initRuntime(e){",
-        "prewarm(e){this._prewarmed=this.initRuntime(e).then(()=>this._pyodide.runPythonAsync("
-        '"import piplite.piplite")),this._prewarmed.catch(()=>{})}'
+        "prewarm(e){if(this._prewarmed)return;"
+        "this._prewarmed=this.initRuntime(e).then(()=>this._pyodide.runPythonAsync("
+        f"{PREWARM_IMPORTS!r})),this._prewarmed.catch(()=>{{}})}}"
         "async initRuntime(e){",
+    ),
+    (  # ... also when the page asks before the kernel's module is loaded (a plain message,
+        # which Comlink's own listener ignores)
+        "ku=new rr;Nt(ku);export{rr as PyodideComlinkKernel}",
+        'ku=new rr;Nt(ku);addEventListener("message",e=>{e.data&&e.data.cadetPrewarm&&'
+        "ku.prewarm(e.data.cadetPrewarm)});export{rr as PyodideComlinkKernel}",
     ),
     (
         "await this.initRuntime(e),await this.initFilesystem(e)",
@@ -129,7 +148,9 @@ PREWARM = (
         'initWorker(e){let t=e=>new Worker(e,{type:"module"});return crossOriginIsolated?'
         "t(new URL(s(831),s.b)):t(new URL(s(932),s.b))}",
         "static prewarm(e){if(crossOriginIsolated||w._warmed)return;w._warmed=!0;"
-        'let t=new Worker(new URL(s(932),s.b),{type:"module"}),i=e.pyodideUrl;w._warm=t,'
+        "let t=self.cadetKernelWorker,i=e.pyodideUrl;if(t){self.cadetKernelWorker=null,"
+        "w._warm=t,w._warmRemote=(0,y.LV)(t);return}"
+        't=new Worker(new URL(s(932),s.b),{type:"module"}),w._warm=t,'
         "w._warmRemote=(0,y.LV)(t),w._warmRemote.prewarm({pyodideUrl:i,"
         'indexUrl:i.slice(0,i.lastIndexOf("/")+1),loadPyodideOptions:e.loadPyodideOptions||{}})}'
         'initWorker(e){let t=e=>new Worker(e,{type:"module"});if(!crossOriginIsolated&&w._warm)'
@@ -141,12 +162,43 @@ PREWARM = (
         ":(t=(0,y.LV)(this._worker),this._worker.addEventListener(",
         ":(t=this._warmRemote||(0,y.LV)(this._worker),this._worker.addEventListener(",
     ),
+    (  # the kernel reads the drive only once the page's service worker is known: a kernel
+        # created before its registration is settled (a warm visit opens the notebook sooner)
+        # went without the drive ("Pyodide contents will NOT be synced"); a browser without
+        # service workers is not waited for, nor one slower than 5 s
+        "create:async e=>{let{PyodideKernel:t}=await n.e(635).then(n.t.bind(n,918,23)),l=",
+        "create:async e=>{i&&navigator.serviceWorker&&await Promise.race([i.ready.catch(()=>{}),"
+        "new Promise(e=>setTimeout(e,5e3))]);"
+        "let{PyodideKernel:t}=await n.e(635).then(n.t.bind(n,918,23)),l=",
+    ),
     (  # the plug-in's activation starts it
         't.register({spec:{name:"python"',
         "n.e(635).then(n.t.bind(n,918,23)).then(({PyodideKernel:e})=>e.prewarm("
         "{pyodideUrl:g,loadPyodideOptions:u})).catch(e=>console.warn(e)),"
         't.register({spec:{name:"python"',
     ),
+)
+#: JupyterLab's own start, in the site's copy of its core bundle: the router's first route
+#: (loading the workspace's state) awaited the debounced save of that state (500 ms, pushed
+#: back by every change the restore makes: about 1 s measured) before the next route could
+#: open the notebook from the address. The save still happens; the route no longer waits
+#: for it.
+APP_PATCHES = (
+    ("await A.invoke()}}),d.addCommand(v.reset,", "void A.invoke()}}),d.addCommand(v.reset,"),
+)
+#: JupyterLite's service worker manager notes the worker's version in the local storage only
+#: on a visit the worker already controls, and a visit that finds no note unregisters every
+#: worker and registers it again: so the second visit (the first one controlled) always did,
+#: which held up its kernel's start by about 2.5 s (the kernel waits for the worker: the drive
+#: goes through it). The site's copies note the version as soon as they register the worker;
+#: a new site version still replaces it on the next visit.
+SW_REGISTERED = ',console.info("JupyterLite ServiceWorker was successfully registered")'
+#: The service worker passed every other request of the page on to the network itself, even
+#: with its cache off (the site's setting): each file of a warm visit went through the worker's
+#: thread. With the cache off it now leaves them to the browser (and its HTTP cache).
+SW_PASS = (
+    "shouldDrop(t,a)||(n=maybeFromCache(e))",
+    "shouldDrop(t,a)||!enableCache||(n=maybeFromCache(e))",
 )
 #: Paths left out of a wheel: jedi's stubs of third-party packages (completion of an installed
 #: package reads its source; typeshed's standard-library stubs stay).
@@ -239,6 +291,41 @@ def front_ends() -> list[Path]:
     found = [*LABEXTENSIONS.glob("*/package.json"), *LABEXTENSIONS.glob("@*/*/package.json")]
     keep = [p.parent for p in found if json.loads(p.read_text())["name"] not in LEFT_OUT_FRONT_ENDS]
     return sorted(keep)
+
+
+#: Where the lab page starts the kernel's worker: first thing in its head, before JupyterLab's
+#: own scripts (see :func:`start_worker_with_page`).
+PAGE_HEAD = '<meta charset="utf-8">'
+
+
+def start_worker_with_page(out: Path, settings: dict) -> None:
+    """The lab page creates the kernel's web worker and starts its runtime as it loads, about
+    1 s before JupyterLab's kernel plug-in could (:data:`PREWARM`: the plug-in's kernel class
+    then takes this worker over as ``self.cadetKernelWorker``). The worker's file, Pyodide's
+    address and the preload list are the ones the plug-in passes, resolved from the site's root
+    as it resolves them; a cross-origin isolated page (the kernel's other worker) is left
+    alone."""
+    static = out / "extensions" / "@jupyterlite" / "pyodide-kernel-extension" / "static"
+    (worker,) = static.glob("comlink.worker.*.js")
+    options = dict(settings.get("loadPyodideOptions", {}))
+    script = (
+        "<script>/* cadet_magic: the Python kernel starts while the page loads */"
+        "(function(){if(self.crossOriginIsolated||!self.Worker)return;try{"
+        "var root=new URL('..',location.href),"
+        f"u=new URL({json.dumps(settings['pyodideUrl'])},root).href,"
+        f"o={json.dumps(options)};"
+        "for(var k in o)if(/URL$/.test(k)&&typeof o[k]=='string')o[k]=new URL(o[k],root).href;"
+        f"var w=new Worker(new URL({json.dumps(worker.relative_to(out).as_posix())},root),"
+        "{type:'module'});"
+        "w.postMessage({cadetPrewarm:{pyodideUrl:u,indexUrl:u.slice(0,u.lastIndexOf('/')+1),"
+        "loadPyodideOptions:o}});self.cadetKernelWorker=w}catch(e){console.warn(e)}})();"
+        "</script>"
+    )
+    page = out / "lab" / "index.html"
+    html = page.read_text()
+    if html.count(PAGE_HEAD) != 1:
+        raise SystemExit(f"build_lite: {page} has no single {PAGE_HEAD!r}")
+    _rewrite(page, html.replace(PAGE_HEAD, PAGE_HEAD + script))
 
 
 def open_on_tutorial(out: Path) -> None:
@@ -429,6 +516,40 @@ def patch_prewarm(out: Path) -> None:
             bundle.write_text(text)
 
 
+def _rewrite(path: Path, text: str) -> None:
+    path.unlink()  # a copy of the package's file, or a link to it: never write through
+    path.write_text(text)
+
+
+def patch_app(out: Path) -> None:
+    """The site's copies of JupyterLab's and JupyterLite's page code (see :data:`APP_PATCHES`,
+    :data:`SW_REGISTERED` and :data:`SW_PASS`); stops the build when a bundle no longer holds
+    what a change replaces."""
+    for old, new in APP_PATCHES:
+        hits = [b for b in (out / "build").glob("*.js") if old in b.read_text()]
+        if len(hits) != 1 or hits[0].read_text().count(old) != 1:
+            raise SystemExit(f"build_lite: the bundles in {out / 'build'} do not hold {old!r} once")
+        _rewrite(hits[0], hits[0].read_text().replace(old, new))
+    managers = [*(out / "build").glob("*.js"), *(out / "extensions").glob("**/static/*.js")]
+    patched = 0
+    for bundle in managers:
+        text = bundle.read_text()
+        if SW_REGISTERED not in text:
+            continue
+        version = re.findall(
+            r'([A-Za-z_$][\w$]*)=[A-Za-z_$][\w$]*\.PageConfig\.getOption\("appVersion"\)', text
+        )
+        if text.count(SW_REGISTERED) != 1 or len(version) != 1:
+            raise SystemExit(f"build_lite: {bundle} has no single service worker manager")
+        kept = f",localStorage.setItem(`${{e}}-version`,{version[0]}){SW_REGISTERED}"
+        _rewrite(bundle, text.replace(SW_REGISTERED, kept))
+        patched += 1
+    worker = out / "service-worker.js"
+    if not patched or worker.read_text().count(SW_PASS[0]) != 1:
+        raise SystemExit(f"build_lite: {out} has no service worker manager or worker to change")
+    _rewrite(worker, worker.read_text().replace(*SW_PASS))
+
+
 def pyodide_settings(pyodide_url: str) -> dict:
     return {
         "pyodideUrl": pyodide_url,
@@ -444,6 +565,8 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     open_on_tutorial(out)
     patch_kernel_start(out)
     patch_prewarm(out)
+    patch_app(out)
+    start_worker_with_page(out, pyodide_settings("./static/pyodide/pyodide.mjs"))
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
     # Pyodide's own package manager and its standard library, compiled too
@@ -479,6 +602,8 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     open_on_tutorial(out)
     patch_kernel_start(out)
     patch_prewarm(out)
+    patch_app(out)
+    start_worker_with_page(out, settings)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)
     lock = json.loads((NPM_PYODIDE / "pyodide-lock.json").read_text())

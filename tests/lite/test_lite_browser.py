@@ -364,3 +364,24 @@ def test_rerun_after_the_page_is_reloaded(lite):
         assert panel.locator("table.cadet-table").inner_text() == answer
         assert len(server.requests) == calls  # nothing asked the model after the reload
         lite.shot("rerun-after-reload.png", top=panel)
+
+
+def test_a_returning_readers_kernel_sees_the_drive(lite):
+    """A second visit in the same browser (the site's service worker now controls the page,
+    its HTTP cache is warm, the kernel starts sooner): the kernel mounts the drive, so the
+    tutorial's database is there, as on the first visit. JupyterLite registered its worker anew
+    on that visit, and a kernel created meanwhile went without the drive."""
+    page = lite.page.context.new_page()
+    logs: list[str] = []
+    page.on("console", lambda m: logs.append(m.text))
+    try:
+        page.goto(lite.page.url.split("?", 1)[0] + f"?path={NOTEBOOK_NAME}")
+        page.wait_for_function("() => window.jupyterapp && document.querySelector('.jp-Cell')")
+        page.wait_for_function(KERNEL_IDLE, timeout=180_000)
+        assert not [t for t in logs if "will NOT be synced" in t], logs
+        assert "JupyterLite ServiceWorker was already registered" in logs, logs
+        visit = Session(page, lite.outside, lite.errors)
+        cell = visit.run_new_cell("import os; print(sorted(os.listdir('/drive')))")
+        assert "shop.sqlite" in cell.locator(".jp-OutputArea").inner_text()
+    finally:
+        page.close()

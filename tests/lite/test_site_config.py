@@ -193,15 +193,30 @@ def test_front_ends_and_the_page_the_site_opens_on(lite_build, site):
 
 
 @pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
-def test_the_kernel_runtime_starts_with_the_plugin(lite_build, site):
-    """The kernel plug-in's activation starts the runtime of the first kernel's worker (its
-    ``prewarm``), which that kernel takes over with its remote end; the worker's ``initialize``
-    awaits that runtime instead of starting another (browser runs: tests/lite)."""
+def test_the_kernel_starts_with_the_page(lite_build, site):
+    """The lab page creates the kernel's worker and starts its runtime as it loads; the kernel
+    plug-in's class takes that worker over (or, without it, starts one on activation), and the
+    worker's ``initialize`` awaits the runtime already on its way (browser runs: tests/lite)."""
     static = site / "extensions/@jupyterlite/pyodide-kernel-extension/static"
     bundles = {p.name: p.read_text() for p in static.glob("*.js")}
     joined = "\n".join(bundles.values())
     assert "e.prewarm({pyodideUrl:g,loadPyodideOptions:u})" in joined  # the plug-in
-    assert "static prewarm(e)" in joined and "this._warmRemote||" in joined  # the page's kernel
+    assert "let t=self.cadetKernelWorker" in joined and "this._warmRemote||" in joined
+    assert "await Promise.race([i.ready.catch(" in joined  # the drive waits for the worker
     worker = next(text for name, text in bundles.items() if name.startswith("comlink.worker"))
-    assert "prewarm(e){this._prewarmed=this.initRuntime(e)" in worker
+    assert "prewarm(e){if(this._prewarmed)return;this._prewarmed=this.initRuntime(e)" in worker
     assert "await (this._prewarmed||this.initRuntime(e))" in worker
+    assert "e.data.cadetPrewarm&&ku.prewarm(e.data.cadetPrewarm)" in worker
+    page = (site / "lab" / "index.html").read_text()
+    head = page.index("<head>")
+    script = page.index("cadet_magic: the Python kernel starts while the page loads")
+    assert head < script < page.index("jupyter-config-data")
+    name = next(n for n in bundles if n.startswith("comlink.worker"))
+    assert f"extensions/@jupyterlite/pyodide-kernel-extension/static/{name}" in page
+    # the app: the router does not wait for the workspace's debounced save; the service worker
+    # manager notes its version when it registers; the worker leaves other files to the browser
+    core = "\n".join(b.read_text() for b in (site / "build").glob("*.js"))
+    assert "void A.invoke()}}),d.addCommand(v.reset," in core
+    noted = ",localStorage.setItem(`${e}-version`,"
+    assert noted in core and noted in joined  # the app's copy and the kernel extension's
+    assert "shouldDrop(t,a)||!enableCache||" in (site / "service-worker.js").read_text()
