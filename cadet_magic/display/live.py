@@ -15,7 +15,8 @@ broken widget never breaks the kernel or the answer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
@@ -77,6 +78,28 @@ def describe_model(model: Any, namespace: Mapping[str, Any] | None) -> tuple[str
     return "not set", False
 
 
+#: Steps after which the agent waits on something outside the kernel (the model, the engine,
+#: the fallback's worker): the panel shows them at once, so that it says what is awaited.
+BEFORE_A_WAIT = frozenset({"read_schema", "check", "next_attempt", "check_code", "hand_over"})
+#: Seconds that must pass since the panel last changed before it shows any other step: the
+#: quick local steps between two waits (the check's verdict, a diagnosis) would otherwise each
+#: send the page its widgets' new state (in JupyterLite a later question's 15 updates cost
+#: more than the question itself). The next step shown, or the end, shows what they did.
+QUICK_GAP = 0.25
+
+
+def shown_at_once(event: Any) -> bool:
+    """Whether the panel shows this step whatever the pace (see :data:`BEFORE_A_WAIT`).
+
+    >>> from types import SimpleNamespace as Step
+    >>> shown_at_once(Step(step="check", phase="sql")), shown_at_once(Step(step="generate", phase="sql"))
+    (True, False)
+    >>> shown_at_once(Step(step="execute", phase="fallback"))  # the pandas code runs next
+    True
+    """
+    return event.step in BEFORE_A_WAIT or (event.step == "execute" and event.phase == "fallback")
+
+
 class LiveDisplay:
     """One run's output: the live panel plus a static bundle, updated at the end.
 
@@ -84,12 +107,17 @@ class LiveDisplay:
         question: the question asked.
         panel: an :class:`~cadet_magic.display.panel.AskPanel`, or None for a static-only
             display (the static bundle is still updated at the end).
+        clock: seconds, for the pace of updates (:data:`QUICK_GAP`).
     """
 
-    def __init__(self, question: str, panel: Any = None) -> None:
+    def __init__(
+        self, question: str, panel: Any = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.question = question
         self.panel = panel
         self.result: AskResult | None = None
+        self.clock = clock
+        self._shown = clock()  # when the panel last changed
         self.handle = _display(self._bundle(running_bundle(question)))
 
     def _bundle(self, static: dict[str, str]) -> dict:
@@ -107,9 +135,14 @@ class LiveDisplay:
             pass
 
     def update(self, event: Any) -> None:
-        """Shows one agent step in the panel (never raises)."""
+        """Shows one agent step in the panel, unless it is a quick one too soon after the last
+        change (:data:`QUICK_GAP`); never raises."""
         if self.panel is None:
             return
+        now = self.clock()
+        if not shown_at_once(event) and now - self._shown < QUICK_GAP:
+            return
+        self._shown = now
         try:
             self.panel.update(event)
         except Exception as e:  # noqa: BLE001 - a widget failure must not stop the agent

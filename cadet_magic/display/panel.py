@@ -29,6 +29,7 @@ from typing import Any
 import anywidget
 import ipywidgets as W
 import traitlets
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.static import (
@@ -177,24 +178,29 @@ class AskPanel:
         self.scripted = scripted
         self.connection = connection
         self.dialect: str | None = None
-        self.header = W.HTML(self._header_value())
-        self.status = StatusLine()
+        # One layout and one HTML style for the panel's widgets whose look never changes
+        # (each widget otherwise opens its own two: every model is a message to the page).
+        self._layout = W.Layout()
+        self._style = HTMLStyle()
+        self.header = self._html(self._header_value())
+        self.status = StatusLine(layout=self._layout)
         self.status.show(self._status_value("starting: reading the schema", 0.0), 0.0, True)
-        self.attempts = W.Accordion(children=[])
+        self.attempts = W.Accordion(children=[], layout=self._layout)
         self.attempts.add_class("cadet-attempts")
-        self.fallback_banner = W.HTML("")
-        self.fallback_attempts = W.Accordion(children=[])
+        self.fallback_banner = self._html("")
+        self.fallback_attempts = W.Accordion(children=[], layout=self._layout)
         self.fallback_attempts.add_class("cadet-fallback-attempts")
-        self.fallback_detail = W.HTML("")
+        self.fallback_detail = self._html("")
         self.fallback = W.VBox(
             [self.fallback_banner, self.fallback_attempts, self.fallback_detail],
             layout=W.Layout(display="none"),
         )
         self.fallback.add_class("cadet-fallback")
-        self.answer = W.HTML("")
+        self.answer = self._html("")
         self.actions = ActionBar(keeper=keeper, layout=W.Layout(display="none"))
         self.widget = W.VBox(
-            [self.header, self.status, self.attempts, self.fallback, self.answer, self.actions]
+            [self.header, self.status, self.attempts, self.fallback, self.answer, self.actions],
+            layout=self._layout,
         )
         self.widget.add_class("cadet-ask")
         self.widget.add_class("cadet-panel")
@@ -202,6 +208,9 @@ class AskPanel:
         lab_frontend()  # created early so that JupyterLab reports ready before any click
 
     # -- rendering helpers -------------------------------------------------------------------
+
+    def _html(self, value: str) -> Any:
+        return W.HTML(value, layout=self._layout, style=self._style)
 
     def _header_value(self) -> str:
         context = (
@@ -240,11 +249,12 @@ class AskPanel:
             if i < len(children):
                 children[i].value = body
             else:
-                children.append(W.HTML(body))
-        if len(children) != len(acc.children):
-            acc.children = tuple(children[: len(items)])
-        acc.titles = tuple(title for _, title, _ in items)
-        if grew:
+                children.append(self._html(body))
+        with acc.hold_sync():  # children and titles: one message
+            if len(children) != len(acc.children):
+                acc.children = tuple(children[: len(items)])
+            acc.titles = tuple(title for _, title, _ in items)
+        if grew:  # after them: sent with them, the page opened no section (the index was new)
             acc.selected_index = len(items) - 1
         self._sections[phase] = list(items)
 
@@ -317,15 +327,16 @@ class AskPanel:
         self.answer.value = context_html(result) + answer_html(result) + prompts_html(result)
         sql = final_sql(result)
         if sql:
-            self.actions.result = result
-            self.actions.can_keep = self.actions.keeper is not None and result.ok
-            self.actions.sql = sql
+            with self.actions.hold_sync():  # the bar's new state: one message
+                self.actions.result = result
+                self.actions.can_keep = self.actions.keeper is not None and result.ok
+                self.actions.sql = sql
+                if answered_by_fallback(result):
+                    self.actions.status = (
+                        "The answer was computed by pandas: these buttons give the fallback's "
+                        "simple SELECT."
+                    )
             self.actions.layout.display = ""
-            if answered_by_fallback(result):
-                self.actions.status = (
-                    "The answer was computed by pandas: these buttons give the fallback's "
-                    "simple SELECT."
-                )
 
     def shown_attempts(self) -> int:
         """How many attempt sections the panel shows (both phases)."""
@@ -352,6 +363,8 @@ class AskPanel:
             self.answer,
             self.actions,
             self.widget,
+            self._layout,
+            self._style,
         ):
             w.close()
 

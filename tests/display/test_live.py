@@ -148,3 +148,53 @@ def test_interrupt_keeps_the_attempts_shown(ip, kernel, monkeypatch):
         ask(ip)
     kind, last = kernel[-1]
     assert WIDGET_VIEW in last and "stopped before an answer" in last["text/plain"]
+
+
+class Steps:
+    """A panel that records the steps it was shown."""
+
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+
+    def update(self, event) -> None:
+        self.steps.append(event.step)
+
+
+@pytest.mark.parametrize(
+    ("steps", "shown"),
+    [
+        # (step, phase, seconds since the run began) -> the steps the panel shows
+        (
+            [("read_schema", "sql", 0.01), ("generate", "sql", 0.02), ("check", "sql", 0.03)],
+            ["read_schema", "check"],  # before the model call and the query: at once
+        ),
+        (
+            [("execute", "sql", 0.05), ("diagnose", "sql", 0.06), ("next_attempt", "sql", 0.07)],
+            ["next_attempt"],  # quick local steps between two waits
+        ),
+        (
+            [("generate", "sql", 0.5), ("check", "sql", 0.51), ("execute", "sql", 1.2)],
+            ["generate", "check", "execute"],  # a slow model, a slow query: every step
+        ),
+        (
+            [("hand_over", "fallback", 0.1), ("check_code", "fallback", 0.11)],
+            ["hand_over", "check_code"],
+        ),
+        ([("execute", "fallback", 0.1), ("run_code", "fallback", 0.12)], ["execute"]),
+    ],
+)
+def test_quick_steps_between_waits_are_not_each_shown(steps, shown):
+    from types import SimpleNamespace
+
+    now = [0.0]
+    display = LiveDisplay.__new__(LiveDisplay)
+    display.panel, display.question, display.clock, display._shown = (
+        Steps(),
+        "q",
+        lambda: now[0],
+        0.0,
+    )
+    for step, phase, at in steps:
+        now[0] = at
+        display.update(SimpleNamespace(step=step, phase=phase))
+    assert display.panel.steps == shown
