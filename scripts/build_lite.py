@@ -20,9 +20,14 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
   and so does the offline site's ``python_stdlib.zip`` (Pyodide ships it as sources, and
   zipimport caches nothing: every standard-library module the kernel imports was compiled in
   the browser on every visit), so nothing is compiled in the browser;
-* the first kernel's runtime (Pyodide, the preloaded packages, the package manager) starts
-  when the kernel plug-in is activated, while JupyterLab is still opening the notebook, instead
-  of when the notebook's kernel is created (:data:`PREWARM`);
+* the first kernel's runtime (Pyodide, the preloaded packages, the package manager, IPython's
+  shell) starts as the lab page loads, while JupyterLab is still starting and opening the
+  notebook, instead of when the notebook's kernel is created (:func:`start_worker_with_page`,
+  :data:`PREWARM`);
+* JupyterLab's router no longer waits for a debounced save of the workspace before opening
+  the notebook, and JupyterLite's service worker is not registered anew on the second visit
+  (:data:`APP_PATCHES`, :data:`SW_REGISTERED`); the kernel waits for the service worker before
+  it mounts the drive;
 * the drive's path finder is in charge before the kernel's first imports (:data:`KERNEL_START`);
 * one parallel load at boot: the kernel's own packages (micropip, piplite, the ipykernel
   stand-in, pyodide-kernel) come from the lock file with the rest (``PRELOAD``) instead of
@@ -107,10 +112,11 @@ KERNEL_LAST_STEP = (
 #: bundles). JupyterLab creates the kernel, and with it the kernel's web worker, only once the
 #: notebook is open (1.7 s after the app is ready, measured in Chromium), and that worker then
 #: spends about 2 s fetching Pyodide, starting Python and unpacking the preloaded packages. The
-#: site's copy starts that part from the kernel plug-in's activation instead: the plug-in loads
-#: the kernel's module and has it create the worker and start the runtime (``prewarm``, the same
-#: Pyodide address, index and preload list the kernel would pass); the first Pyodide kernel then
-#: takes that worker, whose ``initialize`` awaits the runtime already on its way instead of
+#: site's copy starts that part earlier: the lab page creates the worker as it loads and sends
+#: it a plain ``cadetPrewarm`` message (:func:`start_worker_with_page`); without that worker
+#: the kernel plug-in's activation has the kernel's class create one (``prewarm``, the same
+#: Pyodide address, index and preload list the kernel would pass). The first Pyodide kernel
+#: then takes that worker, whose ``initialize`` awaits the runtime already on its way instead of
 #: starting another. The prewarm also imports the package manager (micropip and piplite) and the
 #: kernel's module (IPython's shell), as the kernel's start would, in the same order, with the
 #: drive's folder as working directory as it would be then (the shell notes it); no setting of
@@ -491,9 +497,7 @@ def patch_kernel_start(out: Path) -> None:
             if text.count(old) != 1:
                 raise SystemExit(f"build_lite: {bundle} has no single {old!r}")
             text = text.replace(old, new)
-        text = text.replace(*KERNEL_START)
-        bundle.unlink()  # a copy of the venv's file, or a link to it: never write through
-        bundle.write_text(text)
+        _rewrite(bundle, text.replace(*KERNEL_START))
         patched += 1
     if not patched:
         raise SystemExit(f"build_lite: no bundle in {static} holds {KERNEL_START[0]!r}")
@@ -512,12 +516,13 @@ def patch_prewarm(out: Path) -> None:
             bundles[b] = bundles[b].replace(old, new)
     for bundle, text in bundles.items():
         if text != bundle.read_text():
-            bundle.unlink()  # a copy of the venv's file, or a link to it: never write through
-            bundle.write_text(text)
+            _rewrite(bundle, text)
 
 
 def _rewrite(path: Path, text: str) -> None:
-    path.unlink()  # a copy of the package's file, or a link to it: never write through
+    """Writes the site's copy of a file: unlinked first (a copy of the package's file, or a
+    link to it: never written through)."""
+    path.unlink()
     path.write_text(text)
 
 
