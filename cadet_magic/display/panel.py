@@ -187,19 +187,13 @@ class AskPanel:
         self.status.show(self._status_value("starting: reading the schema", 0.0), 0.0, True)
         self.attempts = W.Accordion(children=[], layout=self._layout)
         self.attempts.add_class("cadet-attempts")
-        self.fallback_banner = self._html("")
-        self.fallback_attempts = W.Accordion(children=[], layout=self._layout)
-        self.fallback_attempts.add_class("cadet-fallback-attempts")
-        self.fallback_detail = self._html("")
-        self.fallback = W.VBox(
-            [self.fallback_banner, self.fallback_attempts, self.fallback_detail],
-            layout=W.Layout(display="none"),
-        )
-        self.fallback.add_class("cadet-fallback")
+        #: The fallback's section (banner, attempts, summary), made when the fallback starts:
+        #: most questions never need it.
+        self.fallback: Any = None
         self.answer = self._html("")
         self.actions = ActionBar(keeper=keeper, layout=W.Layout(display="none"))
         self.widget = W.VBox(
-            [self.header, self.status, self.attempts, self.fallback, self.answer, self.actions],
+            [self.header, self.status, self.attempts, self.answer, self.actions],
             layout=self._layout,
         )
         self.widget.add_class("cadet-ask")
@@ -211,6 +205,23 @@ class AskPanel:
 
     def _html(self, value: str) -> Any:
         return W.HTML(value, layout=self._layout, style=self._style)
+
+    def _show_fallback(self, banner: str) -> None:
+        """Shows the fallback's section (made the first time) under the SQL attempts."""
+        if self.fallback is None:
+            self.fallback_banner = self._html("")
+            self.fallback_attempts = W.Accordion(children=[], layout=self._layout)
+            self.fallback_attempts.add_class("cadet-fallback-attempts")
+            self.fallback_detail = self._html("")
+            self.fallback = W.VBox(
+                [self.fallback_banner, self.fallback_attempts, self.fallback_detail],
+                layout=self._layout,
+            )
+            self.fallback.add_class("cadet-fallback")
+            children = list(self.widget.children)
+            children.insert(children.index(self.attempts) + 1, self.fallback)
+            self.widget.children = tuple(children)
+        self.fallback_banner.value = f"<div class='cadet-fallback-banner'>{escape(banner)}</div>"
 
     def _header_value(self) -> str:
         context = (
@@ -239,6 +250,8 @@ class AskPanel:
 
     def _set_sections(self, phase: str, items: list[tuple[Any, str, str]]) -> None:
         """Shows ``items`` (key, title, body html) as the phase's sections, changing only what changed."""
+        if phase != "sql" and self.fallback is None:
+            self._show_fallback(FALLBACK_RUNNING_BANNER)
         acc = self.attempts if phase == "sql" else self.fallback_attempts
         old = self._sections[phase]
         children = list(acc.children)
@@ -276,10 +289,7 @@ class AskPanel:
             if items or name == Phase.sql:
                 self._set_sections(name, items)
         if phase == Phase.fallback:
-            self.fallback.layout.display = ""
-            self.fallback_banner.value = (
-                f"<div class='cadet-fallback-banner'>{escape(FALLBACK_RUNNING_BANNER)}</div>"
-            )
+            self._show_fallback(FALLBACK_RUNNING_BANNER)
         text = progress_text(event.step, phase, number, state.get("max_attempts"))
         usage = usage_text([*event.attempts, *([running] if running else [])], total=True)
         if usage:
@@ -301,11 +311,7 @@ class AskPanel:
         self._set_sections("sql", [_section(a) for a in result.attempts])
         fb = result.fallback
         if fb is not None:
-            self.fallback.layout.display = ""
-            banner = FALLBACK_BANNER if fb.ok else FALLBACK_FAILED_BANNER
-            self.fallback_banner.value = (
-                f"<div class='cadet-fallback-banner'>{escape(banner)}</div>"
-            )
+            self._show_fallback(FALLBACK_BANNER if fb.ok else FALLBACK_FAILED_BANNER)
             self._set_sections("fallback", [_section(a) for a in fb.attempts])
             detail = [fallback_summary_html(fb)]
             self.fallback_detail.value = "".join(detail)
@@ -350,23 +356,19 @@ class AskPanel:
 
     def close(self) -> None:
         """Closes every widget of the panel."""
-        for w in (
-            self.header,
-            self.status,
-            *self.attempts.children,
-            self.attempts,
-            self.fallback_banner,
-            *self.fallback_attempts.children,
-            self.fallback_attempts,
-            self.fallback_detail,
-            self.fallback,
-            self.answer,
-            self.actions,
-            self.widget,
-            self._layout,
-            self._style,
-        ):
-            w.close()
+        parts = [self.header, self.status, *self.attempts.children, self.attempts]
+        if self.fallback is not None:
+            fb_attempts = self.fallback_attempts
+            parts += [
+                self.fallback_banner,
+                *fb_attempts.children,
+                fb_attempts,
+                self.fallback_detail,
+            ]
+        for w in (*parts, self.fallback, self.answer, self.actions, self.widget, self._layout):
+            if w is not None:
+                w.close()
+        self._style.close()
 
 
 def final_sql(result: AskResult) -> str | None:

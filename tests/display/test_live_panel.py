@@ -64,7 +64,7 @@ def test_update_sequence_from_recorded_events():
     assert len(p.attempts.children) == 2 and p.attempts.selected_index == 1
     assert "Answer: 3 row(s)" in html_text(p.answer.value)
     assert p.actions.layout.display == "" and p.actions.sql == result.sql
-    assert p.fallback.layout.display == "none"
+    assert p.fallback is None  # made when the fallback starts
     assert result.connection in p.header.value
     p.close()
 
@@ -101,7 +101,7 @@ def test_fallback_section():
     for event in events:
         p.update(event)
     p.finish(result)
-    assert p.fallback.layout.display == ""
+    assert p.widget.children.index(p.fallback) == p.widget.children.index(p.attempts) + 1
     assert "Answer from the fallback: simple SELECT + pandas" in p.fallback_banner.value
     assert titles(p.fallback_attempts) == [
         t for t in titles(p.fallback_attempts) if "(fallback)" in t
@@ -123,7 +123,7 @@ def test_fallback_phase_events_open_the_fallback_box():
     state["phase"], state["attempt"] = "fallback", 1
     state.update(sql="SELECT 1", check=None, error=None, execution=None)
     p.update(type(last)("generate", {}, state, last.elapsed))
-    assert p.fallback.layout.display == ""
+    assert p.fallback in p.widget.children
     assert titles(p.fallback_attempts) == ["\u25cf Attempt 1 (fallback): running"]
     assert "fallback attempt 1" in p.status.value
     p.close()
@@ -136,12 +136,13 @@ def test_real_fallback_run_from_recorded_events():
     steps = []
     for event in events:
         p.update(event)
-        steps.append((event.step, p.fallback.layout.display, titles(p.fallback_attempts)))
+        shown = p.fallback is not None and p.fallback in p.widget.children
+        steps.append((event.step, shown, titles(p.fallback_attempts) if shown else []))
         if event.step == "hand_over":
             assert "falling back" in p.status.value
             assert len(p.attempts.children) == 3
     before = [d for step, d, _ in steps[: [s for s, _, _ in steps].index("hand_over")]]
-    assert set(before) == {"none"}  # hidden until the fallback starts
+    assert set(before) == {False}  # no fallback section until the fallback starts
     assert steps[-2][2] == ["\u25cf Attempt 1 (fallback): running"]
     p.finish(result)
     assert titles(p.fallback_attempts)[0].startswith("\u2713 Attempt 1 (fallback): ok")
