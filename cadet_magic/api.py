@@ -267,9 +267,13 @@ def to_dataframe(result: AskResult) -> Any:
         return None
     if result.df is not None:
         return result.df
+    from cadet_magic.lite import installed
+
+    if not installed("pandas"):  # e.g. a Pyodide kernel without pandas
+        return None
     try:
         import pandas as pd
-    except ImportError:  # e.g. a Pyodide kernel without pandas
+    except ImportError:
         return None
 
     return pd.DataFrame.from_records(result.rows, columns=result.columns)

@@ -219,6 +219,21 @@ def use_drive_finder() -> bool:
     return True
 
 
+def installed(name: str) -> bool:
+    """Whether the top-level module ``name`` is imported or can be, looked up among the
+    installed packages only: not in the working directory, first on ``sys.path``, which in
+    JupyterLite is the drive, where a look-up costs the page a listing of the folder (a failed
+    ``import pandas`` on every question did).
+
+    >>> installed("json"), installed("no_such_module_here")
+    (True, False)
+    """
+    if name in sys.modules:
+        return sys.modules[name] is not None
+    path = [p for p in sys.path if p not in ("", ".")]
+    return importlib.machinery.PathFinder.find_spec(name, path) is not None
+
+
 def hurry() -> None:
     """Starts the background load now if it is still waiting out :data:`START_DELAY`."""
     if _go is not None:

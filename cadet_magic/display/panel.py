@@ -33,7 +33,6 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 
 from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.static import (
-    STYLE,
     answer_html,
     attempt_body_html,
     fallback_summary_html,
@@ -230,8 +229,7 @@ class AskPanel:
             else ""
         )
         return (
-            STYLE
-            + header_html(self.question, self.model, self.connection, self.dialect, self.scripted)
+            header_html(self.question, self.model, self.connection, self.dialect, self.scripted)
             + context
         )
 

@@ -41,7 +41,9 @@ from cadet_magic.result import AskResult, Attempt
 #: Rows shown in HTML tables (the DataFrame in ``_ask.df`` holds them all).
 MAX_HTML_ROWS = 50
 
-STYLE = """<style>
+#: The look of the account and of the live panel (the panel puts it in the page once: its
+#: status line's ``_css``).
+CSS = """
 .cadet-ask{font-family:var(--jp-ui-font-family,sans-serif);font-size:var(--jp-ui-font-size1,13px);
  color:var(--jp-content-font-color1,inherit);background:var(--jp-layout-color1,transparent);
  border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;padding:6px 10px;margin:4px 0;
@@ -85,7 +87,9 @@ STYLE = """<style>
 .cadet-panel .widget-html{margin:1px 0;min-height:0}
 .cadet-panel .widget-accordion{margin:3px 0}
 .cadet-panel .jupyter-widget-Collapse-header{padding:3px 8px}
-</style>"""
+"""
+#: The same, for HTML that stands alone (the static account, notebooks without widgets).
+STYLE = f"<style>{CSS}</style>"
 
 
 @functools.lru_cache(maxsize=256)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import anywidget
 import traitlets
 
+from cadet_magic.display.static import CSS
+
 
 class StatusLine(anywidget.AnyWidget):
     """The status line; while ``running``, its clock ticks in the browser between agent steps."""
@@ -32,6 +34,10 @@ class StatusLine(anywidget.AnyWidget):
     }
     export default { render };
     """
+    # The panel's look, put in the page's head once for all panels (anywidget keeps one style
+    # element per widget class): in the header's HTML, each panel, and each change of its
+    # header, added a style element, and the page worked out every element's style again.
+    _css = CSS
     value = traitlets.Unicode("").tag(sync=True)
     running = traitlets.Bool(True).tag(sync=True)
     elapsed = traitlets.Float(0.0).tag(sync=True)
