@@ -23,7 +23,6 @@ False
 from __future__ import annotations
 
 import importlib.machinery
-import importlib.util
 import logging
 import sys
 from typing import Any
@@ -57,9 +56,11 @@ def in_pyodide() -> bool:
 
 def missing(names: Any = None) -> list[str]:
     """The deferred distributions (``names``, default :data:`DEFERRED` and
-    :data:`KERNEL_EXTRAS`) not importable yet."""
+    :data:`KERNEL_EXTRAS`) not installed yet (looked up among the installed packages only: a
+    look-up in the drive is a request to the page, which is busy opening the notebook while the
+    kernel starts)."""
     wanted = (*DEFERRED, *KERNEL_EXTRAS) if names is None else names
-    return [n for n in wanted if importlib.util.find_spec(KERNEL_EXTRAS.get(n, n)) is None]
+    return [n for n in wanted if not installed(KERNEL_EXTRAS.get(n, n))]
 
 
 def start() -> bool:
@@ -103,7 +104,7 @@ async def _use_jedi_when_loaded(pending: Any, completer: Any) -> None:
         await pending
     except Exception:  # noqa: BLE001 - wait_for_packages reports the failed load
         return
-    if importlib.util.find_spec("jedi") is not None:
+    if installed("jedi"):
         completer.use_jedi = True
 
 
@@ -205,18 +206,22 @@ def _drive_hook(path: str) -> DriveFinder:
 
 
 def use_drive_finder() -> bool:
-    """Puts :class:`DriveFinder` in charge of the drive's folders (JupyterLite's kernel only);
-    True if it did."""
-    if not in_pyodide() or _drive_hook in sys.path_hooks:
+    """Puts :class:`DriveFinder` in charge of the drive's folders (JupyterLite's kernel only)
+    and forgets the finders made for them so far: the site's kernel starts its runtime before
+    the drive is mounted, in a plain folder of the same name whose listing would otherwise be
+    taken for the drive's. True if the finder was not in charge yet."""
+    if not in_pyodide():
         return False
     try:
         _loaders()
     except ImportError:  # another Python: leave its finders alone
         return False
-    sys.path_hooks.insert(0, _drive_hook)
+    added = _drive_hook not in sys.path_hooks
+    if added:
+        sys.path_hooks.insert(0, _drive_hook)
     for key in [k for k in sys.path_importer_cache if k == "/drive" or k.startswith("/drive/")]:
         del sys.path_importer_cache[key]
-    return True
+    return added
 
 
 def installed(name: str) -> bool:

@@ -120,10 +120,14 @@ KERNEL_LAST_STEP = (
 #: starting another. The prewarm also imports the package manager (micropip and piplite) and the
 #: kernel's module (IPython's shell), as the kernel's start would, in the same order, with the
 #: drive's folder as working directory as it would be then (the shell notes it); no setting of
-#: the kernel's is read on import. The drive itself, the package manager's settings and the rest
-#: of the start still wait for the kernel. A cross-origin isolated page (its other worker) is
-#: left as it was.
+#: the kernel's is read on import. It imports cadet_magic first, before IPython's shell exists
+#: (so its background load does not start yet) and before the drive is mounted: imported by
+#: the kernel's start, with the drive mounted, it made synchronous requests to the page, each
+#: waiting for the page's thread while that opens the notebook. The drive itself, the package
+#: manager's settings and the rest of the start still wait for the kernel. A cross-origin
+#: isolated page (its other worker) is left as it was.
 PREWARM_IMPORTS = (
+    "__import__('cadet_magic').lite.use_drive_finder()\n"
     "import piplite.piplite\n"
     "_cwd = __import__('os').getcwd()\n"
     "__import__('os').makedirs('/drive', exist_ok=True)\n"

@@ -65,3 +65,30 @@ def test_nothing_happens_in_cpython():
     hooks = list(sys.path_hooks)
     assert lite.use_drive_finder() is False and lite.start() is False
     assert sys.path_hooks == hooks
+
+
+def test_the_drive_finder_forgets_the_finders_made_before_the_drive(monkeypatch):
+    """The site's kernel imports with a plain /drive folder as working directory before the
+    drive is mounted there: the finders made for it then are forgotten, each time."""
+    monkeypatch.setattr(lite, "in_pyodide", lambda: True)
+    monkeypatch.setattr(sys, "path_hooks", list(sys.path_hooks))
+    cache = {"/drive": object(), "/drive/sub": object(), "/drives": object(), "/lib": object()}
+    monkeypatch.setattr(sys, "path_importer_cache", dict(cache))
+    assert lite.use_drive_finder() is True
+    assert sorted(sys.path_importer_cache) == ["/drives", "/lib"]
+    sys.path_importer_cache["/drive"] = object()
+    assert lite.use_drive_finder() is False  # in charge already
+    assert sorted(sys.path_importer_cache) == ["/drives", "/lib"]
+    assert sys.path_hooks.count(lite._drive_hook) == 1
+
+
+def test_the_deferred_packages_are_looked_for_among_the_installed_ones(monkeypatch, tmp_path):
+    """Not in the working directory (the drive, where each look is a request to the page)."""
+    (tmp_path / "sqlglot.py").write_text("")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", ["", *sys.path])
+    looked: list[str] = []
+    real = bootstrap._path_stat
+    monkeypatch.setattr(bootstrap, "_path_stat", lambda p: looked.append(p) or real(p))
+    assert lite.missing(("sqlglot", "no_such_package_here")) == ["no_such_package_here"]
+    assert str(tmp_path) not in looked and "" not in looked

@@ -380,8 +380,19 @@ def test_a_returning_readers_kernel_sees_the_drive(lite):
         page.wait_for_function(KERNEL_IDLE, timeout=180_000)
         assert not [t for t in logs if "will NOT be synced" in t], logs
         assert "JupyterLite ServiceWorker was already registered" in logs, logs
+        # a module put on the drive after the kernel's start is found by the kernel's first
+        # cell: the kernel's runtime started before the drive was mounted, in a plain folder
+        # of the same name, whose (empty) listing must not stand for the drive's
+        page.evaluate(
+            "() => window.jupyterapp.serviceManager.contents.save('reader_module.py',"
+            " {type: 'file', format: 'text', content: 'ANSWER = 42'})"
+        )
         visit = Session(page, lite.outside, lite.errors)
-        cell = visit.run_new_cell("import os; print(sorted(os.listdir('/drive')))")
-        assert "shop.sqlite" in cell.locator(".jp-OutputArea").inner_text()
+        cell = visit.run_new_cell(
+            "import os, reader_module; print(sorted(os.listdir('/drive')), reader_module.ANSWER)"
+        )
+        out = cell.locator(".jp-OutputArea").inner_text()
+        assert "shop.sqlite" in out and "42" in out, out
     finally:
+        page.evaluate("() => window.jupyterapp.serviceManager.contents.delete('reader_module.py')")
         page.close()
