@@ -132,6 +132,15 @@ def test_the_site_opens_on_the_tutorial_without_errors(lite):
     path = lite.page.evaluate(f"() => ({NB})().context.path")
     assert path == NOTEBOOK_NAME, path
     assert not lite.errors, (lite.errors, lite.missing)
+    # the notebook's first checkpoint is made (the kernel's start no longer waits for it)
+    checkpoints = lite.page.evaluate(
+        "async path => { const contents = window.jupyterapp.serviceManager.contents;"
+        " for (let i = 0; i < 100; i++) { const c = await contents.listCheckpoints(path);"
+        " if (c.length) return c.length; await new Promise(r => setTimeout(r, 100)); }"
+        " return 0; }",
+        NOTEBOOK_NAME,
+    )
+    assert checkpoints >= 1
 
 
 def test_tutorial_notebook_runs_offline(lite):

@@ -213,10 +213,12 @@ def test_the_kernel_starts_with_the_page(lite_build, site):
     assert head < script < page.index("jupyter-config-data")
     name = next(n for n in bundles if n.startswith("comlink.worker"))
     assert f"extensions/@jupyterlite/pyodide-kernel-extension/static/{name}" in page
-    # the app: the router does not wait for the workspace's debounced save; the service worker
-    # manager notes its version when it registers; the worker leaves other files to the browser
+    # the app: the router does not wait for the workspace's debounced save, nor the notebook's
+    # kernel for its first checkpoint; the service worker manager notes its version when it
+    # registers; the worker leaves other files to the browser
     core = "\n".join(b.read_text() for b in (site / "build").glob("*.js"))
     assert "void A.invoke()}}),d.addCommand(v.reset," in core
+    assert "this.sessionContext)}),await this._maybeCheckpoint(!1)}" in core
     noted = ",localStorage.setItem(`${e}-version`,"
     assert noted in core and noted in joined  # the app's copy and the kernel extension's
     assert "shouldDrop(t,a)||!enableCache||" in (site / "service-worker.js").read_text()
