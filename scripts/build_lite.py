@@ -248,7 +248,8 @@ STDLIB_SOURCE_ONLY = ["_pyrepl/", "multiprocessing/", "concurrent/futures/proces
 COMPILER = ROOT / "scripts" / "lite_compile.mjs"
 SHOP_FILE = "shop.sqlite"
 #: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages): JupyterLab's
-#: content-hashed bundles and the pinned Pyodide core never change under their names. Everything
+#: content-hashed bundles (the ones the site changes renamed after their new content:
+#: :func:`name_by_content`) and the pinned Pyodide core never change under their names. Everything
 #: else (pages, configuration, wheels: cadet_magic keeps its version between builds) gets those
 #: hosts' default, revalidation on each visit (a 304 when unchanged). The rules do not overlap:
 #: both hosts join the values of every matching rule.
@@ -549,13 +550,16 @@ def _rewrite(path: Path, text: str) -> None:
 
 def patch_app(out: Path) -> None:
     """The site's copies of JupyterLab's and JupyterLite's page code (see :data:`APP_PATCHES`,
-    :data:`SW_REGISTERED` and :data:`SW_PASS`); stops the build when a bundle no longer holds
-    what a change replaces."""
+    :data:`SW_REGISTERED` and :data:`SW_PASS`), each changed bundle of the app renamed after its
+    new content (:func:`name_by_content`); stops the build when a bundle no longer holds what a
+    change replaces."""
+    changed: set[Path] = set()
     for old, new in APP_PATCHES:
         hits = [b for b in (out / "build").glob("*.js") if old in b.read_text()]
         if len(hits) != 1 or hits[0].read_text().count(old) != 1:
             raise SystemExit(f"build_lite: the bundles in {out / 'build'} do not hold {old!r} once")
         _rewrite(hits[0], hits[0].read_text().replace(old, new))
+        changed.add(hits[0])
     managers = [*(out / "build").glob("*.js"), *(out / "extensions").glob("**/static/*.js")]
     patched = 0
     for bundle in managers:
@@ -570,10 +574,42 @@ def patch_app(out: Path) -> None:
         kept = f",localStorage.setItem(`${{e}}-version`,{version[0]}){SW_REGISTERED}"
         _rewrite(bundle, text.replace(SW_REGISTERED, kept))
         patched += 1
+        if bundle.parent == out / "build":
+            changed.add(bundle)
     worker = out / "service-worker.js"
     if not patched or worker.read_text().count(SW_PASS[0]) != 1:
         raise SystemExit(f"build_lite: {out} has no service worker manager or worker to change")
     _rewrite(worker, worker.read_text().replace(*SW_PASS))
+    name_by_content(out, changed)
+
+
+#: The lab page's address of the app's runtime (webpack's), whose query string names its version.
+RUNTIME_ADDRESS = re.compile(r'"\.\./build/lab/bundle\.js\?_=([0-9A-Za-z.]+)"')
+
+
+def name_by_content(out: Path, bundles: set[Path]) -> None:
+    """Renames the app's bundles the site changed after their new content, and the runtime that
+    loads them after its own: ``_headers`` keeps everything under ``/build/`` for a year under
+    its address (the app's bundles are named by their content), so a changed bundle under its
+    old name would reach a returning browser only when its copy expires. The runtime's address
+    (its query string) is in the lab page, which browsers revalidate on each visit."""
+    runtime = out / "build" / "lab" / "bundle.js"
+    text = runtime.read_text()
+    for bundle in sorted(bundles):
+        stem, old, ext = bundle.name.rsplit(".", 2)
+        new = hashlib.sha256(bundle.read_bytes()).hexdigest()[: len(old)]
+        if text.count(f':"{old}"') != 1 or (bundle.parent / f"{stem}.{new}.{ext}").exists():
+            raise SystemExit(f"build_lite: {runtime} does not name {bundle.name} once")
+        text = text.replace(f':"{old}"', f':"{new}"')
+        bundle.rename(bundle.with_name(f"{stem}.{new}.{ext}"))
+    _rewrite(runtime, text)
+    page = out / "lab" / "index.html"
+    html = page.read_text()
+    found = RUNTIME_ADDRESS.findall(html)
+    if len(found) != 1:
+        raise SystemExit(f"build_lite: {page} does not load {runtime.name} once")
+    version = f"{found[0]}.{hashlib.sha256(text.encode()).hexdigest()[:7]}"
+    _rewrite(page, html.replace(f"bundle.js?_={found[0]}", f"bundle.js?_={version}"))
 
 
 def pyodide_settings(pyodide_url: str) -> dict:

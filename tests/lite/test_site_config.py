@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import zipfile
 
@@ -190,6 +191,27 @@ def test_front_ends_and_the_page_the_site_opens_on(lite_build, site):
     assert 'id="jupyter-config-data"' in root  # the app's pages read it
     assert (site / "files" / "cadet_in_the_browser.ipynb").exists()
     assert (site / "favicon.ico").read_bytes() == (site / "lab" / "favicon.ico").read_bytes()
+
+
+@pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
+def test_the_apps_changed_bundles_are_named_by_their_content(lite_build, site):
+    """Everything under /build/ is kept a year under its address: the bundles the site changes
+    get new names (their content's hash), the runtime that names them a new address (in the lab
+    page, which is revalidated), so a returning browser never runs an older change."""
+    digest = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
+    changed = [
+        b
+        for b in (site / "build").glob("*.js")
+        if "void A.invoke()" in (t := b.read_text()) or "localStorage.setItem(`${e}-version`" in t
+    ]
+    assert len(changed) == 2, changed
+    runtime = (site / "build" / "lab" / "bundle.js").read_bytes()
+    for bundle in changed:
+        name_hash = bundle.name.rsplit(".", 2)[1]
+        assert digest(bundle.read_bytes()).startswith(name_hash), bundle.name
+        assert f':"{name_hash}"'.encode() in runtime
+    page = (site / "lab" / "index.html").read_text()
+    assert re.search(rf'"\.\./build/lab/bundle\.js\?_=[0-9a-z]+\.{digest(runtime)[:7]}"', page)
 
 
 @pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
