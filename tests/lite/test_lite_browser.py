@@ -390,8 +390,7 @@ def test_a_returning_readers_kernel_sees_the_drive(lite):
         assert not [t for t in logs if "will NOT be synced" in t], logs
         assert "JupyterLite ServiceWorker was already registered" in logs, logs
         # a module put on the drive after the kernel's start is found by the kernel's first
-        # cell: the kernel's runtime started before the drive was mounted, in a plain folder
-        # of the same name, whose (empty) listing must not stand for the drive's
+        # cell (the kernel's Python started and imported before the drive was mounted)
         page.evaluate(
             "() => window.jupyterapp.serviceManager.contents.save('reader_module.py',"
             " {type: 'file', format: 'text', content: 'ANSWER = 42'})"
