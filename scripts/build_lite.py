@@ -43,8 +43,9 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
 * jedi (IPython's completion) ships without typeshed's third-party stubs and django-stubs
   (4,800 of its 5,600 files: completion of installed packages reads their sources);
 * ``_headers`` (the format Netlify and Cloudflare Pages read; ``tests/lite/site.py`` serves it)
-  lets browsers keep JupyterLab's content-hashed bundles and the versioned Pyodide files for a year and
-  revalidate the rest.
+  lets browsers keep JupyterLab's and the front ends' content-hashed bundles and the versioned
+  Pyodide files for a year and revalidate the rest; the bundles the site changes are renamed
+  after their new content first (:func:`name_by_content`, :func:`name_front_ends_by_content`).
 
 Inputs, prepared by scripts/setup_pyodide.sh and scripts/setup_lite.sh: ``.cache/pyodide/``
 (the npm package and a copy with micropip's wheel beside it) and ``.cache/lite/wheels/``.
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import re
 import shutil
@@ -249,7 +251,8 @@ COMPILER = ROOT / "scripts" / "lite_compile.mjs"
 SHOP_FILE = "shop.sqlite"
 #: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages): JupyterLab's
 #: content-hashed bundles (the ones the site changes renamed after their new content:
-#: :func:`name_by_content`) and the pinned Pyodide core never change under their names. Everything
+#: :func:`name_by_content`) and the pinned Pyodide core never change under their names; nor do
+#: the front ends' content-named files, listed one by one after these (:func:`headers`). Everything
 #: else (pages, configuration, wheels: cadet_magic keeps its version between builds) gets those
 #: hosts' default, revalidation on each visit (a 304 when unchanged). The rules do not overlap:
 #: both hosts join the values of every matching rule.
@@ -612,6 +615,73 @@ def name_by_content(out: Path, bundles: set[Path]) -> None:
     _rewrite(page, html.replace(f"bundle.js?_={found[0]}", f"bundle.js?_={version}"))
 
 
+#: A front end's file named by its content (webpack's ``[name].[contenthash].js``).
+CONTENT_NAMED = re.compile(r"^(?P<stem>.+)\.(?P<hash>[0-9a-f]{8,})\.js$")
+
+
+def name_front_ends_by_content(out: Path) -> list[str]:
+    """Renames each front-end file the site changed (the kernel extension's, see
+    :data:`PREWARM`) after its new content, and the files that name it after theirs in turn
+    (its ``remoteEntry``, then the site's configuration, which is revalidated): so every file
+    named by its content can be kept a year (:func:`headers`). A file's mention of its own name
+    (the comment naming its source map, which keeps the upstream name) is left as it is.
+    Returns the site's addresses of all the front ends' content-named files."""
+    kept: list[str] = []
+    for static in sorted((out / "extensions").glob("**/static")):
+        package = static.parent.relative_to(out / "extensions")
+        source = LABEXTENSIONS / package / "static"
+        queue = [
+            b
+            for b in _content_named(static)
+            if not (source / b.name).exists() or (source / b.name).read_bytes() != b.read_bytes()
+        ]
+        referrers = [
+            *static.glob("*.js"),
+            static.parent / "package.json",
+            out / "jupyter-lite.json",
+        ]
+        for renames in itertools.count():
+            if not queue:
+                break
+            if renames > 100:
+                raise SystemExit(f"build_lite: {static}'s files name each other in a loop")
+            bundle = queue.pop(0)
+            match = CONTENT_NAMED.match(bundle.name)
+            assert match is not None
+            new = hashlib.sha256(bundle.read_bytes()).hexdigest()[: len(match["hash"])]
+            renamed = bundle.with_name(f"{match['stem']}.{new}.js")
+            if renamed == bundle:
+                continue
+            if renamed.exists():
+                raise SystemExit(f"build_lite: {renamed} exists already")
+            bundle.rename(renamed)
+            referrers = [renamed if r == bundle else r for r in referrers]
+            for other in referrers:
+                text = other.read_text() if other != renamed else ""
+                if match["hash"] in text:
+                    _rewrite(other, text.replace(match["hash"], new))
+                    if CONTENT_NAMED.match(other.name) and other not in queue:
+                        queue.append(other)
+        kept += [
+            f"/extensions/{package.as_posix()}/static/{b.name}" for b in _content_named(static)
+        ]
+    return kept
+
+
+def _content_named(static: Path) -> list[Path]:
+    return sorted(b for b in static.glob("*.js") if CONTENT_NAMED.match(b.name))
+
+
+def headers(kept: list[str]) -> str:
+    """The site's ``_headers``: :data:`HEADERS` and a year for each content-named file of the
+    front ends (listed one by one: Netlify's and Cloudflare's patterns do not read a wildcard
+    inside a path segment alike)."""
+    rules = "".join(
+        f"{path}\n  Cache-Control: public, max-age=31536000, immutable\n" for path in kept
+    )
+    return HEADERS + rules
+
+
 def pyodide_settings(pyodide_url: str) -> dict:
     return {
         "pyodideUrl": pyodide_url,
@@ -628,6 +698,7 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     patch_kernel_start(out)
     patch_prewarm(out)
     patch_app(out)
+    (out / "_headers").write_text(headers(name_front_ends_by_content(out)))
     start_worker_with_page(out, pyodide_settings("./static/pyodide/pyodide.mjs"))
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
@@ -665,6 +736,7 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     patch_kernel_start(out)
     patch_prewarm(out)
     patch_app(out)
+    (out / "_headers").write_text(headers(name_front_ends_by_content(out)))
     start_worker_with_page(out, settings)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)
@@ -718,8 +790,6 @@ def main() -> None:
         build_online(out, wheels)
         check_site(out, cdn_url(pyodide_version()) + "pyodide.mjs")
         built["online"] = (out, time.perf_counter() - t)
-    for out, _ in built.values():
-        (out / "_headers").write_text(HEADERS)
     for name, (out, seconds) in built.items():
         files = sum(1 for f in out.rglob("*") if f.is_file())
         print(

@@ -215,6 +215,35 @@ def test_the_apps_changed_bundles_are_named_by_their_content(lite_build, site):
 
 
 @pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
+def test_the_front_ends_files_kept_a_year_are_named_by_their_content(lite_build, site):
+    """``_headers`` keeps each content-named front-end file a year, listed by name; the ones the
+    site changed (the kernel extension's) and the ones naming them carry their new content's
+    hash, and the site's configuration loads the renamed entry points."""
+    from tests.lite.site import cache_headers
+
+    build = _build_script()
+    rules = (site / "_headers").read_text()
+    assert rules.startswith(build.HEADERS)
+    config = (site / "jupyter-lite.json").read_text()
+    changed = 0
+    for file in sorted((site / "extensions").glob("**/static/*.js")):
+        match = build.CONTENT_NAMED.match(file.name)
+        address = "/" + file.relative_to(site).as_posix()
+        assert (match is not None) is (f"{address}\n" in rules), address
+        if match is None:
+            continue
+        assert "immutable" in dict(cache_headers(str(site), address))["Cache-Control"]
+        package = file.parent.parent.relative_to(site / "extensions")
+        upstream = build.LABEXTENSIONS / package / "static" / file.name
+        if not upstream.exists() or upstream.read_bytes() != file.read_bytes():
+            changed += 1
+            assert hashlib.sha256(file.read_bytes()).hexdigest().startswith(match["hash"]), file
+        if file.name.startswith("remoteEntry."):
+            assert f"static/{file.name}" in config
+    assert changed >= 5  # the kernel extension's changed chunks, workers and remoteEntry
+
+
+@pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
 def test_the_kernel_starts_with_the_page(lite_build, site):
     """The lab page creates the kernel's worker and starts its runtime as it loads; the kernel
     plug-in's class takes that worker over (or, without it, starts one on activation), and the
