@@ -171,6 +171,46 @@ def test_cache_headers(tmp_path, path, kept):
     assert ("immutable" in headers[0][1]) is kept
 
 
+def test_changed_front_end_files_are_renamed_after_their_content(tmp_path, monkeypatch):
+    """A chunk the site changed gets its content's hash in its name; the remoteEntry naming it,
+    changed by that, too; the site's configuration names the new remoteEntry; an unchanged chunk
+    and a file's own source-map comment keep their names; every content-named file is kept."""
+    build = _build_script()
+    upstream, out = tmp_path / "venv", tmp_path / "site"
+    files = {
+        "remoteEntry.aaaaaaaaaaaaaaaa.js": 'u({1:"bbbbbbbbbbbbbbbb",2:"cccccccccccccccc"})',
+        "1.bbbbbbbbbbbbbbbb.js": "one()\n//# sourceMappingURL=1.bbbbbbbbbbbbbbbb.js.map",
+        "2.cccccccccccccccc.js": "two()",
+        "style.js": "style()",
+    }
+    for root in (upstream / "pkg" / "static", out / "extensions" / "pkg" / "static"):
+        root.mkdir(parents=True)
+        for name, text in files.items():
+            (root / name).write_text(text)
+    (out / "extensions" / "pkg" / "package.json").write_text("{}")
+    (out / "jupyter-lite.json").write_text('{"load": "static/remoteEntry.aaaaaaaaaaaaaaaa.js"}')
+    static = out / "extensions" / "pkg" / "static"
+    (static / "1.bbbbbbbbbbbbbbbb.js").write_text(
+        "one(patched)\n//# sourceMappingURL=1.bbbbbbbbbbbbbbbb.js.map"
+    )
+    monkeypatch.setattr(build, "LABEXTENSIONS", upstream)
+
+    kept = build.name_front_ends_by_content(out)
+
+    digest = lambda p: hashlib.sha256(p.read_bytes()).hexdigest()[:16]  # noqa: E731
+    (one,) = static.glob("1.*.js")
+    (entry,) = static.glob("remoteEntry.*.js")
+    assert one.name == f"1.{digest(one)}.js" and entry.name == f"remoteEntry.{digest(entry)}.js"
+    assert one.read_text().endswith("sourceMappingURL=1.bbbbbbbbbbbbbbbb.js.map")
+    assert f'1:"{digest(one)}"' in entry.read_text()
+    assert (static / "2.cccccccccccccccc.js").read_text() == "two()"
+    assert f"static/{entry.name}" in (out / "jupyter-lite.json").read_text()
+    assert kept == [
+        f"/extensions/pkg/static/{n}"
+        for n in sorted([one.name, "2.cccccccccccccccc.js", entry.name])
+    ]
+
+
 @pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
 def test_front_ends_and_the_page_the_site_opens_on(lite_build, site):
     """The site ships the widget and kernel front ends, not jupysql's (the browser kernel has
