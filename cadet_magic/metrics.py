@@ -1,4 +1,4 @@
-"""Session metrics (seed querypilot-day5 section 7): first-attempt success kept apart
+"""Session metrics: first-attempt success kept apart
 from corrected success, so a weak generator is not hidden (stdlib only).
 
 Example:

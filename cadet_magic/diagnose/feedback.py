@@ -3,10 +3,10 @@
 Each template returns at most 60 words of guidance besides the names it lists: a column
 taken from a join's alias is told the columns of that alias's table (up to 30 names), which
 on wide tables makes the longest guidance about 120 words (both measured by the corruption
-benchmark); :func:`render` puts the failed SQL in front of it. The wording follows seed delivery-cadet-error-handling.md (CTEs
-instead of derived-table aliases, NULLIF for division, the dialect's own date functions,
-quoting case-sensitive identifiers) and seed querypilot-day5-self-correction.md
-Improvement 3 for GROUP BY ("keep every aggregation").
+benchmark); :func:`render` puts the failed SQL in front of it. The advice names the usual
+repair for each category: CTEs instead of derived-table aliases, NULLIF for division, the
+dialect's own date functions, quoting case-sensitive identifiers, and for GROUP BY errors
+"keep every aggregation".
 
 Example:
     >>> print(render("SELECT amout FROM orders", "column_not_found",
