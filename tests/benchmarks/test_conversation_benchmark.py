@@ -12,7 +12,11 @@ from tests.fake_openai import FakeOpenAI
 def test_conversation_benchmark_runs_and_resumes(tmp_path, monkeypatch):
     need_data()
     from benchmarks import conversation
+    from benchmarks import eval as eval_benchmark
 
+    # the scripted replies stay out of the checkout's store of the real model's replies (which
+    # answers a request it has seen without asking the server: a second run sent nothing)
+    monkeypatch.setattr(eval_benchmark, "REPLIES", tmp_path / "replies.jsonl")
     out = tmp_path / "results.jsonl"
     reply = "```sql\nSELECT count(*) FROM country\n```"
     with FakeOpenAI([reply] * 400) as server:
