@@ -7,9 +7,9 @@ data, before the new question. A fallback answer is followed through its simple 
 
 A rerun (``%%ask --rerun``, ``CADET_RERUN=1``) needs the SQL recorded for the question: the
 notebook file's own record (each answer's output metadata, :mod:`cadet_magic.provenance`),
-found through the path Jupyter gives the kernel, else this session's earlier answer; where the
-kernel is not told its file, the same cell's record in a notebook of its folder
-(:func:`recorded_sql`).
+found through the path Jupyter gives the kernel, else this session's earlier answer
+(:func:`recorded_sql`). Another notebook is never read: one beside it may have come from
+someone else.
 
 Example:
     >>> h = History()
@@ -131,28 +131,46 @@ def normal(question: str) -> str:
 
 def notebook_path(namespace: dict | None = None) -> Path | None:
     """The notebook file the kernel runs for, when Jupyter says (``__session__`` in the
-    namespace, or ``JPY_SESSION_NAME``): None when unknown or not a saved ``.ipynb``."""
+    namespace, or ``JPY_SESSION_NAME``): None when unknown or not an ``.ipynb`` name."""
     name = (namespace or {}).get("__session__") or os.environ.get("JPY_SESSION_NAME")
     if not isinstance(name, str) or not name.endswith(".ipynb"):
         return None
-    path = Path(name)
-    return path if path.is_file() else None
+    return Path(name)
+
+
+#: Bytes of a notebook file read at most for its records.
+NOTEBOOK_BYTES = 128 * 2**20
 
 
 def notebook_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
-    """Each ``(cell source, provenance)`` recorded in the notebook file's outputs, in order
-    (unreadable files and outputs without a record are skipped)."""
+    """Each ``(cell source, provenance)`` recorded in the notebook file's outputs, in order.
+    The file is read as data (:func:`cadet_magic.shared_files.read_bytes`: a regular file of
+    at most :data:`NOTEBOOK_BYTES`, never blocking); a missing or unreadable file, and
+    outputs without a record, give none."""
+    from cadet_magic.shared_files import read_bytes
+
     try:
-        nb = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_bytes(path, limit=NOTEBOOK_BYTES)
+        nb = json.loads(data or b"{}")
+    except (OSError, ValueError, ConfigurationError):
         return []
     found = []
-    for cell in nb.get("cells", ()):
+    cells = nb.get("cells", ()) if isinstance(nb, dict) else ()
+    for cell in cells if isinstance(cells, list) else ():
+        if not isinstance(cell, dict):
+            continue
         source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        for output in cell.get("outputs", ()):
-            record = (output.get("metadata") or {}).get(METADATA_KEY)
-            if isinstance(record, dict) and record.get("sql"):
+        source = "".join(map(str, source)) if isinstance(source, list) else str(source)
+        outputs = cell.get("outputs", ())
+        for output in outputs if isinstance(outputs, list) else ():
+            meta = output.get("metadata") if isinstance(output, dict) else None
+            record = meta.get(METADATA_KEY) if isinstance(meta, dict) else None
+            if (
+                isinstance(record, dict)
+                and isinstance(record.get("sql"), str)
+                and record["sql"]
+                and isinstance(record.get("question", ""), str)
+            ):
                 found.append((source, record))
     return found
 
@@ -167,34 +185,20 @@ def recorded_sql(
     """The SQL recorded for ``question`` and its record; None when there is none. The record's
     ``source`` says where it came from (a notebook's path, or ``"session"``).
 
-    A rerun trusts the notebook's own record. When Jupyter names the kernel's notebook file,
-    only that file is read (the record of the cell whose source is ``cell`` first, else the last
-    one for the same question), then this session's last answer to the question. When the
-    kernel is not told its file (``jupyter nbconvert --execute``, JupyterLite), this session's
-    answer comes first, then the notebooks of the current folder, most recently saved first,
-    where only the record of the same cell counts (:func:`same_cell`: the same source apart
-    from ``--rerun``), so a notebook beside it that asks the same words in another cell (another
-    connection, other options) is never the source. (When the cell's source is unknown, as for
-    a magic called from code, a record of the same question counts.)"""
-    key = normal(question)
+    A rerun trusts only the notebook the kernel runs. When Jupyter names that file, it is read
+    (the record of the cell whose source is ``cell`` first, else the last one for the same
+    question), then this session's last answer to the question. When the kernel is not told
+    its file (``jupyter nbconvert --execute``, JupyterLite), this session's answer only:
+    another notebook of the folder may have come from someone else, and a rerun runs what it
+    finds without a model to question it (:func:`notebook_path` says which case holds)."""
     path = notebook_path(namespace)
     if path is not None:
-        found = _in_notebook(path, key, cell)
+        found = _in_notebook(path, normal(question), cell)
         if found is not None:
             return found
     previous = history.latest(question) if history is not None else None
     if previous is not None:
         return previous.final_sql, {**previous.provenance, "source": "session"}
-    if path is not None:
-        return None
-    try:
-        nearby = sorted(Path.cwd().glob("*.ipynb"), key=lambda p: -p.stat().st_mtime)
-    except OSError:
-        nearby = []
-    for other in nearby[:MAX_NEARBY]:
-        found = _in_notebook(other, key, cell, same_only=bool(cell and cell.strip()))
-        if found is not None:
-            return found
     return None
 
 
@@ -214,16 +218,10 @@ def same_cell(a: str, b: str) -> bool:
     return key(a) == key(b)
 
 
-#: Notebooks of the current folder searched for a record at most.
-MAX_NEARBY = 20
-
-
-def _in_notebook(
-    path: Path, key: str, cell: str | None, *, same_only: bool = False
-) -> tuple[str, dict[str, Any]] | None:
+def _in_notebook(path: Path, key: str, cell: str | None) -> tuple[str, dict[str, Any]] | None:
     same = [(s, r) for s, r in notebook_records(path) if normal(r.get("question", "")) == key]
     exact = [(s, r) for s, r in same if cell is not None and same_cell(s, cell)]
-    chosen = exact if same_only else exact or same
+    chosen = exact or same
     if not chosen:
         return None
     record = chosen[-1][1]

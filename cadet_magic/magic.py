@@ -233,7 +233,7 @@ class AskMagic(Magics, OptionTraits):
     def _recorded(self, question: str, label: str) -> tuple[str, dict]:
         """The SQL recorded for ``question`` (the notebook's record, else this session's), or
         one clear line saying there is none."""
-        from cadet_magic.conversation import recorded_sql
+        from cadet_magic.conversation import notebook_path, recorded_sql
 
         assert self.shell is not None
         raw = self.shell.user_ns.get("_ih") or [""]
@@ -242,6 +242,14 @@ class AskMagic(Magics, OptionTraits):
         found = recorded_sql(
             question, history=self.history, namespace=self.shell.user_ns, cell=cell
         )
+        if found is None and notebook_path(self.shell.user_ns) is None:
+            raise ConfigurationError(
+                f"{label} --rerun: no SQL is recorded for this question in this session, and "
+                "this kernel cannot tell which notebook it runs (jupyter nbconvert and "
+                "JupyterLite do not say); name the notebook (%env JPY_SESSION_NAME="
+                "analysis.ipynb, or JPY_SESSION_NAME=analysis.ipynb jupyter nbconvert --execute "
+                "...) or run the cell without --rerun to ask the model."
+            )
         if found is None:
             raise ConfigurationError(
                 f"{label} --rerun: no SQL is recorded for this question in this notebook or "

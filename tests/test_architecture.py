@@ -33,6 +33,7 @@ CORE_MODULES = (
     "provenance",
     "conversation",
     "kept",
+    "shared_files",
     "db.base",
     "db.fetch",
 )

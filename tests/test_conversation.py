@@ -339,15 +339,16 @@ def write_notebook(path, cell: str, sql: str) -> None:
 #: cell, the rerunning cell, the notebook the SQL comes from or None).
 WHERE_RECORDED = [
     ("told its file: only that file", "own.ipynb", "%%ask --con con\nOrders?", None),
-    ("not told: the same cell beside it", None, "%%ask --con con\nOrders?", "other.ipynb"),
-    ("not told: same words, another cell", None, "%%ask --con db2\nOrders?", None),
+    ("not told: never the same cell beside it", None, "%%ask --con con\nOrders?", None),
+    ("not told: never the same words beside it", None, "%%ask --con db2\nOrders?", None),
 ]
 
 
 @pytest.mark.parametrize("case", WHERE_RECORDED, ids=[c[0] for c in WHERE_RECORDED])
-def test_a_rerun_takes_the_notebooks_own_record_or_the_same_cell_beside_it(ip, tmp_path, case):
+def test_a_rerun_takes_only_the_notebooks_own_record(ip, tmp_path, monkeypatch, case):
     from cadet_magic.conversation import recorded_sql
 
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     _, own, other_cell, source = case
     write_notebook(tmp_path / "other.ipynb", other_cell, PER_STATUS)
     namespace = {}
@@ -359,24 +360,67 @@ def test_a_rerun_takes_the_notebooks_own_record_or_the_same_cell_beside_it(ip, t
         assert found is None
     else:
         assert found[0] == PER_STATUS and found[1]["source"].endswith(source)
-    if source is None and not own:  # through the magic too: one line, no model asked
+    if not own:  # through the magic too: one line saying why, no model asked
         ip.user_ns["con"] = None  # (None: %sql's connection)
         result = ip.run_cell("%%ask --con con --rerun\nOrders?", store_history=True)
-        assert "no SQL is recorded for this question" in str(result.error_in_exec)
+        assert "cannot tell which notebook it runs" in str(result.error_in_exec)
 
 
-def test_not_told_its_file_the_rerun_cell_finds_the_same_cell_in_a_saved_notebook(ip, tmp_path):
-    """As after a JupyterLite reload: a new session, the kernel not told its notebook; the cell
-    that reruns (its source read from IPython's input history) matches the saved cell."""
+def test_not_told_its_file_a_rerun_uses_this_sessions_answer_or_says_it_cannot_tell(
+    ip, tmp_path, monkeypatch
+):
+    """As after a JupyterLite reload: a new session, the kernel not told its notebook, a saved
+    notebook beside it with the very same cell: it is not read (it may have come from someone
+    else); `%env JPY_SESSION_NAME` names the notebook, whose record then reruns."""
     from cadet_magic.conversation import History
 
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
     ip.magics_manager.registry["AskMagic"].history = History()
     write_notebook(tmp_path / "saved.ipynb", "%%ask\nOrders per status?", PER_STATUS)
-    # store_history: as a kernel runs a cell (IPython keeps its source in the input history)
-    result = ip.run_cell("%%ask --max-attempts 2 --rerun\nOrders per status?", store_history=True)
-    assert isinstance(result.error_in_exec, UsageError)  # another cell: not its record
+    result = ip.run_cell("%%ask --rerun\nOrders per status?", store_history=True)
+    assert isinstance(result.error_in_exec, UsageError)
+    assert "cannot tell which notebook it runs" in str(result.error_in_exec)
+    assert "JPY_SESSION_NAME" in str(result.error_in_exec)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "saved.ipynb"))
     result = ip.run_cell("%%ask --rerun\nOrders per status?", store_history=True)
     assert result.success, result.error_in_exec
     r = ip.user_ns["_ask"]
     assert r.ok and r.model_calls == 0 and r.sql == PER_STATUS
     assert r.provenance["rerun_of"]["source"].endswith("saved.ipynb")
+
+
+#: Notebook files that are not notebooks: each gives no record at once (never blocks, never
+#: reads without end).
+NOT_A_NOTEBOOK = ["fifo", "dev_zero_link", "folder", "not_json", "too_large"]
+
+
+@pytest.mark.parametrize("kind", NOT_A_NOTEBOOK)
+def test_a_rerun_never_blocks_on_what_the_notebook_path_names(ip, tmp_path, monkeypatch, kind):
+    import os
+    import threading
+
+    from cadet_magic import conversation
+
+    path = tmp_path / "nb.ipynb"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev_zero_link":
+        path.symlink_to("/dev/zero")
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "not_json":
+        path.write_text("{not json")
+    else:
+        monkeypatch.setattr(conversation, "NOTEBOOK_BYTES", 100)
+        write_notebook(path, "%%ask\nOrders per status?", PER_STATUS + " " * 200)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    found = []
+
+    def read() -> None:
+        found.append(conversation.notebook_records(path))
+        found.append(conversation.recorded_sql("Orders per status?", namespace={}))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(60)  # a blocked open of a FIFO would never return (not a timing figure)
+    assert not reader.is_alive() and found == [[], None]
