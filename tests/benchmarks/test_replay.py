@@ -1,0 +1,129 @@
+"""The replay check (``python -m benchmarks.replay``) on a small made-up data set whose recorded
+run is written here (scripted replies, no model): the product gets the recorded reply of each
+(question, attempt, mode), two replays of the same code write the same folder, a changed
+request is reported, and the replay never writes among the real model's records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from benchmarks import replay
+
+QUESTIONS = [
+    ("How many orders are there?", "SELECT count(*) FROM orders"),
+    (
+        "What is the total amount per customer?",
+        "SELECT customer, sum(amount) FROM orders GROUP BY customer",
+    ),
+    ("Which customer ordered most?", "SELECT customer FROM orders ORDER BY amount DESC LIMIT 1"),
+]
+
+RECORDED = {
+    "targeted": [
+        ["SELECT count(*) FROM orders"],
+        [
+            "SELECT customer, sum(amount) FROM orders GROUP BY custmer",
+            "SELECT customer, sum(amount) FROM orders GROUP BY customer",
+        ],
+        ["SELECT custmer FROM orders", "SELECT custmer FROM orders"],
+    ],
+    "none": [
+        ["SELECT count(*) FROM orders"],
+        ["SELECT customer, sum(amount) FROM orders GROUP BY custmer"],
+        ["SELECT custmer FROM orders"],
+    ],
+}
+FALLBACK = {
+    "sql": "SELECT customer, amount FROM orders",
+    "code": "result = df.sort_values('amount').iloc[-1:]['customer']",
+}
+
+
+def spider(root: Path) -> Path:
+    db = root / "database" / "shop" / "shop.sqlite"
+    db.parent.mkdir(parents=True)
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer TEXT, amount REAL)")
+    con.executemany(
+        "INSERT INTO orders VALUES (?, ?, ?)", [(1, "ann", 5.0), (2, "bob", 7.5), (3, "ann", 1.0)]
+    )
+    con.commit()
+    con.close()
+    dev = [{"db_id": "shop", "question": q, "query": gold} for q, gold in QUESTIONS]
+    (root / "dev.json").write_text(json.dumps(dev))
+    return root
+
+
+def recorded(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    for mode, runs in RECORDED.items():
+        lines = []
+        for (question, gold), sqls in zip(QUESTIONS, runs, strict=True):
+            rec = {
+                "db_id": "shop",
+                "question": question,
+                "gold": gold,
+                "attempts": [{"sql": s} for s in sqls],
+                "fallback_attempts": [FALLBACK] if question.startswith("Which") else [],
+            }
+            lines.append(json.dumps(rec))
+        (folder / f"spider.{mode}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> tuple[Path, Path]:
+    return spider(tmp_path / "spider"), recorded(tmp_path / "recorded")
+
+
+def results(out: Path, mode: str) -> list[dict]:
+    return [json.loads(line) for line in (out / f"results.{mode}.jsonl").read_text().splitlines()]
+
+
+def test_each_request_gets_the_recorded_reply_and_two_replays_agree(folders, tmp_path):
+    data, rec = folders
+    modes = ("targeted", "none")
+    figures = replay.replay(tmp_path / "a", data, rec, modes)
+    # targeted: 1 + 2 + (3 SQL attempts, the last recorded one again, and the fallback);
+    # none: 1 + (1 and a fallback none was recorded for) + (1 and the fallback)
+    assert figures == {"targeted": (7, 3, 3), "none": (5, 3, 2)}
+    for mode in modes:
+        got = [[a["sql"] for a in r["attempts"]] for r in results(tmp_path / "a", mode)]
+        want = [
+            sqls + sqls[-1:] * (len(g) - len(sqls))
+            for sqls, g in zip(RECORDED[mode], got, strict=True)
+        ]
+        assert got == want
+    last = results(tmp_path / "a", "targeted")[-1]
+    assert last["fallback"] and last["fallback_attempts"][0]["code"] == FALLBACK["code"]
+    assert "seconds" not in last and "model_seconds" not in last["attempts"][0]
+    requests = (tmp_path / "a" / "requests.targeted.jsonl").read_bytes().splitlines()
+    assert all(json.loads(r)["model"] == replay.MODEL for r in requests)  # labelled as replayed
+    matched = (tmp_path / "a" / "matched.targeted.txt").read_text().splitlines()
+    assert matched[-1] == "Which customer ordered most? fallback 1"
+
+    replay.replay(tmp_path / "b", data, rec, modes)
+    assert replay.compare(tmp_path / "a", tmp_path / "b") == []
+
+
+def test_a_changed_request_is_reported(folders, tmp_path):
+    data, rec = folders
+    replay.replay(tmp_path / "a", data, rec, ("none",), limit=1)
+    replay.replay(tmp_path / "b", data, rec, ("none",), limit=1)
+    path = tmp_path / "b" / "requests.none.jsonl"
+    path.write_bytes(path.read_bytes().replace(b"orders", b"ordres", 1))
+    assert replay.main(["--compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
+    (problem,) = replay.compare(tmp_path / "a", tmp_path / "b")
+    assert problem.startswith("requests.none.jsonl: line 1")
+
+
+def test_the_replay_writes_nowhere_near_the_real_records(folders):
+    data, rec = folders
+    with pytest.raises(SystemExit, match="real model"):
+        replay.replay(rec / "out", data, rec, ("none",))
+    with pytest.raises(SystemExit, match="real model"):
+        replay.replay(replay.ROOT / ".cache" / "replay", data, rec, ("none",))
