@@ -327,7 +327,9 @@ def _ask_when_loaded(lite, source: str, tries: int = 20):
 
 def test_rerun_after_the_page_is_reloaded(lite):
     """The notebook saved and the page reloaded (a new kernel: no model configured, no
-    session history): --rerun takes the SQL from the saved notebook's record, no model call."""
+    session history): JupyterLite does not tell the kernel its notebook, so --rerun says in one
+    line that it cannot tell which notebook it runs; named with %env JPY_SESSION_NAME, it takes
+    the SQL from the saved notebook's record, no model call."""
     setup = (
         "%load_ext cadet_magic\nimport sqlite3\n"
         'con = sqlite3.connect("file:/drive/shop.sqlite?mode=ro", uri=True)'
@@ -365,7 +367,11 @@ def test_rerun_after_the_page_is_reloaded(lite):
             f"() => JSON.stringify(({NB})().content.model.toJSON())"
         )
         lite.run_new_cell(setup)  # a new kernel: no model, no history, no answers
-        rerun = _ask_when_loaded(lite, f"%%ask --con con --rerun\n{question}")
+        unnamed = _ask_when_loaded(lite, f"%%ask --con con --rerun\n{question}")
+        said = unnamed.locator(".jp-OutputArea").inner_text()
+        assert "cannot tell which notebook it runs" in said, said
+        lite.run_new_cell(f"%env JPY_SESSION_NAME={NOTEBOOK_NAME}")
+        rerun = lite.run_new_cell(f"%%ask --con con --rerun\n{question}")
         panel = rerun.locator(".cadet-panel")
         assert panel.locator(".cadet-status.cadet-ok").count() == 1, rerun.inner_text()
         text = panel.inner_text()
