@@ -275,11 +275,11 @@ class AskMagic(Magics, OptionTraits):
             return self._keep()
         if command == "examples":
             from cadet_magic.display.context import ExamplesView
-            from cadet_magic.kept import read_examples
+            from cadet_magic.kept import own_key, read_examples
 
             if not self.examples_path:
                 raise UsageError("%cadet examples: AskMagic.examples_path is not set.")
-            return ExamplesView(read_examples(self.examples_path))
+            return ExamplesView(read_examples(self.examples_path, key=own_key))
         raise UsageError(
             f"%cadet: unknown command {command!r}; use 'stats', 'reset', 'keep' or 'examples'."
         )

@@ -29,6 +29,7 @@ def ip(sql_duckdb, tmp_path, monkeypatch):
     magics = shell.magics_manager.registry["AskMagic"]
     saved = (magics.examples_path, magics.rerun, magics.live, magics.share)
     monkeypatch.chdir(tmp_path)  # the examples file goes beside "the notebook"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the user's key here
     monkeypatch.delenv("CADET_RERUN", raising=False)
     yield shell
     magics.examples_path, magics.rerun, magics.live, magics.share = saved
@@ -283,6 +284,8 @@ def test_bad_lines_of_the_examples_file_one_warning_nothing_lost(ip, tmp_path, c
 
 
 def test_a_kept_answer_that_no_longer_passes_the_check_is_dropped_with_a_note(ip, tmp_path):
+    from cadet_magic.kept import signature, user_key
+
     first, _ = ask(ip, PER_STATUS)
     path = tmp_path / ".cadet" / "examples.jsonl"
     path.parent.mkdir(exist_ok=True)
@@ -292,6 +295,7 @@ def test_a_kept_answer_that_no_longer_passes_the_check_is_dropped_with_a_note(ip
         "sql": "DELETE FROM orders",
         "database": fingerprint,
     }
+    bad["signature"] = signature(user_key(), path, bad)  # kept by this user, in this folder
     path.write_text(json.dumps(bad) + "\n")
     r, model = ask(ip, ONLY_2025, question="Orders per status in 2025?")
     assert "DELETE" not in human(model.prompts[0])

@@ -96,6 +96,9 @@ class ExamplesView:
         for i, p in enumerate(pairs, 1):
             lines.append(f"{i}. {p['question']}  [{p.get('dialect') or '?'} {p['database']}]")
             lines.append(f"   {p['sql']}")
+        for p in getattr(self.found, "not_kept_here", ()):
+            lines.append(f"-  {p['question']}  [not kept by you in this folder: never used]")
+            lines.append(f"   {p['sql']}")
         warning = self.found.warning()
         if warning:
             lines.append(warning)

@@ -299,6 +299,11 @@ def test_follow_up_and_rerun_in_the_browser(lite):
         )
         first = lite.run_new_cell("%%ask --con con\nOrders per status?")
         assert first.locator(".cadet-panel .cadet-status.cadet-ok").count() == 1
+        # kept in the drive's folder (no link, a regular file, signed with the page's key)
+        kept = lite.run_new_cell("%cadet keep").inner_text()
+        assert "Kept: 'Orders per status?'" in kept, kept
+        listed = lite.run_new_cell("%cadet examples").inner_text()
+        assert "1 kept answer(s)" in listed and "never used" not in listed, listed
         follow = lite.run_new_cell("%%ask --con con --follow\nonly the shipped ones")
         panel = follow.locator(".cadet-panel")
         assert panel.locator(".cadet-status.cadet-ok").count() == 1, follow.inner_text()
