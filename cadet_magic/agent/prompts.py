@@ -66,6 +66,14 @@ def system_prompt(dialect: str | None, schema_text: str) -> str:
 ASK_AGAIN = "Write the corrected query in one ```sql block."
 
 
+#: Where the instructions and the fenced schema go: the system message (the question is the
+#: user's), or the user's message before the question (no system message).
+PLACES = ("system", "user")
+#: The place the agent's prompt uses: an internal choice, measured with the schema's
+#: representation (:data:`cadet_magic.schema.render.REPRESENTATION`).
+PLACE = "system"
+
+
 def question_prompt(question: str, context: str = "") -> str:
     """The first user turn, the same on every attempt: the question, then ``context`` (a
     follow-up's previous answer, kept examples)."""
@@ -96,10 +104,13 @@ def build_messages(
     schema_text: str,
     attempts: Sequence[Attempt],
     preamble: str = "",
+    place: str | None = None,
 ) -> list[tuple[str, str]]:
     """The full prompt for one attempt: the system prompt (schema) and the question (with
     ``preamble``: a follow-up's previous answer, kept examples), then for each earlier
-    attempt its SQL as the model's turn and its feedback as the user's.
+    attempt its SQL as the model's turn and its feedback as the user's. With ``place``
+    ``"user"`` (default :data:`PLACE`) the instructions and schema open the user's message
+    instead of a system message.
 
     A retry's prompt starts with the previous prompt unchanged and appends the last
     attempt and its feedback, so a model server's prompt cache processes only what is new.
@@ -117,10 +128,14 @@ def build_messages(
         <BLANKLINE>
         Write the corrected query in one ```sql block.
     """
-    messages = [
-        ("system", system_prompt(dialect, schema_text)),
-        ("human", question_prompt(question, preamble)),
-    ]
+    if (place or PLACE) == "user":
+        text = f"{system_prompt(dialect, schema_text)}\n\n{question_prompt(question, preamble)}"
+        messages = [("human", text)]
+    else:
+        messages = [
+            ("system", system_prompt(dialect, schema_text)),
+            ("human", question_prompt(question, preamble)),
+        ]
     for a in attempts:
         messages += [("ai", reply_turn(a)), ("human", feedback_turn(a))]
     return messages

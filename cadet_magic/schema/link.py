@@ -53,7 +53,9 @@ from cadet_magic.schema.rank import (  # noqa: F401 - ranking names stay importa
 from cadet_magic.schema.render import (
     FULL,
     NAMES,
+    REPRESENTATION,
     TYPED,
+    Representation,
     render_column,
     render_schema,
     render_table,
@@ -66,22 +68,28 @@ DEFAULT_BUDGET = 6000
 _MIN_TRAILER = 24
 
 
-def _shown(idx: SchemaIndex, index: int, detail: int) -> tuple[Table, int]:
+def _shown(idx: SchemaIndex, index: int, detail: int, rep: Representation) -> tuple[Table, int]:
     """Table ``index`` as shown at ``detail``, and the length of its text (memoized on the index)."""
-    key = ("shown", index, detail)
+    key = ("shown", index, detail, rep)
     hit = idx.layout.get(key)
     if hit is None:
         table = _strip(idx.schema.tables[index], detail)
-        hit = idx.layout[key] = (table, len(render_table(table, dialect=idx.schema.dialect)))
+        text = render_table(table, dialect=idx.schema.dialect, representation=rep)
+        hit = idx.layout[key] = (table, len(text))
     return hit  # type: ignore[return-value]
 
 
-def _full_length(idx: SchemaIndex) -> int:
+def _full_length(idx: SchemaIndex, rep: Representation) -> int:
     """The length of the whole schema's text (``len(render_schema(schema))``), memoized."""
-    hit = idx.layout.get("full")
+    hit = idx.layout.get(("full", rep))
     if hit is None:
-        hit = idx.layout["full"] = len(render_schema(idx.schema))
+        hit = idx.layout[("full", rep)] = len(render_schema(idx.schema, rep))
     return hit  # type: ignore[return-value]
+
+
+def _separator(rep: Representation) -> int:
+    """Characters between two tables' texts (:func:`render_schema`)."""
+    return 1 if rep.form == "compact" else 2
 
 
 def _strip(table: Table, detail: int) -> Table:
@@ -91,11 +99,16 @@ def _strip(table: Table, detail: int) -> Table:
     cols = tuple(
         Column(c.name, c.type if detail == TYPED else "", c.primary_key) for c in table.columns
     )
-    return replace(table, columns=cols, comment=None)
+    return replace(table, columns=cols, comment=None, rows=(), ddl=None)
 
 
 def _trim(
-    table: Table, scores: list[float], room: int, detail: int = TYPED, dialect: str | None = None
+    table: Table,
+    scores: list[float],
+    room: int,
+    detail: int = TYPED,
+    dialect: str | None = None,
+    rep: Representation = REPRESENTATION,
 ) -> Table | None:
     """The table with its least relevant non-key columns dropped until it fits ``room``.
 
@@ -107,8 +120,11 @@ def _trim(
         (i for i, c in enumerate(base.columns) if not c.primary_key and c.name not in keys),
         key=lambda i: (scores[i], -i),
     )
-    cost = [len(render_column(c, detail, c.name in keys, dialect)) + 2 for c in base.columns]
-    over = len(render_table(base, dialect=dialect)) - room
+    extra = 2 if rep.form == "compact" else 4  # ", " or "  " ... ",\n"
+    cost = [
+        len(render_column(c, detail, c.name in keys, dialect, rep)) + extra for c in base.columns
+    ]
+    over = len(render_table(base, dialect=dialect, representation=rep)) - room
     dropped: set[int] = set()
     for i in removable:
         if over <= 0:
@@ -119,7 +135,7 @@ def _trim(
         note = f"{len(dropped)} more columns not shown" if dropped else None
         columns = tuple(c for i, c in enumerate(base.columns) if i not in dropped)
         cand = replace(base, columns=columns, comment=note)
-        if len(render_table(cand, dialect=dialect)) <= room:
+        if len(render_table(cand, dialect=dialect, representation=rep)) <= room:
             return cand
         rest = [i for i in removable if i not in dropped]
         if not rest:
@@ -137,7 +153,9 @@ def _only_shown_keys(table: Table, shown: set[str], namespace: str | None) -> Ta
     return table if fks == table.foreign_keys else replace(table, foreign_keys=fks)
 
 
-def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]]:
+def _pack(
+    schema: Schema, question: str, budget: int, rep: Representation
+) -> tuple[Schema, list[str]]:
     idx = index_for(schema)
     scores = idx.scores(question)
     order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
@@ -145,8 +163,8 @@ def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]
     used = 0
     for rank, i in enumerate(order):
         for detail in (FULL, TYPED, NAMES):
-            table, length = _shown(idx, i, detail)
-            cost = length + (1 if chosen else 0)
+            table, length = _shown(idx, i, detail, rep)
+            cost = length + (_separator(rep) if chosen else 0)
             if used + cost <= budget:
                 chosen[i] = table
                 used += cost
@@ -158,10 +176,12 @@ def _pack(schema: Schema, question: str, budget: int) -> tuple[Schema, list[str]
                 room = budget if len(order) == 1 else budget // 2
                 scores_i = idx.column_scores(i, question)
                 for detail in (TYPED, NAMES):
-                    trimmed = _trim(schema.tables[i], scores_i, room, detail, schema.dialect)
+                    trimmed = _trim(schema.tables[i], scores_i, room, detail, schema.dialect, rep)
                     if trimmed is not None:
                         chosen[i] = trimmed
-                        used += len(render_table(trimmed, dialect=schema.dialect))
+                        used += len(
+                            render_table(trimmed, dialect=schema.dialect, representation=rep)
+                        )
                         break
     names = {schema.tables[i].name.lower() for i in chosen}
     tables = tuple(
@@ -206,7 +226,12 @@ class Linked:
     left_out: tuple[str, ...] = ()
 
 
-def link(schema: Schema, question: str, budget: int | None = DEFAULT_BUDGET) -> Linked:
+def link(
+    schema: Schema,
+    question: str,
+    budget: int | None = DEFAULT_BUDGET,
+    representation: Representation | None = None,
+) -> Linked:
     """Links the question to the schema within ``budget`` characters of prompt text.
 
     A schema whose full text fits is kept whole and unchanged. Otherwise the
@@ -220,6 +245,8 @@ def link(schema: Schema, question: str, budget: int | None = DEFAULT_BUDGET) -> 
         schema: the whole catalog.
         question: the user's question in plain language.
         budget: the most characters of ``text`` (None: no limit).
+        representation: how the tables are written (default
+            :data:`~cadet_magic.schema.render.REPRESENTATION`).
 
     Returns:
         A :class:`Linked` with ``len(text) <= budget``.
@@ -236,10 +263,11 @@ def link(schema: Schema, question: str, budget: int | None = DEFAULT_BUDGET) -> 
         orders(id, amount)
         -- 2 more tables not shown
     """
-    if budget is None or _full_length(index_for(schema)) <= budget:
-        return Linked(schema, render_schema(schema))
-    linked, left = _pack(schema, question, budget - _reserve(budget))
-    text = render_schema(linked)
+    rep = representation or REPRESENTATION
+    if budget is None or _full_length(index_for(schema), rep) <= budget:
+        return Linked(schema, render_schema(schema, rep))
+    linked, left = _pack(schema, question, budget - _reserve(budget), rep)
+    text = render_schema(linked, rep)
     room = budget - len(text) - (1 if text else 0)
     trailer = _trailer(left, room)
     if trailer:

@@ -46,6 +46,10 @@ class Table:
     foreign_keys: tuple[ForeignKey, ...] = ()
     comment: str | None = None
     schema: str | None = None
+    #: A few of its rows, each value as text (None for NULL), in the order of ``columns``.
+    rows: tuple[tuple[str | None, ...], ...] = ()
+    #: Its ``CREATE`` statement as the engine keeps it, where the catalog read one.
+    ddl: str | None = None
 
     def column_names(self) -> list[str]:
         return [c.name for c in self.columns]

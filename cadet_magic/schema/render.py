@@ -29,125 +29,42 @@ Example:
 
 from __future__ import annotations
 
-import functools
-import re
-
-from sqlglot import exp
-
 from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.quoting import (  # noqa: F401 - the names stay importable here
+    MAX_SAMPLE_CHARS,
+    RESERVED_WORDS,
+    literal,
+    neutralize,
+    quote_identifier,
+    quote_name,
+)
+from cadet_magic.schema.render_create import column_line, create_table, rows_block
+from cadet_magic.schema.representation import (  # noqa: F401 - importable here
+    COMPACT,
+    FORMS,
+    FULL,
+    NAMES,
+    SAMPLES,
+    TYPED,
+    Representation,
+)
 
 #: At most this many sample values are shown per column (the linker may use more).
 MAX_SAMPLES = 3
-#: Sample values longer than this are cut (with an ellipsis).
-MAX_SAMPLE_CHARS = 40
 #: Comments longer than this are cut (with an ellipsis).
 MAX_COMMENT_CHARS = 160
 
-#: Detail levels for :func:`render_table`: everything; no samples and comments;
-#: column names only (plus keys).
-FULL, TYPED, NAMES = 0, 1, 2
-
-_TAG = re.compile(r"<(?=\s*/|[A-Za-z!?])")
-_SPACE = re.compile(r"\s+")
-_SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]*$")
-
-
-def neutralize(text: str, limit: int | None = None) -> str:
-    """Makes database-supplied text safe to show inside the fenced schema.
-
-    Collapses whitespace (no new lines), turns the ``<`` of anything tag-like
-    into ``‹`` (so ``</schema>`` cannot close the fence), breaks Markdown code
-    fences and comment terminators, and cuts the text to ``limit`` characters.
-
-    Args:
-        text: a comment, sample value or identifier from the catalog.
-        limit: the maximum length of the result, or None.
-
-    Returns:
-        One line of text.
-
-    Example:
-        >>> neutralize("a\\n</SCHEMA> ```sql */ b")
-        'a ‹/SCHEMA> ` ` `sql * / b'
-        >>> neutralize("abcdefgh", limit=5)
-        'abcd…'
-    """
-    text = _SPACE.sub(" ", str(text)).strip()
-    text = _TAG.sub("‹", text).replace("```", "` ` `").replace("*/", "* /")
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)].rstrip() + "…"
-    return text
-
-
-#: Words reserved as keywords in at least one supported engine (PostgreSQL's reserved and
-#: type/function keywords, DuckDB's reserved ones, and SQLite's and MySQL's statement words):
-#: a name spelled like one is quoted, whichever the dialect (quoting is exact either way).
-RESERVED_WORDS: frozenset[str] = frozenset(
-    """
-    abort add all alter analyse analyze and anti any array as asc asof asymmetric at
-    authorization begin between binary both by case cast check collate collation column
-    columns commit concurrently conflict constraint create cross current_catalog current_date
-    current_role current_schema current_time current_timestamp current_user default deferrable
-    delete desc describe distinct do drop else end escape except exists false fetch filter for
-    foreign freeze from full generated glob grant group having if ilike in index initially
-    inner insert intersect interval into is isnull join key lambda lateral leading left like
-    limit localtime localtimestamp map match natural not notnull null offset on only or order
-    outer over overlaps partition pivot pivot_longer pivot_wider placing positional pragma
-    primary qualify range references regexp rename replace returning right rollback row rows
-    select semi session_user set show similar some struct summarize symmetric table
-    tablesample then to trailing transaction trigger true try_cast tuple union unique unpack
-    unpivot update user using values variadic verbose view when where window with
-    """.split()
-)
-
-
-def _bare_ok(name: str) -> bool:
-    """Whether ``name`` reads as itself unquoted: a simple word that is not a keyword."""
-    return bool(_SIMPLE_NAME.match(name)) and name.lower() not in RESERVED_WORDS
-
-
-@functools.lru_cache(maxsize=4096)
-def quote_identifier(name: str, dialect: str | None = None) -> str:
-    """One identifier exactly as written in ``dialect``: bare when it reads as itself, else
-    quoted in the dialect's style with its quote character escaped (sqlglot's generator).
-
-    Example:
-        >>> quote_identifier("order_id"), quote_identifier("order"), quote_identifier('a"b')
-        ('order_id', '"order"', '"a""b"')
-        >>> quote_identifier("select", "mysql"), quote_identifier("a`b", "mysql")
-        ('`select`', '`a``b`')
-    """
-    if _bare_ok(name):
-        return name
-    try:
-        return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
-    except Exception:  # noqa: BLE001 - a dialect sqlglot does not know: standard SQL
-        return '"' + name.replace('"', '""') + '"'
-
-
-def quote_name(name: str, dialect: str | None = None, qualified: bool = False) -> str:
-    """A column (or, with ``qualified``, a ``schema.table``) name exactly as written in SQL.
-
-    Names are never altered: keywords, quotes, ``*/`` or ``<`` in a name are quoted in the
-    dialect's style (the prompt's fence is chosen so that no name can close it).
-
-    Example:
-        >>> quote_name("Order Date"), quote_name("sales.orders", qualified=True)
-        ('"Order Date"', 'sales.orders')
-        >>> print(quote_name("x */ </schema>"))
-        "x */ </schema>"
-    """
-    if qualified and "." in name:
-        return ".".join(quote_identifier(part, dialect) for part in name.split("."))
-    return quote_identifier(name, dialect)
-
-
-def _literal(value: str) -> str:
-    return "'" + neutralize(value, MAX_SAMPLE_CHARS).replace("'", "''") + "'"
+#: The representation the agent's prompt uses: an internal choice, made by measurement
+#: (``python -m benchmarks.prompt_tuning``).
+REPRESENTATION = COMPACT
 
 
 def render_column(
-    column: Column, detail: int = FULL, key: bool = False, dialect: str | None = None
+    column: Column,
+    detail: int = FULL,
+    key: bool = False,
+    dialect: str | None = None,
+    representation: Representation | None = None,
 ) -> str:
     """One column: ``name type PK e.g. 'a'|'b' /* comment */`` (less at lower detail).
 
@@ -160,20 +77,33 @@ def render_column(
         >>> render_column(Column("status", "TEXT", samples=("paid",)), detail=NAMES)
         'status'
     """
+    rep = representation or REPRESENTATION
+    if rep.form != "compact":
+        text, note = column_line(column, rep, detail, key, dialect, True)
+        return text + (f" -- {note}" if note else "")
     text = quote_name(column.name, dialect)
     if column.type and detail < NAMES:
         text += " " + neutralize(column.type, 40)
     if column.primary_key:
         text += " PK"
     if detail == FULL:
-        if column.samples and not (key or column.primary_key):
-            text += " e.g. " + "|".join(_literal(v) for v in column.samples[:MAX_SAMPLES])
-        if column.comment:
+        if (
+            column.samples
+            and rep.samples in ("columns", "both")
+            and not (key or column.primary_key)
+        ):
+            text += " e.g. " + "|".join(literal(v) for v in column.samples[:MAX_SAMPLES])
+        if column.comment and rep.comments:
             text += f" /* {neutralize(column.comment, MAX_COMMENT_CHARS)} */"
     return text
 
 
-def render_table(table: Table, detail: int = FULL, dialect: str | None = None) -> str:
+def render_table(
+    table: Table,
+    detail: int = FULL,
+    dialect: str | None = None,
+    representation: Representation | None = None,
+) -> str:
     """A table: one line of columns, then its foreign keys and its comment.
 
     Args:
@@ -181,6 +111,7 @@ def render_table(table: Table, detail: int = FULL, dialect: str | None = None) -
         detail: ``FULL`` (default), ``TYPED`` (no samples, no comments) or
             ``NAMES`` (column names and keys only).
         dialect: the sqlglot dialect whose quoting names are written in.
+        representation: the form (default :data:`REPRESENTATION`).
 
     Returns:
         The table's lines, without a trailing new line.
@@ -190,19 +121,24 @@ def render_table(table: Table, detail: int = FULL, dialect: str | None = None) -
         >>> print(render_table(Table("t", (Column("a", "INT", primary_key=True),)), NAMES))
         t(a PK)
     """
+    rep = representation or REPRESENTATION
+    if rep.form != "compact":
+        return create_table(table, rep, detail, dialect)
     keys = {name for fk in table.foreign_keys for name in fk.columns}
-    cols = ", ".join(render_column(c, detail, c.name in keys, dialect) for c in table.columns)
+    cols = ", ".join(render_column(c, detail, c.name in keys, dialect, rep) for c in table.columns)
     lines = [f"{quote_name(table.name, dialect, qualified=True)}({cols})"]
-    for fk in table.foreign_keys:
+    for fk in table.foreign_keys if rep.keys else ():
         own = ", ".join(quote_name(c, dialect) for c in fk.columns)
         ref = ", ".join(quote_name(c, dialect) for c in fk.ref_columns)
         lines.append(f"  FK ({own}) -> {quote_name(fk.ref_table, dialect, qualified=True)}({ref})")
-    if table.comment and detail == FULL:
+    if table.comment and detail == FULL and rep.comments:
         lines.append(f"  -- {neutralize(table.comment, MAX_COMMENT_CHARS)}")
+    if detail == FULL and rep.samples in ("rows", "both") and table.rows:
+        lines.append(rows_block(table, dialect))
     return "\n".join(lines)
 
 
-def render_schema(schema: Schema) -> str:
+def render_schema(schema: Schema, representation: Representation | None = None) -> str:
     """The whole schema, one block per table in catalog order.
 
     Args:
@@ -218,4 +154,8 @@ def render_schema(schema: Schema) -> str:
         a(x)
         b(y, z)
     """
-    return "\n".join(render_table(t, dialect=schema.dialect) for t in schema.tables)
+    rep = representation or REPRESENTATION
+    sep = "\n" if rep.form == "compact" else "\n\n"
+    return sep.join(
+        render_table(t, dialect=schema.dialect, representation=rep) for t in schema.tables
+    )

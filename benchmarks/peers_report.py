@@ -1,0 +1,229 @@
+"""The section of ``python -m benchmarks.peers``: every approach beside the product's final
+answers on the same questions, and the issue's goals checked against the figures.
+
+Read from the results files only (no model): the peers' (``benchmarks/peers/``) and the
+product's (``benchmarks/eval/spider.MODE.jsonl``, written by ``python -m benchmarks.eval``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.peer_runs import read_lines
+from benchmarks.prompt_report import pct
+from benchmarks.report import table
+from cadet_magic.eval.data import Question
+from cadet_magic.eval.stats import Gain, gain, percentile
+
+Key = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class Approach:
+    """One row: its name, and per question (by key) whether it was right, its calls, prompt
+    and reply tokens and seconds."""
+
+    name: str
+    right: dict[Key, bool]
+    calls: dict[Key, int]
+    input_tokens: dict[Key, int | None]
+    output_tokens: dict[Key, int | None]
+    seconds: dict[Key, float]
+    note: str = ""
+
+
+def product(mode: str, first: bool = False, folder: Path | None = None) -> Approach:
+    """The product's answers in ``mode`` (``first``: its first attempts) from the evaluation."""
+    from benchmarks import eval as bench
+    from cadet_magic.eval.run import mode_path, read_results
+
+    path = mode_path((folder or bench.OUT_DIR) / "spider.jsonl", mode, True)
+    recs = {k: r for k, r in read_results(path).items() if not r.get("error")}
+    field = "first_match" if first else "final_match"
+    name = f"the product, {mode}, " + ("first attempt" if first else "final answer")
+    if first:  # one call: the first attempt's own tokens and seconds
+        att = {k: (r.get("attempts") or [{}])[0] for k, r in recs.items()}
+        return Approach(
+            name,
+            {k: bool(r.get(field)) for k, r in recs.items()},
+            {k: 1 for k in recs},
+            {k: a.get("input_tokens") for k, a in att.items()},
+            {k: None for k in recs},
+            {k: float(a.get("model_seconds") or 0.0) for k, a in att.items()},
+        )
+    return Approach(
+        name,
+        {k: bool(r.get(field)) for k, r in recs.items()},
+        {k: int(r.get("calls") or 0) for k, r in recs.items()},
+        {k: r.get("input_tokens") for k, r in recs.items()},
+        {k: r.get("output_tokens") for k, r in recs.items()},
+        {k: float(r.get("seconds") or 0.0) for k, r in recs.items()},
+    )
+
+
+def peer(name: str, path: Path, label: str, as_returned: bool = False) -> Approach:
+    lines = {k: x for k, x in read_lines(path).items() if x.finished}
+
+    def right(x) -> bool:
+        if as_returned:
+            return bool((x.extra.get("as_returned") or {}).get("match"))
+        return x.match
+
+    return Approach(
+        label,
+        {k: right(x) for k, x in lines.items()},
+        {k: x.calls for k, x in lines.items()},
+        {k: x.input_tokens for k, x in lines.items()},
+        {k: x.output_tokens for k, x in lines.items()},
+        {k: x.seconds for k, x in lines.items()},
+    )
+
+
+def _stat(values: Sequence[float | int | None], fmt: Callable[[float], str]) -> str:
+    got = [float(v) for v in values if v is not None]
+    if not got:
+        return "-"
+    return f"{fmt(percentile(got, 50) or 0)} / {fmt(percentile(got, 90) or 0)}"
+
+
+def against(reference: Approach, other: Approach, keys: Sequence[Key]) -> Gain:
+    """``reference`` (the product's final answers) against ``other`` on the questions both have."""
+    both = [k for k in keys if k in reference.right and k in other.right]
+    return gain([other.right[k] for k in both], [reference.right[k] for k in both])
+
+
+def gain_text(g: Gain) -> str:
+    if not g.n:
+        return "-"
+    return (
+        f"+{g.gained} / -{g.lost}: {100 * g.diff:+.1f} pts [{100 * g.low:+.1f}, "
+        f"{100 * g.high:+.1f}], p={g.p_value:.3f} (n={g.n})"
+    )
+
+
+def approaches_table(reference: Approach, rows: Sequence[Approach], keys: Sequence[Key]) -> str:
+    out = []
+    for a in rows:
+        done = [k for k in keys if k in a.right]
+        if not done:
+            continue
+        g = against(reference, a, keys) if a is not reference else None
+        calls = [a.calls[k] for k in done]
+        out.append(
+            [
+                a.name + (f" ({a.note})" if a.note else ""),
+                pct(sum(a.right[k] for k in done), len(done)),
+                gain_text(g) if g is not None else "(reference)",
+                f"{sum(calls) / len(calls):.2f}",
+                _stat([a.input_tokens[k] for k in done], lambda v: f"{v:.0f}"),
+                _stat([a.output_tokens[k] for k in done], lambda v: f"{v:.0f}"),
+                _stat([a.seconds[k] for k in done], lambda v: f"{v:.1f}"),
+            ]
+        )
+    headers = [
+        "approach",
+        "right (95% Wilson)",
+        "the product's final answers against it: gained / lost, paired difference [95% bootstrap], McNemar",
+        "model calls per question (mean)",
+        "prompt tokens per question (median / p90)",
+        "reply tokens per question (median / p90)",
+        "seconds per question (median / p90)",
+    ]
+    return table(headers, out)
+
+
+def goals(first: Approach, final: Approach, peers: Sequence[Approach], keys: Sequence[Key]) -> str:
+    """The issue's goals, each met or not, from the figures."""
+    oneshot = next((p for p in peers if p.name.startswith("one-shot")), None)
+    lines = []
+    if oneshot is not None:
+        g1 = against(first, oneshot, keys)
+        met = g1.n and g1.low >= 0
+        lines.append(
+            f"- The first attempt at least as right as the one-shot peer (paired interval not "
+            f"below zero): {gain_text(g1)}: **{'met' if met else 'not met'}**."
+        )
+        g2 = against(final, oneshot, keys)
+        met = g2.n and g2.diff >= 0.05 and g2.low > 0
+        lines.append(
+            f"- The final answers at least 5 points above the one-shot peer, interval excluding "
+            f"zero: {gain_text(g2)}: **{'met' if met else 'not met'}**."
+        )
+    for p in peers:
+        g = against(final, p, keys)
+        if g.n:
+            met = g.low > 0
+            lines.append(
+                f"- Beats {p.name} (interval excluding zero): {gain_text(g)}: "
+                f"**{'met' if met else 'not met'}**."
+            )
+    return "\n".join(lines)
+
+
+def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None = None) -> str:
+    """The section's tables and goals."""
+    keys = [q.key for q in chosen]
+    final = product("targeted", folder=eval_dir)
+    first = product("targeted", first=True, folder=eval_dir)
+    peers = [
+        peer(
+            "oneshot", peers_dir / "spider.oneshot.jsonl", "one-shot prompt (CREATE TABLE + 3 rows)"
+        ),
+        peer(
+            "chain",
+            peers_dir / "spider.chain.jsonl",
+            "LangChain create_sql_query_chain (its SQL taken out)",
+        ),
+        peer(
+            "chain",
+            peers_dir / "spider.chain.jsonl",
+            "LangChain create_sql_query_chain (run as returned)",
+            as_returned=True,
+        ),
+        peer("agent", peers_dir / "spider.agent.jsonl", "LangChain SQL agent (ReAct)"),
+        peer(
+            "agent-tools",
+            peers_dir / "spider.agent-tools.jsonl",
+            "LangChain SQL agent (tool calling)",
+        ),
+        product("raw", folder=eval_dir),
+        product("none", folder=eval_dir),
+    ]
+    rows = [final, first, *peers]
+    return (
+        approaches_table(final, rows, keys)
+        + "\n\nThe goals, on the questions each peer has answered so far:\n\n"
+        + goals(first, final, [p for p in peers if p.right], keys)
+    )
+
+
+def write_report(chosen: Sequence[Question], write: bool = True) -> str:
+    """Writes (or prints) the ``peers`` section of BENCHMARKS.md."""
+    from benchmarks.peers import COMMAND, OUT_DIR
+    from benchmarks.report import write_section
+
+    body = "\n".join(
+        [
+            f"Command (starts and resumes; results in `benchmarks/peers/spider.PEER.jsonl`): "
+            f"`{COMMAND}`; the product's rows come from `python -m benchmarks.eval`'s files.",
+            "",
+            figures(chosen, OUT_DIR),
+        ]
+    )
+    if write:
+        write_section(
+            "peers",
+            f"The peers side by side: the same local model on the fixed Spider sample ({len(chosen)} questions)",
+            body,
+            packages=(
+                "llama_cpp_python",
+                "langchain-community",
+                "langchain-classic",
+                "langchain-core",
+            ),
+        )
+    else:
+        print(body)
+    return body
