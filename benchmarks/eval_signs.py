@@ -4,7 +4,7 @@ fires, on the real model's answers that ran (no model is called).
 Reads the evaluation's results files (``benchmarks/eval/spider.MODE.jsonl`` and any folder
 given), takes every distinct SQL answer that ran there (the first attempt's and the final
 one, each with its execution match against the gold answer), runs it again read-only on its
-Spider database, and asks :func:`cadet_magic.diagnose.signs.signs` which signs it shows.
+Spider database, and asks :func:`benchmarks.signs.signs` which signs it shows.
 Per sign: how many answers it fires on, its precision (the share of those that are wrong)
 and its recall (the share of the wrong answers it fires on), with Wilson intervals. Then the
 same signs on every Spider dev gold query (right answers by definition, held out from the
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.report import write_section
-from cadet_magic.diagnose.signs import SIGNS, signs
+from benchmarks.signs import SIGNS, signs
 from cadet_magic.eval.stats import wilson
 
 OUT_DIR = Path(__file__).resolve().parent / "eval"

@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from cadet_magic.api import ask
     from cadet_magic.examples.shop import create_shop
-    from cadet_magic.llm_llamacpp import LlamaCppChatModel, default_threads, load_gguf
+    from cadet_magic.llm.llamacpp import LlamaCppChatModel, default_threads, load_gguf
     from workloads.llm import MODEL_ALIAS, llm_server, missing, model_path
 
     why = missing()

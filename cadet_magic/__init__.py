@@ -31,7 +31,18 @@ def __getattr__(name: str) -> Any:
         from cadet_magic.diagnose.failures import diagnose
 
         return diagnose
-    if name in ("llm", "api", "agent", "sql", "diagnose", "schema", "db", "display", "result"):
+    if name in (
+        "llm",
+        "api",
+        "agent",
+        "sql",
+        "diagnose",
+        "result_check",
+        "schema",
+        "db",
+        "display",
+        "result",
+    ):
         import importlib
 
         return importlib.import_module(f"cadet_magic.{name}")
@@ -50,7 +61,7 @@ def load_ipython_extension(ipython: Any) -> None:
     """
     from cadet_magic.db.jupysql import declare_jupysql
     from cadet_magic.display import with_metadata  # also registers the result's renderers
-    from cadet_magic.magic import AskMagic
+    from cadet_magic.magic.magics import AskMagic
     from cadet_magic.result import AskResult
 
     declare_jupysql(ipython)

@@ -169,7 +169,7 @@ def prompt_context(
         return PromptContext(None, followed)
     examples = None
     if opts.examples_path:
-        from cadet_magic.kept import select_examples
+        from cadet_magic.kept_answers import select_examples
 
         examples = select_examples(question, opts.examples_path, runner, schema)
     return PromptContext(schema, followed, examples)

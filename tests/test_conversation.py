@@ -284,7 +284,7 @@ def test_bad_lines_of_the_examples_file_one_warning_nothing_lost(ip, tmp_path, c
 
 
 def test_a_kept_answer_that_no_longer_passes_the_check_is_dropped_with_a_note(ip, tmp_path):
-    from cadet_magic.kept import signature, user_key
+    from cadet_magic.kept_answers import signature, user_key
 
     first, _ = ask(ip, PER_STATUS)
     path = tmp_path / ".cadet" / "examples.jsonl"

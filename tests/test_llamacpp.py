@@ -12,7 +12,7 @@ import pytest
 from cadet_magic.api import ask
 from cadet_magic.errors import ConfigurationError
 from cadet_magic.llm import load_model, model_label
-from cadet_magic.llm_llamacpp import LlamaCppChatModel
+from cadet_magic.llm.llamacpp import LlamaCppChatModel
 from cadet_magic.result import Tokens
 
 
@@ -105,7 +105,7 @@ def test_label_is_the_spec():
 
 def test_the_temperature_option_reaches_the_gguf_model(files, monkeypatch):
     """``ask(temperature=...)`` (and the evaluation's pinned 0) reaches a ``llamacpp:`` model."""
-    import cadet_magic.llm_llamacpp as module
+    import cadet_magic.llm.llamacpp as module
 
     seen: list[float] = []
 
@@ -122,7 +122,7 @@ def test_the_temperature_option_reaches_the_gguf_model(files, monkeypatch):
 def test_loaded_models_are_freed_at_exit(monkeypatch):
     """``close_loaded`` (run at interpreter exit) frees every loaded model while
     llama-cpp-python still can, and a model that fails to close does not stop the others."""
-    from cadet_magic import llm_llamacpp
+    from cadet_magic.llm import llamacpp as llm_llamacpp
 
     closed = []
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
-from cadet_magic.llm_browser import BrowserChatModel, endpoint
-from cadet_magic.llm_transport import TransportError
+from cadet_magic.llm.browser import BrowserChatModel, endpoint
+from cadet_magic.llm.transport import TransportError
 
 CASES = json.loads((Path(__file__).parent / "llm_browser_cases.json").read_text())["cases"]
 
@@ -84,7 +84,7 @@ def test_one_line_errors(answer, expect):
 
 def test_load_model_uses_the_client_without_langchain(monkeypatch):
     from cadet_magic.llm import load_model
-    from cadet_magic.llm_browser import BrowserChatModel as Client
+    from cadet_magic.llm.browser import BrowserChatModel as Client
 
     monkeypatch.setitem(sys.modules, "langchain.chat_models", None)  # as in Pyodide
     model = load_model("ollama:llama3.1", base_url="http://127.0.0.1:2/v1", timeout=5)

@@ -17,8 +17,8 @@ import pytest
 
 from cadet_magic.api import ask
 from cadet_magic.llm import load_model
-from cadet_magic.llm_browser import BrowserChatModel, endpoint
-from cadet_magic.llm_transport import urllib_transport
+from cadet_magic.llm.browser import BrowserChatModel, endpoint
+from cadet_magic.llm.transport import urllib_transport
 from tests.fake_openai import FakeOpenAI
 
 KEY = "sk-test-0123456789abcdef"

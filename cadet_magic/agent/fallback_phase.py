@@ -242,7 +242,7 @@ def diagnosis(state: FallbackState) -> Diagnosis:
     return combine([diagnose_failure(f, **where) for f, _ in found], [lb for _, lb in found])
 
 
-def answered(state: FallbackState) -> bool:
+def code_ran_ok(state: FallbackState) -> bool:
     """Whether the attempt's code gave the answer."""
     run = state.get("code_run")
     return run is not None and run.ok
@@ -291,7 +291,7 @@ def provisional_attempt(state: FallbackState) -> Attempt:
     failure = None
     if run is not None and not run.ok:
         failure = getattr(run.error, "message", None) or str(run.error)
-    attempt = record.provisional_attempt(state, answered(state), refusals, failure)
+    attempt = record.provisional_attempt(state, code_ran_ok(state), refusals, failure)
     return dataclasses.replace(attempt, code=state.get("code"))
 
 

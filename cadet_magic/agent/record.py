@@ -26,7 +26,7 @@ from cadet_magic.text import error_text
 log = logging.getLogger("cadet_magic")
 
 
-def answered(state: AskState) -> bool:
+def executed(state: AskState) -> bool:
     """Whether the SQL attempt in progress produced the answer."""
     return state.get("execution") is not None
 
@@ -75,7 +75,7 @@ def provisional_attempt(
     """
     diagnosis = state.get("diagnosis")
     if diagnosis is not None or state.get("model_error"):
-        outcome, error = outcome_of(state, answered(state) if ok is None else bool(ok))
+        outcome, error = outcome_of(state, executed(state) if ok is None else bool(ok))
     else:
         outcome, error = Outcome.ok, None
         verdict = state.get("check")
@@ -140,7 +140,7 @@ def close_attempt(
     """The record of the attempt in progress; ``ok`` says whether it answered (default: the SQL
     ran), ``change`` describes how it differs from the previous one, ``code`` is a later
     phase's program besides the SQL."""
-    outcome, error = outcome_of(state, answered(state) if ok is None else ok)
+    outcome, error = outcome_of(state, executed(state) if ok is None else ok)
     diagnosis = state.get("diagnosis")
     diff = change(state)
     attempt = Attempt(

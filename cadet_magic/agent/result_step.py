@@ -1,7 +1,7 @@
 """The result check's steps in the SQL phase: check a run's literals, retry a suspect attempt,
 answer with the best suspect result when the retries give no clean one.
 
-After ``execute`` succeeds, ``check_result`` runs :func:`cadet_magic.diagnose.result_check.check_result`
+After ``execute`` succeeds, ``check_result`` runs :func:`cadet_magic.result_check.check.check_result`
 through the runner. A clean run finishes as before (its warnings, if any, go with the
 answer). A suspect run is diagnosed ``value_not_found`` (outcome ``"suspect"``) by the step
 itself and, while attempts remain and the SQL changed, retried with its feedback
@@ -25,9 +25,9 @@ from typing import Any
 from cadet_magic.agent import nodes, record
 from cadet_magic.agent.state import AskState
 from cadet_magic.diagnose.failures import SuspectResult, diagnose
-from cadet_magic.diagnose.result_check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
-from cadet_magic.diagnose.result_check import check_result as run_check
 from cadet_magic.result import Attempt, Phase, StopReason
+from cadet_magic.result_check.check import EMPTY_WARNING, MAX_CANDIDATES, ValueCheck
+from cadet_magic.result_check.check import check_result as run_check
 from cadet_magic.runner import RunResult
 
 log = logging.getLogger("cadet_magic")
@@ -135,7 +135,7 @@ def best_suspect(state: AskState) -> SuspectAnswer | None:
     return _better(state.get("best_suspect"), _current_suspect(state))
 
 
-def answered(state: AskState) -> bool:
+def ran_clean(state: AskState) -> bool:
     """Whether the SQL attempt in progress gave the answer: it ran and the result check did
     not find it suspect."""
     return state.get("execution") is not None and not suspect_now(state)

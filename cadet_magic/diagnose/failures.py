@@ -81,7 +81,7 @@ class CodeFailed:
 @dataclass(frozen=True)
 class SuspectResult:
     """The query ran, but a value it filters on does not occur while a close one does
-    (``check`` the :class:`~cadet_magic.diagnose.result_check.ValueCheck` that found it,
+    (``check`` the :class:`~cadet_magic.result_check.check.ValueCheck` that found it,
     ``sql`` the query as the model wrote it)."""
 
     check: Any

@@ -112,8 +112,8 @@ def test_openai_client_reports_the_servers_usage(openai_env):
 
 
 def test_browser_client_reports_the_servers_usage(fake_openai):
-    from cadet_magic.llm_browser import BrowserChatModel, endpoint
-    from cadet_magic.llm_transport import urllib_transport
+    from cadet_magic.llm.browser import BrowserChatModel, endpoint
+    from cadet_magic.llm.transport import urllib_transport
 
     fake_openai.script([sql_reply("SELECT COUNT(*) AS n FROM orders")])
     model = BrowserChatModel(

@@ -215,7 +215,7 @@ def test_requests_from_the_kernel_are_watched(lite):
     """The watch sees the kernel worker's own requests, and no other host resolves."""
     probe = "https://cdn.jsdelivr.net/cadet-probe"
     cell = lite.run_new_cell(
-        "from cadet_magic.llm_browser import TransportError, xhr_transport\n"
+        "from cadet_magic.llm.browser import TransportError, xhr_transport\n"
         "try:\n"
         f"    xhr_transport('GET', {probe!r}, {{}}, '', 5)\n"
         "except TransportError as e:\n"

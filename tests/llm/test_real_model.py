@@ -221,8 +221,8 @@ def test_browser_client_on_the_real_server(llm, shop):
     reply length (the server's defaults are 0.8 and the whole context)."""
     import json
 
-    from cadet_magic.llm_browser import BrowserChatModel, endpoint
-    from cadet_magic.llm_transport import urllib_transport
+    from cadet_magic.llm.browser import BrowserChatModel, endpoint
+    from cadet_magic.llm.transport import urllib_transport
 
     def pinned(method, url, headers, body, timeout):
         data = json.loads(body)

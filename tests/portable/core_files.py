@@ -10,7 +10,7 @@ a lazy import of an edge module on the path the test drives fails inside Pyodide
 Example:
     >>> from pathlib import Path
     >>> c = portable_closure(Path(__file__).resolve().parents[2] / "cadet_magic")
-    >>> "agent/run.py" in c.files, "llm.py" in c.files, "magic.py" in c.files
+    >>> "agent/run.py" in c.files, "llm/spec.py" in c.files, "magic/magics.py" in c.files
     (True, False, False)
 """
 
@@ -20,7 +20,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PORTABLE_PACKAGES = ("agent", "sql", "diagnose", "schema", "fallback")
+PORTABLE_PACKAGES = ("agent", "sql", "diagnose", "result_check", "schema", "fallback")
 PORTABLE_MODULES = (
     "__init__.py",
     "runner.py",

@@ -36,8 +36,8 @@ WHEELS = CACHE / "wheels"
 #: Edge modules (README "Layout"): never copied into Pyodide, never imported by the core.
 EDGES = {
     "api.py",
-    "llm.py",
-    "magic.py",
+    "llm/spec.py",
+    "magic/magics.py",
     "db/connect.py",
     "db/duckdb.py",
     "db/sqlalchemy.py",

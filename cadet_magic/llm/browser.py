@@ -3,9 +3,9 @@
 In JupyterLite the kernel runs Pyodide in a web worker: LangChain and the ``openai`` package
 need compiled dependencies that do not exist there. This module speaks the one endpoint the
 agent needs, ``POST {base_url}/chat/completions``, through a *transport* injected at
-construction (:mod:`cadet_magic.llm_transport`): in the browser a synchronous ``XMLHttpRequest``
+construction (:mod:`cadet_magic.llm.transport`): in the browser a synchronous ``XMLHttpRequest``
 (allowed in a worker), in tests any callable. Everything but
-:func:`~cadet_magic.llm_transport.xhr_transport` is pure Python and portable.
+:func:`~cadet_magic.llm.transport.xhr_transport` is pure Python and portable.
 
 Specs served here: ``openai:<model>`` (``https://api.openai.com/v1`` unless a base URL is
 given), ``ollama:<model>`` (Ollama's OpenAI-compatible API, ``http://localhost:11434/v1``) and
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
-from cadet_magic.llm_transport import (
+from cadet_magic.llm.transport import (
     Transport,
     TransportError,
     origin,

@@ -17,7 +17,7 @@ explanation is answered as is, with a warning.
 
 The tree is read by :mod:`.values` and :mod:`.number_filters`, the close values named by
 :mod:`.close_values`; the queries are built by :mod:`.probe_sql`, the findings and their
-wording are :mod:`.value_findings`'; this module asks the database, within the budget.
+wording are :mod:`.findings`'; this module asks the database, within the budget.
 
 Example:
     >>> f = Finding(Filter("country", None, "name", "France", "="), False, ("france",))
@@ -32,19 +32,9 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 
-from cadet_magic.diagnose.close_values import MAX_CLOSE, close_values, date_variants
-from cadet_magic.diagnose.close_values import close_to_pattern as _close_to_pattern
-from cadet_magic.diagnose.number_filters import NumberFilter, number_filters
-from cadet_magic.diagnose.probe_sql import (  # noqa: F401 - the probe queries stay importable here
-    MAX_CANDIDATES,
-    SCAN_ROWS,
-    candidates_sql,
-    occurs_sql,
-    range_sql,
-    same_up_to_case_sql,
-    slip_ends,
-)
-from cadet_magic.diagnose.value_findings import (  # noqa: F401 - the findings stay importable here
+from cadet_magic.result_check.close_values import MAX_CLOSE, close_values, date_variants
+from cadet_magic.result_check.close_values import close_to_pattern as _close_to_pattern
+from cadet_magic.result_check.findings import (  # noqa: F401 - the findings stay importable here
     ABSENT_WARNING,
     DOUBLE_QUOTED,
     EMPTY_WARNING,
@@ -56,7 +46,17 @@ from cadet_magic.diagnose.value_findings import (  # noqa: F401 - the findings s
     quote,
     value_message,
 )
-from cadet_magic.diagnose.values import Filter, find_column, literal_filters
+from cadet_magic.result_check.number_filters import NumberFilter, number_filters
+from cadet_magic.result_check.probe_sql import (  # noqa: F401 - the probe queries stay importable here
+    MAX_CANDIDATES,
+    SCAN_ROWS,
+    candidates_sql,
+    occurs_sql,
+    range_sql,
+    same_up_to_case_sql,
+    slip_ends,
+)
+from cadet_magic.result_check.values import Filter, find_column, literal_filters
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import checked
 

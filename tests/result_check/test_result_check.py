@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from cadet_magic.diagnose.result_check import (
+from cadet_magic.result_check.check import (
     candidates_sql,
     check_result,
     check_values,
     occurs_sql,
     same_up_to_case_sql,
 )
-from cadet_magic.diagnose.values import (
+from cadet_magic.result_check.values import (
     Filter,
     close_to_pattern,
     close_values,
@@ -166,7 +166,7 @@ def test_failed_check_query_claims_nothing():
 
 
 def test_suspect_feedback_shows_the_sql_and_stays_short():
-    from cadet_magic.diagnose.result_check import Finding, ValueCheck
+    from cadet_magic.result_check.check import Finding, ValueCheck
 
     sql = "SELECT id FROM country WHERE name = 'France' AND continent = 'europe'"
     vc = ValueCheck(

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from cadet_magic.diagnose.values import resolve_column, walk_scopes
+from cadet_magic.result_check.values import resolve_column, walk_scopes
 from cadet_magic.schema.model import Schema
 
 _NUMBER_TYPES = ("int", "real", "float", "double", "numeric", "decimal", "number")

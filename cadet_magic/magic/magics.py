@@ -6,9 +6,9 @@ traceback, the cell fails and "Run All" stops there. The outcome of a question, 
 answer after every attempt, is a result, not an error.
 
 The magic class is thin: its options are traits generated from ``AskOptions``
-(:mod:`cadet_magic.magic_traits`), its line is read by :mod:`cadet_magic.magic_args`, and what
+(:mod:`cadet_magic.magic.traits`), its line is read by :mod:`cadet_magic.magic.args`, and what
 it shows besides an answer (messages, the one line of a failure) is
-:mod:`cadet_magic.magic_output`'s.
+:mod:`cadet_magic.magic.output`'s.
 """
 
 from __future__ import annotations
@@ -23,19 +23,19 @@ from traitlets.config import Configurable
 
 from cadet_magic.errors import CadetError, ConfigurationError
 from cadet_magic.llm import ENV_VAR
-from cadet_magic.magic_args import (
+from cadet_magic.magic.args import (
     follow_arguments,
     follow_number,
     option_hint,
     read_follow,
 )
-from cadet_magic.magic_output import (
+from cadet_magic.magic.output import (
     Message,
     rows_as_dicts,
     running_context,
     usage_error,
 )
-from cadet_magic.magic_traits import OptionTraits, Secret, SecretUnicode  # noqa: F401
+from cadet_magic.magic.traits import OptionTraits, Secret, SecretUnicode  # noqa: F401
 from cadet_magic.options import AskOptions
 
 
@@ -275,7 +275,7 @@ class AskMagic(Magics, OptionTraits):
             return self._keep()
         if command == "examples":
             from cadet_magic.display.context import ExamplesView
-            from cadet_magic.kept import own_key, read_examples
+            from cadet_magic.kept_answers import own_key, read_examples
 
             if not self.examples_path:
                 raise UsageError("%cadet examples: AskMagic.examples_path is not set.")
@@ -288,14 +288,14 @@ class AskMagic(Magics, OptionTraits):
         """What the panel's "Keep this answer" button calls (None without an examples file)."""
         if not self.examples_path:
             return None
-        from cadet_magic.kept import keep
+        from cadet_magic.kept_answers import keep
 
         path = self.examples_path
         return lambda result: keep(path, result)
 
     def _keep(self) -> Message:
         """``%cadet keep``: the last question and its final SQL appended to the examples file."""
-        from cadet_magic.kept import keep
+        from cadet_magic.kept_answers import keep
 
         if self.last is None:
             raise UsageError("%cadet keep: nothing to keep yet; ask a question with %%ask first.")

@@ -11,9 +11,9 @@ from typing import Any
 
 from sqlglot import exp
 
-from cadet_magic.diagnose.close_values import MAX_CLOSE
-from cadet_magic.diagnose.number_filters import NumberFilter
-from cadet_magic.diagnose.values import Filter
+from cadet_magic.result_check.close_values import MAX_CLOSE
+from cadet_magic.result_check.number_filters import NumberFilter
+from cadet_magic.result_check.values import Filter
 
 #: Rows scanned for candidate values when looking for a spelling slip.
 SCAN_ROWS = 10_000

@@ -4,8 +4,8 @@ A spec is ``provider:model`` for LangChain's ``init_chat_model`` (e.g.
 ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3.1``), or
 ``scripted:PATH`` for a :class:`ScriptedModel` whose replies are stored in a JSON
 file, or ``llamacpp:PATH`` for a GGUF model file run in this process
-(:mod:`cadet_magic.llm_llamacpp`). Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
-and OpenAI-compatible specs are served by :mod:`cadet_magic.llm_browser` instead. Anything with ``invoke(messages)`` returning an object with ``.content`` is a
+(:mod:`cadet_magic.llm.llamacpp`). Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
+and OpenAI-compatible specs are served by :mod:`cadet_magic.llm.browser` instead. Anything with ``invoke(messages)`` returning an object with ``.content`` is a
 model already and passes through.
 """
 
@@ -180,7 +180,7 @@ def load_model(
 
     Order: a model object passes through; a name of a variable in ``namespace``
     holding a model; ``scripted:PATH``; ``llamacpp:PATH``; then ``init_chat_model(spec)``, or, where
-    LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm_browser`.
+    LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm.browser`.
     ``api_key`` and ``base_url`` (when given) go to the provider; ``timeout`` (seconds per
     request) goes to the provider client where it accepts one and bounds a browser client's call.
     ``temperature`` (when given) is the sampling temperature of a model loaded from a spec; a
@@ -203,13 +203,13 @@ def load_model(
     if spec.startswith("scripted:"):
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
     if spec.startswith("llamacpp:"):  # a GGUF file run in this process (llama-cpp-python)
-        from cadet_magic.llm_llamacpp import load_llamacpp
+        from cadet_magic.llm.llamacpp import load_llamacpp
 
         return load_llamacpp(spec, temperature=0.0 if temperature is None else temperature)
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:  # a Pyodide kernel: no LangChain there
-        from cadet_magic.llm_browser import BrowserChatModel, endpoint
+        from cadet_magic.llm.browser import BrowserChatModel, endpoint
 
         limit = timeout if timeout is not None else 120.0
         return BrowserChatModel(
@@ -305,7 +305,7 @@ def _warn_plaintext(spec: str, api_key: str | None, base_url: str | None) -> Non
     """Warns once when a provider's key would go over plain HTTP to another machine (the
     base URL given, else the provider's ``*_BASE_URL`` variable; the key given, else its
     ``*_API_KEY`` variable)."""
-    from cadet_magic.llm_browser import warn_plaintext_key
+    from cadet_magic.llm.browser import warn_plaintext_key
 
     provider = spec.partition(":")[0].strip().upper()
     url = base_url or os.environ.get(f"{provider}_BASE_URL")

@@ -4,7 +4,7 @@ its cost, whether it is suspect), and the wording of its warnings and of the fee
 model gets (:mod:`.result_check` makes them).
 
 Example:
-    >>> from cadet_magic.diagnose.values import Filter
+    >>> from cadet_magic.result_check.values import Filter
     >>> f = Finding(Filter("country", None, "name", "France", "="), False, ("france",))
     >>> ValueCheck(attempt=1, findings=(f,)).suspect
     True
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cadet_magic.diagnose.values import Filter
+from cadet_magic.result_check.values import Filter
 
 #: What each warning says (the displays show ``AskResult.warnings`` as they are).
 SUSPECT_WARNING = "The answer may be wrong: {problems}"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.diagnose.signs import SIGNS, signs
+from benchmarks.signs import SIGNS, signs
 
 DATA = json.loads((Path(__file__).parent / "data" / "sign_cases.json").read_text())
 

@@ -22,7 +22,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.diagnose.close_values import (  # noqa: F401 - the close values stay importable here
+from cadet_magic.result_check.close_values import (  # noqa: F401 - the close values stay importable here
     CUTOFF,
     DATE_FORMATS,
     MAX_CLOSE,

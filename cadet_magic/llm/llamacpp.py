@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
-from cadet_magic.llm_browser import chat_messages
+from cadet_magic.llm.browser import chat_messages
 
 #: The spec prefix.
 PREFIX = "llamacpp:"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.kept import FORMAT, line, read_examples, signature, user_key
+from cadet_magic.kept_answers import FORMAT, line, read_examples, signature, user_key
 from tests.helpers import CountingModel, fake_model, sql_reply, usage_error
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX shells, links and modes")
@@ -185,7 +185,7 @@ def test_a_pair_copied_into_another_folder_is_not_used_there(ip, tmp_path, monke
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero_link", "folder", "too_large"])
 def test_nothing_in_the_folder_blocks_a_question(ip, tmp_path, monkeypatch, kind):
-    from cadet_magic import kept
+    from cadet_magic import kept_answers as kept
 
     path = tmp_path / ".cadet" / "examples.jsonl"
     path.parent.mkdir()
