@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from cadet_magic.schema import render
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.rank import (  # noqa: F401 - ranking names stay importable here
     SchemaIndex,
@@ -53,7 +54,6 @@ from cadet_magic.schema.rank import (  # noqa: F401 - ranking names stay importa
 from cadet_magic.schema.render import (
     FULL,
     NAMES,
-    REPRESENTATION,
     TYPED,
     Representation,
     render_column,
@@ -108,12 +108,13 @@ def _trim(
     room: int,
     detail: int = TYPED,
     dialect: str | None = None,
-    rep: Representation = REPRESENTATION,
+    rep: Representation | None = None,
 ) -> Table | None:
     """The table with its least relevant non-key columns dropped until it fits ``room``.
 
     Keys (primary and foreign) stay; a comment says how many columns are not shown.
     """
+    rep = rep or render.REPRESENTATION
     keys = {c for fk in table.foreign_keys for c in fk.columns}
     base = _strip(table, detail)
     removable = sorted(
@@ -263,7 +264,7 @@ def link(
         orders(id, amount)
         -- 2 more tables not shown
     """
-    rep = representation or REPRESENTATION
+    rep = representation or render.REPRESENTATION
     if budget is None or _full_length(index_for(schema), rep) <= budget:
         return Linked(schema, render_schema(schema, rep))
     linked, left = _pack(schema, question, budget - _reserve(budget), rep)

@@ -91,9 +91,14 @@ def rows_block(table: Table, dialect: str | None = None) -> str:
 
 
 def engine_statement(ddl: str) -> str:
-    """The engine's own statement, safe inside the fence (a comment cannot close the rows'
-    comment or open a code fence; the fence's tag is chosen around it)."""
-    return ddl.strip().rstrip(";").replace("```", "` ` `") + ";"
+    """The engine's own statement as it keeps it, safe inside the fence (it cannot open a code
+    fence; the fence's tag is chosen around it).
+
+    Example:
+        >>> engine_statement("CREATE TABLE t (a INT) -- ```\\n")
+        'CREATE TABLE t (a INT) -- ` ` `'
+    """
+    return ddl.strip().replace("```", "` ` `")
 
 
 def create_table(

@@ -239,7 +239,9 @@ def read_samples(
     time_budget: float = TIME_BUDGET,
     scan_rows: int = SCAN_ROWS,
 ) -> Schema:
-    """``schema`` with sample values read through ``fetch`` (one bounded query per column).
+    """``schema`` with sample values read through ``fetch`` (one bounded query per column), and
+    a few rows per table when the prompt's representation shows rows
+    (:mod:`cadet_magic.schema.sample_rows`, within its own ``time_budget``).
 
     Cost is bounded three ways: each query looks at ``scan_rows`` rows at most,
     at most ``max_columns`` columns are sampled, and no new query starts after
@@ -301,7 +303,23 @@ def read_samples(
                 values[(table, column)] = kept
                 if samples_complete(got, kept, scan_rows):
                     complete.add((table, column))
-    return with_samples(schema, values, complete) if values else schema
+    schema = with_samples(schema, values, complete) if values else schema
+    return _with_rows(schema, fetch, skip, time_budget)
+
+
+def _with_rows(
+    schema: Schema,
+    fetch: Callable[[str], Iterable[Sequence[object]]],
+    skip: Collection[str],
+    time_budget: float,
+) -> Schema:
+    """``schema`` with a few rows per table when the prompt's representation shows rows."""
+    from cadet_magic.schema.render import REPRESENTATION
+    from cadet_magic.schema.sample_rows import read_rows
+
+    if REPRESENTATION.samples not in ("rows", "both"):
+        return schema
+    return read_rows(schema, fetch, skip=skip, time_budget=time_budget)
 
 
 def samples_complete(

@@ -2,12 +2,13 @@
 
 Three levels, least first (:data:`cadet_magic.options.SHARE_LEVELS`):
 
-* ``schema``: table and column names, types and keys. No sample values, no comments (a
-  comment is text someone wrote into the database), no counts.
+* ``schema``: table and column names, types and keys. No sample values or rows, no comments (a
+  comment is text someone wrote into the database), no counts, not the engine's own
+  ``CREATE`` statement (it can hold comments and default values).
 * ``stats``: the same plus each table's row count and the smallest and largest value of its
   numeric and date/time columns (:func:`with_stats`, read-only queries through the runner).
-* ``samples``: the same plus a few sample values of low-cardinality text columns and the
-  comments (the schema as read; today's behaviour and the default).
+* ``samples``: the same plus a few sample values of low-cardinality text columns, the rows
+  the prompt's representation shows and the comments (the schema as read; the default).
 
 Below ``samples`` nothing the engine says about the data reaches the model either: an
 attempt's error text is cut to its category, and the feedback of the categories whose text can
@@ -75,7 +76,9 @@ def shared_schema(schema: Schema, level: str) -> Schema:
         return dataclasses.replace(c, samples=(), samples_complete=False, comment=None)
 
     tables = tuple(
-        dataclasses.replace(t, columns=tuple(column(c) for c in t.columns), comment=None)
+        dataclasses.replace(
+            t, columns=tuple(column(c) for c in t.columns), comment=None, rows=(), ddl=None
+        )
         for t in schema.tables
     )
     return Schema(tables, dialect=schema.dialect, functions=schema.functions)

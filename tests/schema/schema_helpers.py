@@ -24,6 +24,8 @@ def table_from(data: dict) -> Table:
         ),
         comment=data.get("comment"),
         schema=data.get("schema"),
+        rows=tuple(tuple(r) for r in data.get("rows", ())),
+        ddl=data.get("ddl"),
     )
 
 
