@@ -13,6 +13,10 @@ A data folder holds a JSON list of questions and the databases:
 A database may also lie directly in the databases folder (``database/<db_id>.sqlite``).
 ``--data`` may name the JSON file itself; the databases are then looked for beside it.
 
+A data set is untrusted input: a ``db_id`` must be a plain name (letters, digits, ``_``, ``-``
+and ``.``, not first), and the file it names must lie inside the databases folder once links are
+resolved, so that no question can open another database of the machine.
+
 Example:
     >>> q = question_of({"db_id": "shop", "question": "How many?", "evidence": "many = count",
     ...                  "SQL": "SELECT 1"}, 0)
@@ -23,7 +27,9 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import random
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +44,14 @@ QUESTION_FILES = ("dev.json", "mini_dev_sqlite.json")
 DATABASE_FOLDERS = ("database", "dev_databases", "databases")
 #: Database file suffixes and the engine each means.
 SUFFIXES = {".sqlite": "sqlite", ".db": "sqlite", ".sqlite3": "sqlite", ".duckdb": "duckdb"}
+#: What a ``db_id`` may be: a plain folder name.
+DB_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path``, its links resolved, lies inside ``folder`` (its links resolved)."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    return real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 @dataclass(frozen=True)
@@ -100,13 +114,18 @@ class Dataset:
     def database(self, db_id: str) -> tuple[Path, str]:
         """The database file of ``db_id`` and its engine (``sqlite`` or ``duckdb``); raises
         ``LookupError`` with one line when there is none."""
+        if not DB_ID.fullmatch(db_id) or ".." in db_id:
+            raise LookupError(
+                f"db_id {db_id!r} is not a plain folder name (letters, digits, _ - .): refused, "
+                "a data set names only databases inside its own folder"
+            )
         tried = []
         for folder in DATABASE_FOLDERS:
             base = self.root / folder
             for place in (base / db_id, base):
                 for suffix, engine in SUFFIXES.items():
                     path = place / f"{db_id}{suffix}"
-                    if path.is_file():
+                    if path.is_file() and _inside(path, base):
                         return path, engine
             tried.append(f"{folder}/{db_id}/{db_id}.sqlite")
         raise LookupError(

@@ -19,6 +19,7 @@ from cadet_magic.eval.match import execution_match
 from cadet_magic.eval.rows import Database, answer_rows, first_rows
 from cadet_magic.eval.usage import Usage
 from cadet_magic.result import AskResult
+from cadet_magic.text import first_line
 
 #: The keys of one results line, in order.
 KEYS = (
@@ -41,11 +42,23 @@ KEYS = (
     "stop_reason",
     "error",
 )
-#: Characters of an attempt's error message a results line keeps.
+#: Characters of the first line of an error message a results line keeps.
 ERROR_CHARS = 300
 #: How an ``error`` begins when the question could not run because the model could not be
 #: called (such questions run again on resume).
 MODEL_ERROR = "model call failed"
+
+
+def error_line(category: str, text: str | None) -> str:
+    """An error as a results line keeps it: its category and the first line of its text, cut
+    to :data:`ERROR_CHARS` (results files are published; the lines after the first of an
+    engine's message can quote whole values or files).
+
+    Example:
+        >>> error_line("gold query failed", "Conversion Error: 'x'\\nLINE 1: secret")
+        "gold query failed: Conversion Error: 'x'"
+    """
+    return f"{category}: {first_line(text, ERROR_CHARS, mark='...')}"
 
 
 def record_of(
@@ -91,7 +104,8 @@ def record_of(
             {
                 "outcome": str(a.outcome),
                 "category": a.category,
-                "error": (a.error or "")[:ERROR_CHARS] or None,
+                # its category is beside it: the error's first line only
+                "error": first_line(a.error, ERROR_CHARS, mark="...") or None,
                 "sql": a.sql,
                 "code": a.code,
             }

@@ -2,9 +2,11 @@
 database: the gold query's (as the data set wrote it), the answer's (whole, even when the user
 saw it cut), and the first attempt's (run again when it was retried).
 
-Every query runs through the agent's own read-only runner with a row bound
-(:data:`COMPARE_ROWS`); a model's SQL passes the safety check first, the gold query does not
-(it is the data set's).
+A data set is untrusted input, as a model's reply is: every query, the gold one included, passes
+the agent's own safety check on the database's schema and function catalog (:func:`checked`)
+and runs through the agent's own read-only runner with a row bound (:data:`COMPARE_ROWS`). A
+gold query the check refuses is reported (:class:`GoldRefused`), never run. A DuckDB file is
+opened read-only with external access off (no file, URL or extension can be read from a query).
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ class Database:
             if self.engine == "duckdb":
                 import duckdb
 
-                self._con = duckdb.connect(str(self.path), read_only=True)
+                self._con = duckdb.connect(
+                    str(self.path), read_only=True, config={"enable_external_access": False}
+                )
             else:
                 from urllib.parse import quote
 
@@ -53,30 +57,51 @@ class Database:
             self._con = None
 
 
-def run_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
-    """The rows of ``sql`` on ``db`` through the agent's read-only runner, after the safety
-    check (the SQL may be a model's); raises on refusal, error or more than
-    :data:`COMPARE_ROWS` rows."""
+class GoldRefused(ValueError):
+    """The safety check refused a data set's gold query: it is reported, never run."""
+
+
+def checked(db: Database, sql: str) -> str:
+    """``sql`` as the agent's safety check passes it on ``db`` (its tables, its function
+    catalog, how it reads double quotes), or ``ValueError`` naming the first refusal."""
     from cadet_magic.sql.validate import validate_sql
 
     runner = db.runner()
-    verdict = validate_sql(sql, runner.dialect)
+    schema = runner.schema()
+    tables = schema.table_names() if getattr(schema, "tables", ()) else None
+    verdict = validate_sql(
+        sql,
+        runner.dialect,
+        tables,
+        getattr(schema, "functions", None),
+        ansi_quotes=getattr(schema, "ansi_quotes", False),
+    )
     if not verdict.ok:
         raise ValueError("; ".join(str(getattr(i, "message", i)) for i in verdict.issues))
-    result = runner.run(verdict.sql, limit=COMPARE_ROWS, timeout=timeout)
+    return verdict.sql
+
+
+def _rows(db: Database, sql: str, timeout: float) -> list[tuple]:
+    result = db.runner().run(sql, limit=COMPARE_ROWS, timeout=timeout)
     if result.truncated:
         raise ValueError(f"more than {COMPARE_ROWS} rows")
     return [tuple(r) for r in result.rows]
+
+
+def run_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
+    """The rows of ``sql`` (a model's) on ``db`` through the agent's read-only runner, after the
+    safety check; raises on refusal, error or more than :data:`COMPARE_ROWS` rows."""
+    return _rows(db, checked(db, sql), timeout)
 
 
 def gold_rows(db: Database, sql: str, timeout: float) -> list[tuple]:
-    """The gold query's rows, run as written through the read-only runner (no safety check:
-    the gold is the data set's, not a model's)."""
-    runner = db.runner()
-    result = runner.run(sql, limit=COMPARE_ROWS, timeout=timeout)
-    if result.truncated:
-        raise ValueError(f"more than {COMPARE_ROWS} rows")
-    return [tuple(r) for r in result.rows]
+    """The gold query's rows: the same check and read-only runner as a model's SQL (a data set
+    is untrusted input too); :class:`GoldRefused` when the check refuses it (nothing runs)."""
+    try:
+        sql = checked(db, sql)
+    except ValueError as e:
+        raise GoldRefused(str(e)) from None
+    return _rows(db, sql, timeout)
 
 
 def answer_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:

@@ -37,12 +37,18 @@ from cadet_magic.eval.results import (  # noqa: F401 - the results-file names st
     KEYS,
     MODEL_ERROR,
     append,
+    error_line,
     finished,
     mode_path,
     read_results,
     record_of,
 )
-from cadet_magic.eval.rows import COMPARE_ROWS, Database, gold_rows  # noqa: F401 - importable here
+from cadet_magic.eval.rows import (  # noqa: F401 - importable here
+    COMPARE_ROWS,
+    Database,
+    GoldRefused,
+    gold_rows,
+)
 from cadet_magic.eval.usage import Usage, usage_of
 from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SessionMetrics
@@ -291,7 +297,7 @@ def _database(dataset: Dataset, db_id: str, databases: dict[str, Database | str]
         try:
             path, engine = dataset.database(db_id)
         except LookupError as e:
-            databases[db_id] = str(e)
+            databases[db_id] = first_line(str(e), None)
         else:
             databases[db_id] = Database(path, engine)
     return databases[db_id]
@@ -306,8 +312,10 @@ def _gold(
     if q.key not in cache:
         try:
             cache[q.key] = (gold_rows(db, q.gold, timeout), None)
+        except GoldRefused as e:  # reported, never run: the data set is untrusted input
+            cache[q.key] = (None, error_line("gold query refused by the safety check", str(e)))
         except Exception as e:  # noqa: BLE001 - one line for this question, the others go on
-            cache[q.key] = (None, f"gold query failed: {first_line(str(e), 200, mark='...')}")
+            cache[q.key] = (None, error_line("gold query failed", str(e)))
     return cache[q.key]
 
 
@@ -349,7 +357,7 @@ def _one(
     try:
         db.connection()
     except Exception as e:  # noqa: BLE001 - one line, the other databases go on
-        return line(f"database could not be opened: {first_line(str(e), 200, mark='...')}")
+        return line(error_line("database could not be opened", str(e)))
     gold, why = _gold(q, db, gold_cache, timeout)
     if why is not None:
         return line(why)
@@ -360,14 +368,14 @@ def _one(
         result = ask(q.question, con=db.connection(), options=opts, metrics=metrics)
     except CadetError as e:
         why = MODEL_ERROR if "model" in type(e).__name__.lower() else "could not ask"
-        return line(f"{why}: {first_line(str(e), 300, mark='...')}")
+        return line(error_line(why, str(e)))
     usage = usage_of(result)
     seconds = time.perf_counter() - t0
     if result.stop_reason == "model_error" and not result.ok:
         tried = result.all_attempts  # the failed call may be a fallback attempt
         last = tried[-1] if tried else None
         error = last.error if last is not None and last.error else (result.message or "")
-        return line(f"{MODEL_ERROR}: {first_line(error, 300, mark='...')}", usage=usage)
+        return line(error_line(MODEL_ERROR, error), usage=usage)
     rec = line(None, result, gold, db, usage)
     rec["seconds"] = round(seconds, 3)
     return rec
