@@ -7,6 +7,7 @@ single clear line instead of a traceback::
     CadetError
     ├── ConfigurationError        something the user must set up first
     │   ├── NoModelError          no chat model configured
+    │   ├── LocalModelError       the local model is not installed, or cannot run here
     │   └── NoConnectionError     no database connection to ask
     │       └── UnsupportedConnectionError   the object given is not a connection we can ask
     ├── ModelCallError            the model call itself failed (network, auth, rate limit,
@@ -38,15 +39,22 @@ class ConfigurationError(CadetError):
 
 
 class NoModelError(ConfigurationError):
-    """No chat model is configured."""
+    """No chat model is configured (and the local model is not installed)."""
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(
             message
-            or "No model configured. Pass --model (e.g. %%ask --model openai:gpt-4o-mini), "
-            'run %config AskMagic.model = "openai:gpt-4o-mini", or set the CADET_MODEL '
-            "environment variable."
+            or "No model configured. Either install the local model, which runs in this "
+            "kernel with no key: python -m cadet_magic.local install; or name one: %%ask "
+            '--model openai:gpt-4o-mini, %config AskMagic.model = "openai:gpt-4o-mini" or the '
+            "CADET_MODEL environment variable."
         )
+
+
+class LocalModelError(ConfigurationError):
+    """The local model (``--model local``) is not installed, its file does not match the pin,
+    or it cannot run on this machine (its CPU, its memory): the message says which and what to
+    do."""
 
 
 class NoConnectionError(ConfigurationError):

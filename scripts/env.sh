@@ -37,3 +37,10 @@ pip_install() {
     rm -f ".cache/pip-$name-"* && touch "$stamp"
   fi
 }
+
+# need_compiler WHO: a C and C++ compiler and make (Debian build-essential), for llama.cpp's build.
+need_compiler() {
+  if ! { command -v cc && command -v c++ && command -v make; } >/dev/null 2>&1; then
+    apt_install "$1" build-essential
+  fi
+}

@@ -4,11 +4,12 @@
 #   Debian   postgresql (the throwaway cluster); chromium and a font (browser and lite tests:
 #            setup_browser.sh); nodejs and npm (setup_pyodide.sh); openjdk-17-jdk-headless when
 #            no Java is found (setup_spark.sh); mariadb-server (setup_mariadb.sh);
-#            build-essential and cmake when llama-cpp-python must be compiled (setup_llm.sh)
+#            build-essential when llama-cpp-python must be compiled (setup_llm.sh)
 #   .venv    pip install -e ".[dev]" (the linters, mypy, pytest, JupyterLab, Playwright, the
 #            provider and driver packages, pyspark[connect], the JupyterLite build)
 #   caches   .cache/: the npm pyodide package and wheels for the Pyodide and JupyterLite tests,
-#            the Binder simulation's wheels, the local model and llama-cpp-python (setup_llm.sh)
+#            the Binder simulation's wheels; the local model and llama-cpp-python go to the
+#            user's cache folder (setup_llm.sh: python -m cadet_magic.local install)
 # Each component can be skipped: CADET_SETUP_BROWSER=0, CADET_SETUP_BINDER=0,
 # CADET_SETUP_MARIADB=0, CADET_SETUP_LLM=0.
 set -euo pipefail
@@ -26,14 +27,6 @@ for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh scripts/setup_lit
 done
 # MySQL/MariaDB: the server binaries the `mysql` tests start as a throwaway process.
 bash scripts/setup_mariadb.sh
-# The real local model for the `llm` tests (skipped by the main job: CADET_SETUP_LLM=0). Building
-# llama-cpp-python (once per cache, when no wheel is there) compiles llama.cpp: a C and C++
-# compiler (build-essential) and CMake.
-if [ "${CADET_SETUP_LLM:-1}" = "1" ] \
-  && ! ls .cache/llm/wheels/llama_cpp_python-*.whl >/dev/null 2>&1; then
-  need=()
-  { command -v cc && command -v c++ && command -v make; } >/dev/null 2>&1 || need+=(build-essential)
-  command -v cmake >/dev/null 2>&1 || need+=(cmake)
-  if [ ${#need[@]} -gt 0 ]; then apt_install setup "${need[@]}"; fi
-fi
+# The real local model for the `llm` tests (the main job installs the same one; its compiler
+# comes with it when llama-cpp-python must be compiled).
 bash scripts/setup_llm.sh

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,13 @@ if _OWN_JUPYTER not in os.environ.get("JUPYTER_PATH", "").split(os.pathsep):
     )
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+# The local model's folder as the user has it (the `llm` tests use it: REAL_LOCAL_DIR), then an
+# empty one for everything else: on a machine with the local model installed, a test of "no
+# model configured" (and every notebook kernel the tests start) would otherwise be answered by
+# it. A test that installs into the folder makes its own.
+REAL_LOCAL_DIR = os.environ.get("CADET_LOCAL_DIR") or ""
+os.environ["CADET_LOCAL_DIR"] = tempfile.mkdtemp(prefix="cadet-no-local-model-")
 
 # A suite started in the background by a non-interactive shell (`bash scripts/test.sh &`, nohup)
 # inherits SIGINT ignored, and Python keeps it so: the Ctrl-C tests (an interrupt sent to the

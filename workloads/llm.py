@@ -1,6 +1,7 @@
 """The real local model on 127.0.0.1: llama-cpp-python's OpenAI-compatible server serving the GGUF
-file that ``scripts/setup_llm.sh`` assembled into ``.cache/llm/`` (Qwen2.5-Coder-1.5B-Instruct,
-Q4_K_M), for the ``llm`` tests and the evaluation benchmark.
+file that ``scripts/setup_llm.sh`` installed (``python -m cadet_magic.local install``: the pinned
+Qwen2.5-Coder-1.5B-Instruct, Q4_K_M, checked against its SHA-256) and linked as
+``.cache/llm/qwen.gguf``, for the ``llm`` tests and the evaluation benchmark.
 
 ``llm_server()`` starts one on a free port and yields its base URL; the agent reaches it as
 ``ask(..., model="openai:qwen", base_url=url, api_key="local")``. The server caches the prompt
@@ -30,14 +31,12 @@ from workloads.postgres import _free_port
 REPO = Path(__file__).resolve().parents[1]
 #: The name the server answers to (``openai:qwen``).
 MODEL_ALIAS = "qwen"
-#: SHA-256 of the assembled file (scripts/setup_llm.sh checks it once and writes it here).
-MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 #: Context window the server is started with: the agent's longest prompts fit.
 N_CTX = 8192
 
 
 def model_path() -> Path:
-    """The assembled GGUF file (``CADET_LLM_GGUF`` overrides the project's cache)."""
+    """The installed GGUF file (``CADET_LLM_GGUF`` overrides the project's link to it)."""
     return Path(os.environ.get("CADET_LLM_GGUF") or REPO / ".cache" / "llm" / "qwen.gguf")
 
 
@@ -45,11 +44,10 @@ def missing() -> str | None:
     """Why the local model cannot be served here, or None when it can."""
     path = model_path()
     if not path.is_file():
-        return f"local model not found at {path} (bash scripts/setup_llm.sh assembles it)"
+        return f"local model not found at {path} (bash scripts/setup_llm.sh installs it)"
     marker = path.with_name(path.name + ".ok")
-    if "CADET_LLM_GGUF" not in os.environ and marker.is_file():
-        if marker.read_text().strip() != MODEL_SHA256:
-            return f"{path} does not match the pinned SHA-256 (rerun bash scripts/setup_llm.sh)"
+    if "CADET_LLM_GGUF" not in os.environ and not marker.is_file():
+        return f"{path} was not checked by the install (rerun bash scripts/setup_llm.sh)"
     try:
         import llama_cpp.server  # noqa: F401
         import uvicorn  # noqa: F401

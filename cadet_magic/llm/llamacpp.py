@@ -32,13 +32,14 @@ import atexit
 import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
 from cadet_magic.llm.browser import chat_messages
+from cadet_magic.local.machine import threads as default_threads
 
 #: The spec prefix.
 PREFIX = "llamacpp:"
@@ -52,7 +53,7 @@ INSTALL_HINT = (
     "compiles llama.cpp, about ten minutes on two cores)"
 )
 
-#: Models loaded in this process, by (file, size, mtime, n_ctx, threads).
+#: Models loaded in this process, by (file, size, mtime, n_ctx, threads, repack).
 _LOADED: dict[tuple, Any] = {}
 _LOADING = threading.Lock()
 
@@ -63,16 +64,6 @@ class LocalReply:
 
     content: str
     usage: dict[str, Any] | None = None
-
-
-def default_threads() -> int:
-    """Threads for llama.cpp: every core the process may use up to four, half of them above
-    (past four, logical cores are usually hyper-threads, which do not speed it up)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return cores if cores <= 4 else cores // 2
 
 
 class LlamaCppChatModel:
@@ -164,17 +155,22 @@ def check_gguf(path: Path) -> None:
         )
 
 
-def load_gguf(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> Any:
-    """The ``llama_cpp.Llama`` for ``path``, loaded once per process."""
+def load_gguf(
+    path: Path, n_ctx: int = N_CTX, n_threads: int | None = None, repack: bool = True
+) -> Any:
+    """The ``llama_cpp.Llama`` for ``path``, loaded once per process. ``repack=False`` keeps
+    llama.cpp from copying the weights into its faster layouts for this CPU: the weights then
+    stay only in the mapped file (about 0.6 GB less memory for the 1.5B model)."""
     path = path.expanduser().resolve()
     check_gguf(path)
     threads = n_threads or default_threads()
     stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime_ns, n_ctx, threads)
+    key = (str(path), stat.st_size, stat.st_mtime_ns, n_ctx, threads, repack)
     with _LOADING:
         if key in _LOADED:
             return _LOADED[key]
         try:
+            import llama_cpp.llama_cpp as bindings
             from llama_cpp import Llama
         except ImportError:
             raise ConfigurationError(
@@ -182,13 +178,14 @@ def load_gguf(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> A
                 f"{INSTALL_HINT}."
             ) from None
         try:
-            llama = Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                verbose=False,
-            )
+            with _model_params(bindings, repack):
+                llama = Llama(
+                    model_path=str(path),
+                    n_ctx=n_ctx,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    verbose=False,
+                )
         except (ValueError, RuntimeError, OSError) as e:
             first = (str(e).strip().splitlines() or [""])[0][:300]
             raise ConfigurationError(f"llamacpp: could not load {path}: {first}") from None
@@ -196,6 +193,29 @@ def load_gguf(path: Path, n_ctx: int = N_CTX, n_threads: int | None = None) -> A
             atexit.register(close_loaded)
         _LOADED[key] = llama
         return llama
+
+
+@contextlib.contextmanager
+def _model_params(bindings: Any, repack: bool) -> Iterator[None]:
+    """While a model loads: llama.cpp's model parameters with ``use_extra_bufts`` (weight
+    repacking) as asked. ``Llama()`` takes no such argument; it reads the defaults from the
+    bindings' ``llama_model_default_params``, replaced for the duration (under the load lock)."""
+    default = getattr(bindings, "llama_model_default_params", None)
+    if repack or default is None:
+        yield
+        return
+
+    def without_repack() -> Any:
+        params = default()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+
+    bindings.llama_model_default_params = without_repack
+    try:
+        yield
+    finally:
+        bindings.llama_model_default_params = default
 
 
 def close_loaded() -> None:

@@ -3,8 +3,9 @@
 A spec is ``provider:model`` for LangChain's ``init_chat_model`` (e.g.
 ``openai:gpt-4o-mini``, ``anthropic:claude-sonnet-4-5``, ``ollama:llama3.1``), or
 ``scripted:PATH`` for a :class:`ScriptedModel` whose replies are stored in a JSON
-file, or ``llamacpp:PATH`` for a GGUF model file run in this process
-(:mod:`cadet_magic.llm.llamacpp`). Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
+file, ``llamacpp:PATH`` for a GGUF model file run in this process
+(:mod:`cadet_magic.llm.llamacpp`), or ``local`` for the model ``python -m cadet_magic.local
+install`` installed (:mod:`cadet_magic.llm.local`; also the default when none is configured). Where LangChain cannot load (a Pyodide kernel in JupyterLite), ``openai:``, ``ollama:``
 and OpenAI-compatible specs are served by :mod:`cadet_magic.llm.browser` instead. Anything with ``invoke(messages)`` returning an object with ``.content`` is a
 model already and passes through.
 """
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cadet_magic.errors import ConfigurationError, ModelCallError, NoModelError
+from cadet_magic.errors import ConfigurationError, ModelCallError
 
 ENV_VAR = "CADET_MODEL"
 SCRIPTED_LABEL = "scripted stand-in (replies stored in advance, not a real LLM)"
@@ -161,6 +162,8 @@ def model_label(model: Any, spec: str | None = None) -> str:
     """What displays call the model; scripted models always say so."""
     if is_scripted(model):
         return f"{getattr(model, 'name', None) or type(model).__name__}: {SCRIPTED_LABEL}"
+    if getattr(model, "cadet_label", None):  # the local model names itself
+        return str(model.cadet_label)
     if spec:
         return spec
     name = getattr(model, "model_name", None) or getattr(model, "model", None)
@@ -178,9 +181,10 @@ def load_model(
 ) -> Any:
     """A chat model from a spec, a notebook variable name, or a model object.
 
-    Order: a model object passes through; a name of a variable in ``namespace``
-    holding a model; ``scripted:PATH``; ``llamacpp:PATH``; then ``init_chat_model(spec)``, or, where
-    LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm.browser`.
+    Order: none given: ``CADET_MODEL``, else the installed local model, else
+    :class:`NoModelError`; a model object passes through; a name of a variable in ``namespace``
+    holding a model; ``scripted:PATH``; ``local``; ``llamacpp:PATH``; then
+    ``init_chat_model(spec)``, or, where LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm.browser`.
     ``api_key`` and ``base_url`` (when given) go to the provider; ``timeout`` (seconds per
     request) goes to the provider client where it accepts one and bounds a browser client's call.
     ``temperature`` (when given) is the sampling temperature of a model loaded from a spec; a
@@ -188,8 +192,10 @@ def load_model(
     """
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get(ENV_VAR) or None
-        if spec is None:
-            raise NoModelError()
+        if spec is None:  # the local model when installed, else one line on getting a model
+            from cadet_magic.llm.local import default_model
+
+            return default_model(0.0 if temperature is None else temperature)
     if not isinstance(spec, str):
         if hasattr(spec, "invoke"):
             return spec
@@ -199,13 +205,13 @@ def load_model(
         obj = namespace[spec]
         if hasattr(obj, "invoke"):
             return obj
-        raise ConfigurationError(f"The variable {spec!r} is not a chat model (it has no invoke).")
-    if spec.startswith("scripted:"):
-        return ScriptedModel.from_file(spec.removeprefix("scripted:"))
-    if spec.startswith("llamacpp:"):  # a GGUF file run in this process (llama-cpp-python)
-        from cadet_magic.llm.llamacpp import load_llamacpp
-
-        return load_llamacpp(spec, temperature=0.0 if temperature is None else temperature)
+        if spec != "local":  # a variable named local does not hide the local model
+            raise ConfigurationError(
+                f"The variable {spec!r} is not a chat model (it has no invoke)."
+            )
+    own = _own_spec(spec, 0.0 if temperature is None else temperature)
+    if own is not None:
+        return own
     try:
         from langchain.chat_models import init_chat_model
     except ImportError:  # a Pyodide kernel: no LangChain there
@@ -235,6 +241,22 @@ def load_model(
         ) from e
     except Exception as e:
         raise ConfigurationError(setup_error_text(spec, str(e))) from e
+
+
+def _own_spec(spec: str, temperature: float) -> Any:
+    """The model of a spec served here rather than by a provider (``scripted:``, ``local``,
+    ``llamacpp:``), or None. Local models are greedy unless a temperature is given."""
+    if spec.startswith("scripted:"):
+        return ScriptedModel.from_file(spec.removeprefix("scripted:"))
+    if spec == "local":  # the installed local model (python -m cadet_magic.local install)
+        from cadet_magic.llm.local import load_local
+
+        return load_local(temperature)
+    if spec.startswith("llamacpp:"):  # a GGUF file run in this process (llama-cpp-python)
+        from cadet_magic.llm.llamacpp import load_llamacpp
+
+        return load_llamacpp(spec, temperature=temperature)
+    return None
 
 
 def _providers() -> tuple[str, ...]:

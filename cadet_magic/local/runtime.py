@@ -1,0 +1,183 @@
+"""What runs the local model: llama-cpp-python (the ``local`` extra), built once for this machine.
+
+PyPI has only llama-cpp-python's source: pip compiles llama.cpp with CMake and the system's
+C++ compiler (a few minutes on two cores). The installer builds the wheel once into the cache
+folder's ``wheels/`` (pip's own wheel cache is never used: its key ignores the build flags) and
+installs it into this interpreter's environment; the flags and the CPU it was built for are kept
+beside it in ``BUILD``, and a wheel built otherwise is built again.
+
+The flags: llama.cpp is compiled for the CPU it is built on (``-march=native``), but without
+Intel AMX: on a CPU that lists ``amx_tile`` under a hypervisor that does not hand the tile
+registers to the process, a build with AMX died at its first matrix product. ``--portable``
+builds for any x86-64 CPU with AVX2 instead (an image built on one machine and run on
+others, e.g. Binder's).
+
+Example:
+    >>> build_stamp(portable=True)["flags"][-1]
+    '-DGGML_F16C=ON'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from cadet_magic.errors import LocalModelError
+from cadet_magic.local.machine import cores, cpu_fingerprint
+
+#: The ``local`` extra's requirement (pyproject.toml says the same; a test keeps them equal).
+REQUIREMENT = "llama-cpp-python==0.3.36"
+NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+#: CMake options of every build: no multimodal library (a text model never loads it), no AMX.
+FLAGS = ("-DLLAVA_BUILD=OFF", f"-DCMAKE_C_FLAGS={NO_AMX}", f"-DCMAKE_CXX_FLAGS={NO_AMX}")
+#: Added for a build that runs on other x86-64 CPUs than the builder's (AVX2 and FMA: any
+#: x86-64 server of the last ten years).
+PORTABLE = (
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+)
+Say = Callable[[str], None]
+
+
+def build_stamp(portable: bool = False) -> dict[str, Any]:
+    """How a wheel is built here: its requirement, CMake flags and (native builds) the CPU."""
+    flags = FLAGS + (PORTABLE if portable else ())
+    return {
+        "requirement": REQUIREMENT,
+        "flags": list(flags),
+        "cpu": None if portable else cpu_fingerprint(),
+    }
+
+
+def installed_version() -> str | None:
+    try:
+        return metadata.version("llama-cpp-python")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def library_key() -> str | None:
+    """Names the installed llama.cpp libraries (file names, sizes, times): a probe's result
+    holds for exactly these."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "lib"
+    parts = []
+    for lib in sorted(folder.glob("*")):
+        st = lib.stat()
+        parts.append(f"{lib.name}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts) or None
+
+
+def _cached_wheel(wheels: Path, stamp: dict[str, Any]) -> Path | None:
+    try:
+        kept = json.loads((wheels / "BUILD").read_text())
+    except (OSError, ValueError):
+        kept = None
+    found = sorted(wheels.glob("llama_cpp_python-*.whl"))
+    version = REQUIREMENT.split("==")[1]
+    if kept == stamp and found and all(f"-{version}-" in w.name for w in found):
+        return found[-1]
+    return None
+
+
+def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
+    """Compiles llama-cpp-python into ``wheels`` (once: a wheel built with the same flags for
+    the same CPU is reused), saying what it does and how long it took."""
+    stamp = build_stamp(portable)
+    found = _cached_wheel(wheels, stamp)
+    if found is not None:
+        return found
+    for old in wheels.glob("llama_cpp_python-*.whl"):
+        old.unlink()
+    (wheels / "BUILD").unlink(missing_ok=True)
+    compiler = next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
+    if compiler is None:
+        raise LocalModelError(
+            "llama-cpp-python must be compiled on this machine (PyPI has only its source) and "
+            "no C++ compiler was found: install one (Debian/Ubuntu: apt-get install "
+            "build-essential; macOS: xcode-select --install), then run the install again."
+        )
+    wheels.mkdir(parents=True, exist_ok=True)
+    n = cores()
+    say(
+        f"Compiling llama.cpp for this machine (llama-cpp-python: PyPI has only its source): "
+        f"once, about {'3 to 10 minutes' if n <= 2 else 'a few minutes'} on {n} core(s); "
+        f"the wheel is kept in {wheels}."
+    )
+    log = wheels / "build.log"
+    env = dict(os.environ)
+    env["CMAKE_ARGS"] = " ".join([env.get("CMAKE_ARGS", ""), *stamp["flags"]]).strip()
+    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(n))
+    started = time.monotonic()
+    with log.open("wb") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps"]
+            + ["--disable-pip-version-check", "-w", str(wheels), REQUIREMENT],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+        raise LocalModelError(
+            f"Compiling llama-cpp-python failed (pip exited {done.returncode}); the build's "
+            f"output is in {log} (its last line: {tail[0][:200]})."
+        )
+    (wheels / "BUILD").write_text(json.dumps(stamp))
+    minutes, seconds = divmod(int(time.monotonic() - started), 60)
+    say(f"Compiled in {minutes} min {seconds} s.")
+    found = _cached_wheel(wheels, stamp)
+    if found is None:
+        raise LocalModelError(f"pip reported a build but no llama-cpp-python wheel is in {wheels}.")
+    return found
+
+
+def install_runtime(
+    wheels: Path, say: Say, portable: bool = False, rebuild: bool = False, server: bool = False
+) -> str:
+    """Installs llama-cpp-python into this interpreter's environment (built here once, see
+    :func:`build_wheel`); with ``server``, its OpenAI-compatible server too. Returns what was
+    done, in words."""
+    version = REQUIREMENT.split("==")[1]
+    have = installed_version()
+    wanted = REQUIREMENT + ("[server]" if server else "")
+    if have == version and not rebuild and (not server or _has_server()):
+        return f"llama-cpp-python {have} is installed"
+    build_wheel(wheels, portable, say)
+    pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    if have is not None:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "uninstall", "-q", "-y", "llama-cpp-python"],
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    done = subprocess.run(
+        [*pip, "--no-cache-dir", "--find-links", str(wheels), wanted], stdin=subprocess.DEVNULL
+    )
+    if done.returncode != 0:
+        raise LocalModelError(
+            f"pip could not install {wanted} (exit {done.returncode}; its messages are above)."
+        )
+    return f"llama-cpp-python {version} installed from {wheels}"
+
+
+def _has_server() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) for m in ("uvicorn", "fastapi", "sse_starlette"))
