@@ -17,7 +17,8 @@ The workload, per interpreter:
 * **first 1000 rows** of a 10^6-row DuckDB scan through ``ask``.
 
 Medians per round are reported with the ratio after/before (below 1: faster after).
-Run with ``--write`` to put the table into BENCHMARKS.md.
+Run with ``--write`` to put the table into docs/benchmarks-history.md, in a section of its own
+per pair of commits (``compare-BEFORE-AFTER``): a comparison measures a change, so it is history.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -33,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.report import table, write_section
+from benchmarks.report import HISTORY_MD, table, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -164,13 +166,25 @@ def render(before: str, after: str, medians: dict, counts: dict, rounds: int, n:
     )
 
 
+def section_name(before: str, after: str | None) -> str:
+    """The history section of one comparison: a new pair of commits gets a section of its
+    own, the same pair measured again replaces its own.
+
+    >>> section_name("6660040", "cc87caf"), section_name("HEAD~3", None)
+    ('compare-6660040-cc87caf', 'compare-HEAD3-tree')
+    """
+    return "-".join(["compare", *(re.sub(r"[^\w.]", "", s) for s in (before, after or "tree"))])
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before", help="the commit before the change")
     parser.add_argument("after", nargs="?", help="the commit after it (default: this tree)")
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--questions", type=int, default=120)
-    parser.add_argument("--write", action="store_true", help="write the table to BENCHMARKS.md")
+    parser.add_argument(
+        "--write", action="store_true", help="write the table to docs/benchmarks-history.md"
+    )
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     medians, counts = compare(args.before, args.after, args.rounds, args.questions)
@@ -180,10 +194,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"({time.perf_counter() - t0:.0f} s)")
     if args.write:
         write_section(
-            "compare",
+            section_name(args.before, args.after),
             f"Before and after, in one run: {args.before} vs {after}",
             body,
             ("sqlglot", "duckdb"),
+            page=HISTORY_MD,
         )
 
 

@@ -10,6 +10,9 @@ interval, McNemar's p), how the runs ended, the categories of the questions stil
 the cost: calls, prompt tokens per model call, seconds per question (median, p90).
 
     .venv/bin/python -m benchmarks.eval_change benchmarks/eval benchmarks/eval/issue-24 [--write]
+
+``--write`` puts the tables into docs/benchmarks-history.md, in a section of its own per pair
+of folders (``eval_change-BEFORE-AFTER``, from the folders' names): a change measured is history.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.report import write_section
+from benchmarks.report import HISTORY_MD, shown, write_section
 from cadet_magic.eval.stats import gain, percentile, wilson
 
 MODES = ("targeted", "raw", "none")
@@ -139,22 +142,35 @@ def compare(before: Path, after: Path) -> str:
     return "\n".join(lines).rstrip() or "No questions on both sides."
 
 
+def section_name(before: Path, after: Path) -> str:
+    """The history section of one comparison, named after the two results folders.
+
+    >>> section_name(Path("benchmarks/eval/before-24"), Path("benchmarks/eval"))
+    'eval_change-before-24-eval'
+    """
+    return f"eval_change-{before.resolve().name}-{after.resolve().name}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.eval_change")
     p.add_argument("before", type=Path)
     p.add_argument("after", type=Path)
-    p.add_argument("--write", action="store_true", help="write the section into BENCHMARKS.md")
-    p.add_argument("--title", default="Real local model on Spider dev: before/after issue 24")
+    p.add_argument(
+        "--write", action="store_true", help="write the section into docs/benchmarks-history.md"
+    )
+    p.add_argument("--title", help="the section's title (default: the two folders)")
     p.add_argument("--note", default="", help="text put before the tables")
     args = p.parse_args(argv)
     body = compare(args.before, args.after)
     print(body)
     if args.write:
         write_section(
-            "eval_change",
-            args.title,
+            section_name(args.before, args.after),
+            args.title
+            or f"Real local model on Spider dev: {shown(args.before)} against {shown(args.after)}",
             (args.note + "\n\n" if args.note else "") + body,
             packages=("llama_cpp_python", "sqlglot"),
+            page=HISTORY_MD,
         )
     return 0
 

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.report import write_section
+from benchmarks.report import shown, write_section
 from benchmarks.signs import SIGNS, signs
 from cadet_magic.eval.stats import wilson
 
@@ -144,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_section(
             "eval_signs",
             "Signs of a wrong answer that ran: precision and recall on the real model's answers",
-            f"Results folders: {', '.join(str(f) for f in folders)}.\n\n{body}",
+            f"Results folders: {', '.join(shown(f) for f in folders)}.\n\n{body}",
             packages=("sqlglot",),
         )
     return 0

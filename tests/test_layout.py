@@ -51,34 +51,3 @@ def test_public_data_sets_only_through_cadet_data() -> None:
             if any(f"{q}shared{end}" in text for q in "'\"" for end in (q, "/")):
                 offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
-
-
-def _fenced_blocks(text: str) -> list[list[str]]:
-    blocks, current = [], None
-    for line in text.splitlines():
-        if line.startswith("```"):
-            if current is None:
-                current = []
-            else:
-                blocks.append(current)
-                current = None
-        elif current is not None:
-            current.append(line)
-    return blocks
-
-
-def test_readme_cells_can_be_pasted() -> None:
-    """A cell magic (``%%ask``) works only as a cell's first line: every README block holding
-    one starts with it, so each block pastes as one notebook cell."""
-    for block in _fenced_blocks((ROOT / "README.md").read_text()):
-        lines = [line for line in block if line.strip()]
-        magics = [i for i, line in enumerate(lines) if line.startswith("%%")]
-        assert magics in ([], [0]), "\n".join(block)
-
-
-def test_served_sites_bind_loopback() -> None:
-    """The commands the README and scripts give to serve a site listen on 127.0.0.1 only."""
-    for path in [ROOT / "README.md", *(ROOT / "scripts").iterdir()]:
-        for line in path.read_text().splitlines():
-            if "http.server" in line:
-                assert "-b 127.0.0.1" in line or "--bind 127.0.0.1" in line, (path, line)

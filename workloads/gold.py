@@ -5,7 +5,7 @@ accept, written for this repository over the sample shop's tables) is part of th
 The public data sets (Spider dev, BIRD mini-dev in SQLite, PostgreSQL and MySQL flavours, TPC-H
 and TPC-DS) are not ours to copy in: they are read in place from the folder named by the
 ``CADET_DATA`` environment variable (default: ``../shared/data`` beside the repository, when it
-exists); see the README's "Public data sets". Each is a :class:`Dataset` of :class:`Case` s with
+exists); see CONTRIBUTING.md, "Public data sets". Each is a :class:`Dataset` of :class:`Case` s with
 the verdict the safety check must reach. The test suite and the benchmarks both read them here.
 """
 
@@ -23,7 +23,7 @@ from sqlglot import exp
 ROOT = Path(__file__).resolve().parents[1]
 #: The environment variable naming the folder of the public data sets.
 DATA_VAR = "CADET_DATA"
-#: The folders it holds (README, "Public data sets").
+#: The folders it holds (CONTRIBUTING.md, "Public data sets").
 DATA_SETS = ("spider-dev", "bird-minidev", "tpch", "tpcds")
 #: Where they are looked for when the variable is unset: a ``shared/data`` folder beside the
 #: repository (the layout of this project's development machines and CI).
@@ -56,11 +56,11 @@ def data_missing(data: Path = DATA, sets: tuple[str, ...] = DATA_SETS) -> str | 
     if not data.is_dir():
         return (
             f"public data sets not found ({where}): set {DATA_VAR} to the folder holding "
-            f"{', '.join(s + '/' for s in sets)} (README: Public data sets)"
+            f"{', '.join(s + '/' for s in sets)} (CONTRIBUTING.md: Public data sets)"
         )
     absent = [s for s in sets if not (data / s).is_dir()]
     if absent:
-        return f"{', '.join(absent)} missing from {data} ({DATA_VAR}; README: Public data sets)"
+        return f"{', '.join(absent)} missing from {data} ({DATA_VAR}; CONTRIBUTING.md: Public data sets)"
     return None
 
 

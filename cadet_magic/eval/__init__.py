@@ -1,8 +1,8 @@
 """The evaluation harness: questions with gold SQL answered through :func:`cadet_magic.ask`
 as a user's would be, measured by execution match.
 
-``python -m cadet_magic.eval --data DIR --model SPEC`` or :func:`evaluate`; see the README's
-"Evaluating on your own data" section. Modules: :mod:`~cadet_magic.eval.data` (the layouts and
+``python -m cadet_magic.eval --data DIR --model SPEC`` or :func:`evaluate`; see
+docs/evaluation.md. Modules: :mod:`~cadet_magic.eval.data` (the layouts and
 the sample), :mod:`~cadet_magic.eval.match` (the execution-match rule),
 :mod:`~cadet_magic.eval.run` (the loop and its results files),
 :mod:`~cadet_magic.eval.usage` (calls and tokens), :mod:`~cadet_magic.eval.stats` and

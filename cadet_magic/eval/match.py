@@ -1,6 +1,6 @@
 """Execution match: is the answer's result the gold query's result?
 
-The rule (the README states it too):
+The rule (docs/evaluation.md states it too):
 
 - the rows are compared as **multisets** (duplicates count, order does not), unless the gold
   query has an outer ``ORDER BY``: then the rows must come in the same order;

@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,6 +82,33 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(out)
 
 
+def data_label(
+    path: str | os.PathLike, base: str | os.PathLike | None = None, data_root: str | None = None
+) -> str:
+    """How a report names its data: relative to the folder named by ``CADET_DATA`` (or
+    ``data_root``) when the data lies there, written ``$CADET_DATA/...``; else relative to
+    ``base`` (default: the current folder) when it lies below it; else the data folder's own
+    name and the file. Never a path of the machine that ran the report, which would mean
+    nothing to its reader (and would tell them about that machine).
+
+    Example:
+        >>> data_label("/srv/sets/spider-dev/dev.json", base="/home/me", data_root="/srv/sets")
+        '$CADET_DATA/spider-dev/dev.json'
+        >>> data_label("/home/me/runs/bird/dev.json", base="/home/me", data_root="")
+        'runs/bird/dev.json'
+        >>> data_label("/srv/elsewhere/spider-dev/dev.json", base="/home/me", data_root="")
+        'spider-dev/dev.json'
+    """
+    where = Path(os.path.abspath(path))
+    root = os.environ.get("CADET_DATA", "") if data_root is None else data_root
+    if root and where.is_relative_to(os.path.abspath(root)):
+        return "$CADET_DATA/" + where.relative_to(os.path.abspath(root)).as_posix()
+    home = os.path.abspath(base if base is not None else os.getcwd())
+    if where.is_relative_to(home):
+        return where.relative_to(home).as_posix()
+    return "/".join(where.parts[-2:])
+
+
 def summary_markdown(
     evaluation: Evaluation, chart: Path | None = None, relative_to: Any = None
 ) -> str:
@@ -100,7 +128,7 @@ def summary_markdown(
         else f"{evaluation.questions} questions"
     )
     lines = [
-        f"Model `{evaluation.model}`{scripted}, temperature {temp}; data `{evaluation.data}`, "
+        f"Model `{evaluation.model}`{scripted}, temperature {temp}; data `{data_label(evaluation.data)}`, "
         f"{sample}; feedback modes: {', '.join(modes)}.",
     ]
     lines += [f"{note}" for note in evaluation.notes]

@@ -100,7 +100,7 @@ class AskMagic(Magics, OptionTraits):
         "--rerun",
         action="store_true",
         help="Re-execute the SQL recorded for this question (no model call); also "
-        "CADET_RERUN=1 or %%%%config AskMagic.rerun = True.",
+        "CADET_RERUN=1 or %%config AskMagic.rerun = True.",
     )
     @argument(
         # argparse expands %-formats in help texts: %%%% shows as %%

@@ -316,7 +316,9 @@ def test_duckdb_huge_values_end_in_one_line(sql):
     DuckDB (or in the fetch) as one line, the kernel stays within the bound, DuckDB's own
     memory limit and the data limit are back afterwards, and the connection still answers."""
     if not sys.platform.startswith("linux"):
-        pytest.skip("the kernel's data limit is held on Linux only (README: what is bounded)")
+        pytest.skip(
+            "the kernel's data limit is held on Linux only (docs/engines.md: what is bounded)"
+        )
     after = (
         '(settled() and con.execute("SELECT count(*) FROM t").fetchone()[0], '
         "__import__('resource').getrlimit(__import__('resource').RLIMIT_DATA)[0], "

@@ -1,6 +1,6 @@
 """Which cadet_magic files the portable core needs: its packages plus what they import.
 
-The roots are the portable packages (README "Layout") and the stdlib-sqlite3 runner. Every
+The roots are the portable packages (CONTRIBUTING.md, "Layout") and the stdlib-sqlite3 runner. Every
 cadet_magic module a copied file imports when it is imported (module level, including
 ``try``/``if`` blocks, but not ``if TYPE_CHECKING:``) is copied too; modules outside the
 roots reached that way are reported as ``pulled_in``. Imports inside functions run only when

@@ -33,7 +33,7 @@ CACHE = ROOT / ".cache" / "pyodide"
 DIST = CACHE / "dist"
 WHEELS = CACHE / "wheels"
 
-#: Edge modules (README "Layout"): never copied into Pyodide, never imported by the core.
+#: Edge modules (CONTRIBUTING.md, "Layout"): never copied into Pyodide, never imported by the core.
 EDGES = {
     "api.py",
     "llm/spec.py",
