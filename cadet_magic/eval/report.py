@@ -87,9 +87,10 @@ def data_label(
 ) -> str:
     """How a report names its data: relative to the folder named by ``CADET_DATA`` (or
     ``data_root``) when the data lies there, written ``$CADET_DATA/...``; else relative to
-    ``base`` (default: the current folder) when it lies below it; else the data folder's own
-    name and the file. Never a path of the machine that ran the report, which would mean
-    nothing to its reader (and would tell them about that machine).
+    ``base`` (default: the current folder, unless that is the file system's root) when it lies
+    below it; else the data folder's own name and the file. Never a path of the machine that
+    ran the report, which would mean nothing to its reader (and would tell them about that
+    machine).
 
     Example:
         >>> data_label("/srv/sets/spider-dev/dev.json", base="/home/me", data_root="/srv/sets")
@@ -103,8 +104,8 @@ def data_label(
     root = os.environ.get("CADET_DATA", "") if data_root is None else data_root
     if root and where.is_relative_to(os.path.abspath(root)):
         return "$CADET_DATA/" + where.relative_to(os.path.abspath(root)).as_posix()
-    home = os.path.abspath(base if base is not None else os.getcwd())
-    if where.is_relative_to(home):
+    home = Path(os.path.abspath(base if base is not None else os.getcwd()))
+    if home != Path(home.anchor) and where.is_relative_to(home):
         return where.relative_to(home).as_posix()
     return "/".join(where.parts[-2:])
 

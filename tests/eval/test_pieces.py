@@ -285,3 +285,29 @@ def test_losses_say_how_the_fallback_ended():
         "The fallback, on the 3 questions whose line records its attempts, ended: "
         "refused (not_simple) 1, error (column_not_found) 1, answered right 1."
     )
+
+
+def test_report_names_its_data_without_a_path_of_the_machine(monkeypatch, tmp_path):
+    """A published summary names the data relative to CADET_DATA (or the folder it ran in, or
+    the data folder's own name), never by where it sat on the machine that ran it."""
+    data = tmp_path / "sets" / "spider-dev" / "dev.json"
+    data.parent.mkdir(parents=True)
+    evaluation = Evaluation(
+        model="m",
+        temperature=0.0,
+        data=str(data),
+        questions=0,
+        seed=None,
+        scripted=False,
+        runs={"targeted": ModeRun("targeted", None, [])},
+    )
+    monkeypatch.setenv("CADET_DATA", str(tmp_path / "sets"))
+    assert "data `$CADET_DATA/spider-dev/dev.json`" in summary_markdown(evaluation)
+    monkeypatch.delenv("CADET_DATA")
+    monkeypatch.chdir(tmp_path / "sets")
+    assert "data `spider-dev/dev.json`" in summary_markdown(evaluation)
+    monkeypatch.chdir(data.parent)
+    assert "data `dev.json`" in summary_markdown(evaluation)
+    monkeypatch.chdir("/")
+    monkeypatch.setenv("CADET_DATA", str(tmp_path / "elsewhere"))
+    assert "data `spider-dev/dev.json`" in summary_markdown(evaluation)
