@@ -45,6 +45,7 @@ from cadet_magic.db.duckdb_schema import (
     FINGERPRINT_SQL,
     duckdb_fingerprint,
     duckdb_schema,
+    duckdb_view_definitions,
     rollback_quietly,
 )
 from cadet_magic.db.fetch import FIRST_CHUNK, column_sizer
@@ -55,6 +56,7 @@ from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.views import without_withheld
 
 __all__ = [  # the schema reading stays importable from here
     "FINGERPRINT_SQL",
@@ -288,9 +290,12 @@ class DuckDBRunner(BaseRunner):
         return self.session.schema_cache.get(
             self.connection,
             lambda: duckdb_fingerprint(self.connection),
-            lambda: with_functions(
-                duckdb_schema(self.connection, samples=True, watchdog=self.session.watchdog),
-                duckdb_functions(self.connection),
+            lambda: without_withheld(
+                with_functions(
+                    duckdb_schema(self.connection, samples=True, watchdog=self.session.watchdog),
+                    duckdb_functions(self.connection),
+                ),
+                duckdb_view_definitions(self.connection),
             ),
         )
 

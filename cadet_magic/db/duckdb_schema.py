@@ -48,6 +48,20 @@ def duckdb_fingerprint(con: Any) -> tuple | None:
         cur.close()
 
 
+def duckdb_view_definitions(con: Any) -> dict[str, str]:
+    """Each view of the current database (named as the schema names it) and its ``CREATE VIEW``
+    statement as DuckDB's catalog keeps it, read on a sibling cursor."""
+    cur = con.cursor()
+    try:
+        rows = cur.execute(
+            "SELECT schema_name, view_name, sql FROM duckdb_views() "
+            "WHERE NOT internal AND database_name = current_database()"
+        ).fetchall()
+    finally:
+        cur.close()
+    return {(v if s == "main" else f"{s}.{v}"): sql or "" for s, v, sql in rows}
+
+
 def rollback_quietly(con: Any) -> None:
     try:
         con.rollback()

@@ -65,6 +65,7 @@ from cadet_magic.db.mysql_schema import (
     FINGERPRINT_SQL,
     KEYS_SQL,
     TABLES_SQL,
+    VIEWS_SQL,
     mysql_functions,
     mysql_schema_from_rows,
 )
@@ -74,6 +75,7 @@ from cadet_magic.schema.model import Schema
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.quotes import reads_ansi_quotes
+from cadet_magic.sql.views import without_withheld
 
 __all__ = [  # the connection helpers stay importable from here
     "CHARSET",
@@ -315,13 +317,16 @@ class MySQLRunner(BaseRunner):
             key_rows = cur.fetchall()
             schema, views = mysql_schema_from_rows(table_rows, col_rows, key_rows)
             functions = mysql_functions(cur)
+            cur.execute(VIEWS_SQL)
+            definitions = {name: sql or "" for name, sql in cur.fetchall()}
 
             def fetch(sql: str) -> list:
                 cur.execute(self._statement(sql, 5.0))
                 return list(cur.fetchall())
 
-            schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
-            return replace(with_functions(schema, functions), ansi_quotes=self.ansi_quotes)
+            schema = replace(with_functions(schema, functions), ansi_quotes=self.ansi_quotes)
+            schema = without_withheld(schema, definitions)
+            return read_samples(schema, fetch, skip=views, time_budget=time_budget)
 
 
 def runner_for_pymysql(con: Any, label: str | None = None) -> MySQLRunner:

@@ -55,6 +55,22 @@ WHERE k.contype IN ('p', 'f')
 ORDER BY k.conrelid, k.conname
 """
 
+#: Each view visible through the search_path and its query (its definition, as the catalog
+#: keeps it); and each foreign table whose wrapper reads files or runs programs (file_fdw),
+#: which the agent never reads (:mod:`cadet_magic.sql.views`).
+PG_VIEWS_SQL = f"""
+SELECT c.relname, pg_get_viewdef(c.oid) FROM pg_class c
+WHERE c.relkind = 'v' AND c.oid IN (SELECT oid FROM pg_class WHERE {_PG_RELATIONS})
+UNION ALL
+SELECT c.relname, NULL FROM pg_class c
+JOIN pg_foreign_table ft ON ft.ftrelid = c.oid
+JOIN pg_foreign_server s ON s.oid = ft.ftserver
+JOIN pg_foreign_data_wrapper w ON w.oid = s.srvfdw
+WHERE c.relkind = 'f' AND w.fdwname = 'file_fdw'
+  AND c.oid IN (SELECT oid FROM pg_class WHERE {_PG_RELATIONS})
+"""
+#: Why a foreign table of file_fdw is withheld from the agent.
+FILE_FDW = "a foreign table of file_fdw reads a file or runs a program on the server"
 
 #: libpq transaction states (``connection.info.transaction_status`` in psycopg 3 and psycopg2).
 PG_IDLE, PG_INERROR = 0, 3

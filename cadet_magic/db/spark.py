@@ -58,12 +58,14 @@ from cadet_magic.db.spark_plan import (
     parsed_section,
     refused_functions,
     refused_nodes,
+    view_texts,
 )
 from cadet_magic.errors import CadetError, EngineError
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.samples import read_samples
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.views import without_withheld
 
 #: Session settings pinned while the agent's statement is checked and runs (restored exactly):
 #: no ``format.`path``` relations, no SQL scripting, no ``${...}`` substitution, reserved
@@ -292,8 +294,11 @@ class SparkRunner(BaseRunner):
                 finally:
                     timer.cancel()
 
-        schema = read_samples(schema, fetch, skip=views, time_budget=SAMPLE_BUDGET)
-        return with_functions(schema, spark_functions(self.spark))
+        persistent = [t[0] for t in rows[2] if t[1] == "VIEW"]
+        with self.pinned():
+            texts = view_texts(self.spark, persistent)
+        schema = without_withheld(with_functions(schema, spark_functions(self.spark)), texts)
+        return read_samples(schema, fetch, skip=views, time_budget=SAMPLE_BUDGET)
 
     def schema(self) -> Schema:
         """Tables and views of the current database (and temporary views) with their columns,

@@ -277,3 +277,18 @@ def parsed_section(explain: str) -> str:
     """The ``== Parsed Logical Plan ==`` section of ``EXPLAIN EXTENDED`` output."""
     text = explain.split("== Parsed Logical Plan ==", 1)[-1]
     return text.split("== Analyzed Logical Plan ==", 1)[0]
+
+
+def view_texts(spark: Any, names: list[str]) -> dict[str, str]:
+    """Each persistent view's query as the catalog keeps it (``View Text`` of ``DESCRIBE TABLE
+    EXTENDED``, read without running it; empty when it cannot be read, which withholds the
+    view: :mod:`cadet_magic.sql.views`)."""
+    texts = {}
+    for name in names:
+        quoted = "`" + name.replace("`", "``") + "`"
+        try:
+            described = spark.sql(f"DESCRIBE TABLE EXTENDED {quoted}").collect()
+            texts[name] = next((r[1] for r in described if r[0] == "View Text"), "") or ""
+        except Exception:  # noqa: BLE001 - unreadable: withheld
+            texts[name] = ""
+    return texts

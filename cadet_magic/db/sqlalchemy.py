@@ -19,6 +19,7 @@ from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.fetch import column_sizer, rows_bytes
 from cadet_magic.db.functions import postgres_functions, with_functions
 from cadet_magic.db.postgres import (
+    FILE_FDW,
     GUARD_COLUMNS,
     PG_COLUMNS_SQL,
     PG_FINGERPRINT_SQL,
@@ -27,6 +28,7 @@ from cadet_magic.db.postgres import (
     PG_KEYS_SQL,
     PG_PINS,
     PG_VALUE_TOO_LARGE,
+    PG_VIEWS_SQL,
     ROW_TOO_LARGE,
     ROW_TOO_LARGE_LINE,
     pg_bounded_sql,
@@ -49,6 +51,7 @@ from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.dialect import resolve_dialect
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.views import without_withheld
 
 
 def _label(engine: Any) -> str:
@@ -269,8 +272,13 @@ class SQLAlchemyRunner(BaseRunner):
                 return rows
 
             functions = postgres_functions(cur)
-            schema = read_samples(schema, fetch, skip=views, time_budget=time_budget)
-            return with_functions(schema, functions)
+            cur.execute(PG_VIEWS_SQL)
+            rows = cur.fetchall()
+            definitions = {name: sql for name, sql in rows if sql is not None}
+            foreign = {name: FILE_FDW for name, sql in rows if sql is None}
+            schema = without_withheld(with_functions(schema, functions), definitions, foreign)
+            skip = views | set(definitions) | set(foreign)
+            return read_samples(schema, fetch, skip=skip, time_budget=time_budget)
 
 
 class _OwnConnection:

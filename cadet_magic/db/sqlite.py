@@ -37,6 +37,7 @@ from cadet_magic.options import RESULT_BYTES
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.views import without_withheld
 
 #: The one line for a value (or SQLite's heap during the run) beyond the budget.
 TOO_BIG = (
@@ -297,7 +298,10 @@ class SQLiteRunner(BaseRunner):
             self.connection,
             on_own(sqlite_fingerprint),
             on_own(
-                lambda con: with_functions(sqlite_schema(con, samples=True), sqlite_functions(con))
+                lambda con: without_withheld(
+                    with_functions(sqlite_schema(con, samples=True), sqlite_functions(con)),
+                    dict(con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view'")),
+                )
             ),
         )
 
