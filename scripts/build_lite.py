@@ -43,9 +43,10 @@ What makes the site open quickly (each measured by ``python -m benchmarks.lite``
 * jedi (IPython's completion) ships without typeshed's third-party stubs and django-stubs
   (4,800 of its 5,600 files: completion of installed packages reads their sources);
 * ``_headers`` (the format Netlify and Cloudflare Pages read; ``tests/lite/site.py`` serves it)
-  lets browsers keep JupyterLab's and the front ends' content-hashed bundles and the versioned
-  Pyodide files for a year and revalidate the rest; the bundles the site changes are renamed
-  after their new content first (:func:`name_by_content`, :func:`name_front_ends_by_content`).
+  lets browsers keep only the files whose names change with their content for a year
+  (JupyterLab's and the front ends' content-hashed bundles, the app's runtime under its content's
+  address) and revalidate the rest; the bundles the site changes are renamed after their new
+  content first (:func:`name_by_content`, :func:`name_front_ends_by_content`).
 
 Inputs, prepared by scripts/setup_pyodide.sh and scripts/setup_lite.sh: ``.cache/pyodide/``
 (the npm package and a copy with micropip's wheel beside it) and ``.cache/lite/wheels/``.
@@ -249,23 +250,23 @@ COMPILE_ANYWAY = [
 STDLIB_SOURCE_ONLY = ["_pyrepl/", "multiprocessing/", "concurrent/futures/process.py", "venv/"]
 COMPILER = ROOT / "scripts" / "lite_compile.mjs"
 SHOP_FILE = "shop.sqlite"
-#: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages): JupyterLab's
-#: content-hashed bundles (the ones the site changes renamed after their new content:
-#: :func:`name_by_content`) and the pinned Pyodide core never change under their names; nor do
-#: the front ends' content-named files, listed one by one after these (:func:`headers`). Everything
-#: else (pages, configuration, wheels: cadet_magic keeps its version between builds) gets those
-#: hosts' default, revalidation on each visit (a 304 when unchanged). The rules do not overlap:
-#: both hosts join the values of every matching rule.
+#: Cache rules for static hosts that read ``_headers`` (Netlify, Cloudflare Pages). Only a file
+#: whose name changes with its content is kept a year (:func:`headers` lists each by name): the
+#: app's content-hashed chunks (the ones the site changes renamed after their new content:
+#: :func:`name_by_content`), the app's runtime (the lab page loads it under an address naming
+#: its content) and the front ends' content-named files. Everything else gets those hosts'
+#: default, revalidation on each visit (a 304 when unchanged): pages, configuration, the
+#: settings schemas (``schemas/all.json``), themes, fonts, the service worker, wheels (cadet_magic
+#: keeps its version between builds) and Pyodide's core files (the site recompiles its standard
+#: library under the same name). The rules do not overlap: both hosts join the values of every
+#: matching rule.
 HEADERS = """\
-/build/*
-  Cache-Control: public, max-age=31536000, immutable
-/static/pyodide/pyodide.asm.wasm
-  Cache-Control: public, max-age=31536000, immutable
-/static/pyodide/pyodide.asm.mjs
-  Cache-Control: public, max-age=31536000, immutable
-/static/pyodide/python_stdlib.zip
-  Cache-Control: public, max-age=31536000, immutable
+# Kept a year: files whose names change with their content; the rest is revalidated.
 """
+#: The header of a file kept a year.
+KEEP = "  Cache-Control: public, max-age=31536000, immutable\n"
+#: An app chunk named by its content (``[id].[contenthash].js``; JupyterLab's hashes are 7 long).
+APP_CHUNK = re.compile(r"^[^.]+\.[0-9a-f]{7,}\.js$")
 #: The notebook the site opens on (its root page goes straight to it).
 TUTORIAL = "cadet_in_the_browser.ipynb"
 LABEXTENSIONS = Path(sys.prefix) / "share" / "jupyter" / "labextensions"
@@ -592,9 +593,9 @@ RUNTIME_ADDRESS = re.compile(r'"\.\./build/lab/bundle\.js\?_=([0-9A-Za-z.]+)"')
 
 def name_by_content(out: Path, bundles: set[Path]) -> None:
     """Renames the app's bundles the site changed after their new content, and the runtime that
-    loads them after its own: ``_headers`` keeps everything under ``/build/`` for a year under
-    its address (the app's bundles are named by their content), so a changed bundle under its
-    old name would reach a returning browser only when its copy expires. The runtime's address
+    loads them after its own: ``_headers`` keeps the app's content-named bundles for a year under
+    their addresses (:func:`content_named_app`), so a changed bundle under its old name would
+    reach a returning browser only when its copy expires. The runtime's address
     (its query string) is in the lab page, which browsers revalidate on each visit."""
     runtime = out / "build" / "lab" / "bundle.js"
     text = runtime.read_text()
@@ -672,14 +673,26 @@ def _content_named(static: Path) -> list[Path]:
     return sorted(b for b in static.glob("*.js") if CONTENT_NAMED.match(b.name))
 
 
-def headers(kept: list[str]) -> str:
-    """The site's ``_headers``: :data:`HEADERS` and a year for each content-named file of the
-    front ends (listed one by one: Netlify's and Cloudflare's patterns do not read a wildcard
-    inside a path segment alike)."""
-    rules = "".join(
-        f"{path}\n  Cache-Control: public, max-age=31536000, immutable\n" for path in kept
-    )
-    return HEADERS + rules
+def content_named_app(out: Path) -> list[str]:
+    """The site's addresses of the app's files named by their content: its chunks under
+    ``build/`` and its runtime, ``build/lab/bundle.js``, which the lab page loads under an
+    address naming its content (:func:`name_by_content`)."""
+    chunks = [b for b in (out / "build").rglob("*.js") if APP_CHUNK.match(b.name)]
+    return [
+        "/" + b.relative_to(out).as_posix() for b in [*chunks, out / "build" / "lab" / "bundle.js"]
+    ]
+
+
+def headers(kept: list[str], out: Path | None = None) -> str:
+    """The site's ``_headers``: :data:`HEADERS`, then a year for each file of ``kept`` (the
+    front ends' content-named files) and of the app's (:func:`content_named_app`, with ``out``),
+    each listed by name (Netlify's and Cloudflare's patterns do not read a wildcard inside a path
+    segment alike), the largest first (Cloudflare Pages reads the first 100 rules; the files
+    past them are revalidated, never kept stale)."""
+    paths = [*kept, *(content_named_app(out) if out is not None else ())]
+    if out is not None:
+        paths.sort(key=lambda a: (-(out / a.lstrip("/")).stat().st_size, a))
+    return HEADERS + "".join(f"{path}\n{KEEP}" for path in dict.fromkeys(paths))
 
 
 def pyodide_settings(pyodide_url: str) -> dict:
@@ -698,7 +711,7 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     patch_kernel_start(out)
     patch_prewarm(out)
     patch_app(out)
-    (out / "_headers").write_text(headers(name_front_ends_by_content(out)))
+    (out / "_headers").write_text(headers(name_front_ends_by_content(out), out))
     start_worker_with_page(out, pyodide_settings("./static/pyodide/pyodide.mjs"))
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
@@ -736,7 +749,7 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     patch_kernel_start(out)
     patch_prewarm(out)
     patch_app(out)
-    (out / "_headers").write_text(headers(name_front_ends_by_content(out)))
+    (out / "_headers").write_text(headers(name_front_ends_by_content(out), out))
     start_worker_with_page(out, settings)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)

@@ -94,11 +94,8 @@ def test_offline_site(lite_build):
             f.replace(".cpython-314.pyc", ".py").replace("__pycache__/", "") in files for f in pycs
         ), name
     assert not [f for f in files if f.startswith("jedi/third_party/typeshed/stubs/")]
-    # caching rules a static host reads: hashed bundles for a year, nothing else
-    assert (
-        "/build/*\n  Cache-Control: public, max-age=31536000, immutable"
-        in (OFFLINE / "_headers").read_text()
-    )
+    # caching rules a static host reads: content-named files for a year, nothing else
+    assert "/build/*" not in (OFFLINE / "_headers").read_text()
     con = sqlite3.connect(OFFLINE / "files" / "shop.sqlite")
     assert con.execute("SELECT count(*) FROM orders").fetchone() == (600,)
     assert (OFFLINE / "files" / "cadet_in_the_browser.ipynb").exists()
@@ -147,28 +144,65 @@ def _build_script():
     return module
 
 
-@pytest.mark.parametrize(
-    ("path", "kept"),
-    [
-        ("/build/lab/1234.0a1b2c3d4e5f6a7b8c9d.js", True),  # content-hashed bundle
-        ("/static/pyodide/pyodide.asm.wasm", True),  # pinned Pyodide core
-        ("/static/pyodide/python_stdlib.zip", True),
-        ("/static/pyodide/cadet_magic-0.1.0-py3-none-any.whl", False),  # same name, new code
-        ("/static/pyodide/pyodide-lock.json", False),
-        ("/lab/index.html", False),
-        ("/jupyter-lite.json", False),
-        ("/files/shop.sqlite", False),
-    ],
-)
-def test_cache_headers(tmp_path, path, kept):
+#: (a file of a site, whether a static host reading its ``_headers`` keeps it a year): only the
+#: files whose names (or, for the app's runtime, its address) change with their content.
+CACHED = [
+    ("build/1234.0a1b2c3.js", True),  # an app chunk named by its content
+    ("build/jlab_core.dc3d0f6.js", True),
+    ("build/lab/bundle.js", True),  # loaded under an address naming its content
+    ("extensions/x/static/remoteEntry.0a1b2c3d4e.js", True),  # a front end's, by content
+    ("build/schemas/all.json", False),  # the same name whatever JupyterLab's settings hold
+    ("build/schemas/all_federated.json", False),
+    ("build/themes/@jupyterlab/theme-light-extension/index.css", False),
+    ("build/themes/@jupyterlab/theme-light-extension/index.js", False),
+    ("build/fa-solid-900.woff2", False),
+    ("build/service-worker.js", False),
+    ("build/third-party-licenses.json", False),
+    ("static/pyodide/pyodide.asm.wasm", False),  # Pyodide's name, not its content's
+    ("static/pyodide/python_stdlib.zip", False),  # recompiled by the site under this name
+    ("static/pyodide/cadet_magic-0.1.0-py3-none-any.whl", False),  # same name, new code
+    ("static/pyodide/pyodide-lock.json", False),
+    ("lab/index.html", False),
+    ("jupyter-lite.json", False),
+    ("files/shop.sqlite", False),
+]
+
+
+def test_cache_headers(tmp_path):
     """What a static host reading the site's ``_headers`` sends (the tests' server does the same):
-    one Cache-Control per file, a year for files that never change under their name."""
+    one Cache-Control per file, a year only for files whose names change with their content."""
     from tests.lite.site import cache_headers
 
-    (tmp_path / "_headers").write_text(_build_script().HEADERS)
-    headers = cache_headers(str(tmp_path), path)
-    assert [n for n, _ in headers] == ["Cache-Control"]
-    assert ("immutable" in headers[0][1]) is kept
+    build = _build_script()
+    for path, _ in CACHED:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("x" * len(path))
+    kept = ["/extensions/x/static/remoteEntry.0a1b2c3d4e.js"]
+    (tmp_path / "_headers").write_text(build.headers(kept, tmp_path))
+    for path, expected in CACHED:
+        headers = cache_headers(str(tmp_path), "/" + path)
+        assert [n for n, _ in headers] == ["Cache-Control"], path
+        assert ("immutable" in headers[0][1]) is expected, path
+
+
+@pytest.mark.parametrize("site", [OFFLINE, ONLINE], ids=["offline", "online"])
+def test_a_built_site_keeps_a_year_only_what_is_named_by_its_content(lite_build, site):
+    """Every file of a built site: kept a year exactly when its name carries its content's hash
+    (the front ends', the app's chunks) or it is the app's runtime; the schemas, themes, fonts,
+    service worker, pages, wheels and Pyodide's files are revalidated."""
+    from tests.lite.site import cache_headers
+
+    build = _build_script()
+    kept = 0
+    for file in sorted(f for f in site.rglob("*") if f.is_file()):
+        address = "/" + file.relative_to(site).as_posix()
+        immutable = "immutable" in dict(cache_headers(str(site), address))["Cache-Control"]
+        named = (address.startswith("/build/") and bool(build.APP_CHUNK.match(file.name))) or (
+            address.startswith("/extensions/") and bool(build.CONTENT_NAMED.match(file.name))
+        )
+        assert immutable is (named or address == "/build/lab/bundle.js"), address
+        kept += immutable
+    assert kept > 100 and "/build/*" not in (site / "_headers").read_text()
 
 
 def test_changed_front_end_files_are_renamed_after_their_content(tmp_path, monkeypatch):
