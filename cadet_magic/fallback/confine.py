@@ -19,7 +19,9 @@ model's code runs; every step is irreversible for the process:
   reading or signalling other processes, no opening files for writing, no changes to files or
   folders, no raising of the limits above, no namespaces, mounts, ``io_uring``, BPF or terminal
   input injection, no System V or POSIX message IPC (another process's shared memory), no
-  changing any process's priority, CPU pinning or scheduling, no kernel log.
+  changing any process's priority, CPU pinning or scheduling, no kernel log, no descriptor made
+  to signal a process (``fcntl`` ``F_SETOWN``/``F_SETSIG``/``F_SETOWN_EX``/``O_ASYNC``, the
+  same ``ioctl`` requests).
 
 The functions import their bindings lazily so the worker can report what is missing.
 """
@@ -331,6 +333,15 @@ DENIED_SYSCALLS = (
     "lookup_dcookie",
 )
 
+#: ``fcntl`` commands that make a descriptor signal a process of the caller's choice (the
+#: kernel) when I/O becomes possible on it, and the signal it sends: a descriptor shared with
+#: the kernel (a pipe end, the worker's streams) would otherwise deliver SIGUSR1 to it.
+_F_SETOWN, _F_SETSIG, _F_SETOWN_EX = 8, 10, 15
+#: ``ioctl`` requests that do the same (``FIOSETOWN``, ``SIOCSPGRP``) or switch on the
+#: signal-driven I/O that sends it (``FIOASYNC``).
+_FIOSETOWN, _SIOCSPGRP, _FIOASYNC = 0x8901, 0x8902, 0x5452
+_F_SETFL, _O_ASYNC = 4, 0o20000
+
 #: ``clone`` flags that create namespaces (a thread may not take any).
 _CLONE_NEW = (0x20000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 _TIOCLINUX = 0x541C
@@ -371,6 +382,11 @@ def seccomp(pid: int) -> None:
     rule(deny, "tkill", sc.Arg(0, sc.NE, pid))
     rule(deny, "rt_sigqueueinfo", sc.Arg(0, sc.NE, pid))
     rule(deny, "rt_tgsigqueueinfo", sc.Arg(0, sc.NE, pid))
-    rule(deny, "ioctl", sc.Arg(1, sc.EQ, _TIOCSTI))
-    rule(deny, "ioctl", sc.Arg(1, sc.EQ, _TIOCLINUX))
+    for request in (_TIOCSTI, _TIOCLINUX, _FIOSETOWN, _SIOCSPGRP, _FIOASYNC):
+        rule(deny, "ioctl", sc.Arg(1, sc.EQ, request))
+    # No descriptor may be made to signal another process (signal-driven I/O's owner).
+    for call in ("fcntl", "fcntl64"):
+        for command in (_F_SETOWN, _F_SETSIG, _F_SETOWN_EX):
+            rule(deny, call, sc.Arg(1, sc.EQ, command))
+        rule(deny, call, sc.Arg(1, sc.EQ, _F_SETFL), sc.Arg(2, sc.MASKED_EQ, _O_ASYNC, _O_ASYNC))
     f.load()

@@ -238,6 +238,23 @@ CALLS = {
     "read the kernel log": (
         "b = pd.errors.ctypes.create_string_buffer(4096)\nr = libc.klogctl(3, b, 4096)\n"
     ),
+    # a descriptor made to signal the kernel when I/O is possible on it (signal-driven I/O)
+    "fcntl F_SETOWN to the kernel": "r = libc.fcntl(0, 8, {kernel})\n",
+    "fcntl F_SETSIG": "r = libc.fcntl(0, 10, 10)\n",
+    "fcntl F_SETOWN_EX to the kernel": (
+        "o = (pd.errors.ctypes.c_int * 2)(1, {kernel})\n"
+        "r = libc.fcntl(0, 15, pd.errors.ctypes.byref(o))\n"
+    ),
+    "fcntl O_ASYNC": "r = libc.fcntl(0, 4, 0o20000)\n",
+    "ioctl FIOSETOWN to the kernel": (
+        "o = pd.errors.ctypes.c_int({kernel})\nr = libc.ioctl(0, 0x8901, pd.errors.ctypes.byref(o))\n"
+    ),
+    "ioctl SIOCSPGRP to the kernel": (
+        "o = pd.errors.ctypes.c_int({kernel})\nr = libc.ioctl(0, 0x8902, pd.errors.ctypes.byref(o))\n"
+    ),
+    "ioctl FIOASYNC": (
+        "o = pd.errors.ctypes.c_int(1)\nr = libc.ioctl(0, 0x5452, pd.errors.ctypes.byref(o))\n"
+    ),
 }
 
 
@@ -278,6 +295,46 @@ def test_the_filter_denies_the_rest_through_ask(segment):
     model = fake_model(*FAILED_SQL, _fallback("SELECT x FROM other", code))
     r = ask(QUESTION, con=_people_db(), model=model, max_attempts=2)
     assert r.ok and r.df.to_dict("records") == [{"r": -1, "errno": 1}]
+
+
+#: Check-passing code that makes every descriptor it holds signal the kernel with SIGUSR1 (whose
+#: default action ends a process) when I/O becomes possible on it (the result it then writes
+#: and the kernel reads is such I/O: five signals reached the kernel before the filter).
+SIGNAL_THE_KERNEL = """libc = pd.errors.ctypes.CDLL(None, use_errno=True)
+tried = 0
+for fd in range(0, 32):
+    flags = libc.fcntl(fd, 3, 0)
+    if flags < 0:
+        continue
+    tried += 1
+    libc.fcntl(fd, 8, {kernel})
+    libc.fcntl(fd, 10, 10)
+    libc.fcntl(fd, 4, flags | 0o20000)
+    o = pd.errors.ctypes.c_int({kernel})
+    libc.ioctl(fd, 0x8901, pd.errors.ctypes.byref(o))
+result = pd.DataFrame({{'tried': [tried]}})
+"""
+
+
+def test_the_child_cannot_make_a_shared_descriptor_signal_the_kernel():
+    """Through ask() with a scripted hostile model: the kernel receives no signal (it counts
+    SIGUSR1 and SIGIO here instead of ending)."""
+    import signal
+    import time
+
+    got: list[int] = []
+    old = {s: signal.signal(s, lambda n, _f: got.append(n)) for s in (signal.SIGUSR1, signal.SIGIO)}
+    try:
+        code = SIGNAL_THE_KERNEL.format(kernel=os.getpid())
+        assert check_code(code).ok
+        model = fake_model(*FAILED_SQL, _fallback("SELECT x FROM other", code))
+        r = ask(QUESTION, con=_people_db(), model=model, max_attempts=2)
+        time.sleep(0.5)  # a signal sent as the result was read would have arrived by now
+        assert r.ok and r.df["tried"][0] >= 2  # it held descriptors and tried each
+        assert got == []
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
 
 
 # -- Landlock from ABI 1 up, and the capability drop -----------------------------------------
