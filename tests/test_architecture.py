@@ -22,7 +22,7 @@ import cadet_magic
 ROOT = Path(cadet_magic.__file__).parent
 
 #: Packages and modules of the portable core (dotted, under cadet_magic).
-CORE_PACKAGES = ("agent", "sql", "diagnose", "result_check", "schema", "fallback")
+CORE_PACKAGES = ("agent", "sql", "diagnose", "result_check", "schema", "fallback", "vote")
 CORE_MODULES = (
     "result",
     "options",

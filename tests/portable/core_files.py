@@ -20,7 +20,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PORTABLE_PACKAGES = ("agent", "sql", "diagnose", "result_check", "schema", "fallback")
+PORTABLE_PACKAGES = ("agent", "sql", "diagnose", "result_check", "schema", "fallback", "vote")
 PORTABLE_MODULES = (
     "__init__.py",
     "runner.py",
