@@ -249,3 +249,26 @@ def result_refusal(shape: StreamShape, row_limit: Any, result_bytes: Any) -> str
             f"result_bytes ({result_bytes >> 20} MiB); return fewer rows or columns"
         )
     return None
+
+
+def code_lines(code: str) -> int:
+    """The lines ``code`` has (what a line number of it can be at most).
+
+    Example:
+        >>> code_lines("a = 1\\nresult = a"), code_lines("")
+        (2, 1)
+    """
+    return code.count("\n") + 1
+
+
+def reported_line(value: Any, lines: int) -> int | None:
+    """A line number the child reported, kept only when the code has that line: the child runs
+    whatever the model wrote, so any other number it reports is data, not a place.
+
+    Example:
+        >>> reported_line(3, 5), reported_line(6, 5), reported_line(10**400, 5), reported_line(True, 5)
+        (3, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 1 <= value <= lines else None

@@ -45,7 +45,7 @@ from __future__ import annotations
 import builtins
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cadet_magic.fallback.audit import ACTIVE, install_audit_hook
@@ -361,6 +361,9 @@ def run_code(code: str, df: Any, *, timeout: float = 30.0) -> CodeRun:
     namespace: dict[str, Any] = {"__builtins__": safe_builtins(), "df": data, "pd": pd, "np": np}
     error = execute_checked(compiled, namespace, timeout)
     if error is not None:
+        from cadet_magic.fallback.protocol import code_lines, reported_line
+
+        error = replace(error, line=reported_line(error.line, code_lines(code)))
         return CodeRun(ok=False, error=error, check=verdict, elapsed=time.perf_counter() - t0)
     if "result" not in namespace:
         return CodeRun(

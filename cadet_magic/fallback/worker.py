@@ -46,9 +46,11 @@ from cadet_magic.fallback.check import check_code
 from cadet_magic.fallback.protocol import (
     FrameError,
     PayloadTooLarge,
+    code_lines,
     encode_frame,
     read_header_from,
     read_payload_from,
+    reported_line,
 )
 from cadet_magic.fallback.run import CodeError, CodeRun, refused
 from cadet_magic.fallback.warm import (
@@ -244,7 +246,7 @@ def execute_isolated(
     if header.get("event") == "failed":
         kind = header.get("kind", "worker")
         return _error_run(kind, header.get("type", "WorkerError"), header["message"], check=check)
-    return _outcome(header, data, done, row_limit, result_bytes)
+    return _outcome(header, data, done, row_limit, result_bytes, code_lines(code))
 
 
 def _required() -> list[str]:
@@ -353,8 +355,10 @@ def _outcome(
     done: Any,
     row_limit: int | None = None,
     result_bytes: int | None = None,
+    lines: int = 0,
 ) -> CodeRun:
-    """The worker's ``done`` frame as a CodeRun (every field checked, text cut)."""
+    """The worker's ``done`` frame as a CodeRun (every field checked, text cut, the line
+    number within the code's ``lines``)."""
     status = header.get("status") if header.get("event") == "done" else None
     if not isinstance(status, dict):
         return done(ok=False, error=CodeError("worker", "WorkerError", "unexpected reply"))
@@ -370,16 +374,14 @@ def _outcome(
             return done(ok=False, error=CodeError("bad_result", "TypeError", message))
         return done(ok=True, result=frame, value=frame, output=output)
     kind = str(status.get("kind", "crashed"))
-    ended = header.get("ended") or {}
-    exit_code = ended.get("exit") if isinstance(ended, dict) else None
     message = status.get("message", "")
-    if kind == "crashed":
-        message = f"the code's process ended without a result (exit {exit_code})"
+    if kind == "crashed":  # (its exit status is the child's choice: never reported)
+        message = "the code's process ended without a result"
     known = {"error", "memory", "no_result", "bad_result", "worker", "crashed"}
     error = CodeError(
         kind if kind in known else "crashed",
         type_name(status.get("type", "Error")),
         cut(message) or "(no message)",
-        status.get("line") if isinstance(status.get("line"), int) else None,
+        reported_line(status.get("line"), lines),
     )
     return done(ok=False, error=error, output=output)
