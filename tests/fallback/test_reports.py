@@ -43,8 +43,7 @@ def forged(line, exit_code: int = 0, kind: str = "memory") -> str:
     """``line``: a value, or Python text computing it in the child (a ``str`` starting ``=``)."""
     shown = line[1:] if isinstance(line, str) and line.startswith("=") else repr(line)
     status = (
-        f"{{'ok': False, 'kind': {kind!r}, 'type': 'MemoryError', 'message': 'x', "
-        f"'line': {shown}}}"
+        f"{{'ok': False, 'kind': {kind!r}, 'type': 'MemoryError', 'message': 'x', 'line': {shown}}}"
     )
     return FORGED_STATUS.format(status=status, exit=exit_code)
 
