@@ -13,6 +13,10 @@ The server speaks just enough of the OpenAI REST API for real provider clients
   instead: JSON, or a ``str`` sent raw as text/plain), ``headers`` (e.g. ``{"x-should-retry": "false"}`` or
   ``{"retry-after": "0"}``) and ``delay``.
 
+With ``honours_n=True`` a request asking for ``n`` replies gets the next ``n`` scripted
+replies as its ``n`` choices (as OpenAI's API does); without it the server answers one
+reply whatever ``n`` asks (as llama-cpp-python's server does).
+
 With ``cors=True`` the server answers CORS preflights (``OPTIONS``) and adds
 ``Access-Control-Allow-Origin: *`` to every answer, as a server a browser page may call
 must; without it a browser refuses the call (what the browser tests check too).
@@ -226,7 +230,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif body.get("stream"):
             self._send_stream(fake._stream_chunks(body, reply))
         else:
-            self._send(_Answer(200, fake._completion(body, reply)))
+            answer = fake._completion(body, reply)
+            for _ in range(int(body.get("n") or 1) - 1 if fake.honours_n else 0):
+                more = fake._completion(body, fake._next_reply(body))["choices"][0]
+                answer["choices"].append({**more, "index": len(answer["choices"])})
+            self._send(_Answer(200, answer))
 
 
 class FakeOpenAI:
@@ -236,6 +244,7 @@ class FakeOpenAI:
         replies: The initial script (see the module docstring).
         models: Model ids listed by ``GET /v1/models``.
         cors: Answer CORS preflights and allow every origin (for browser pages).
+        honours_n: Answer a request for ``n`` replies with ``n`` choices.
 
     Attributes:
         requests: Parsed JSON bodies of the chat completion requests, in order.
@@ -248,9 +257,11 @@ class FakeOpenAI:
         *,
         models: Iterable[str] = ("scripted-test-model",),
         cors: bool = False,
+        honours_n: bool = False,
     ) -> None:
         self.models = list(models)
         self.cors = cors
+        self.honours_n = honours_n
         self.created = int(time.time())
         self.requests: list[Any] = []
         self.received: list[RecordedRequest] = []

@@ -84,6 +84,16 @@ def test_answers_with_usage_through_ask():
     assert [m["role"] for m in call["messages"]] == ["system", "user"]
 
 
+def test_candidates_are_sampled_with_a_seed_each_on_the_same_prompt():
+    llama = ScriptedLlama("a", "b", "c")
+    model = LlamaCppChatModel("qwen.gguf", llama=llama)
+    replies = model.cadet_sample([("human", "q")], count=3, seed=5, temperature=0.7)
+    assert [r.content for r in replies] == ["a", "b", "c"]
+    assert [(c["temperature"], c["seed"]) for c in llama.calls] == [(0.7, 5), (0.7, 6), (0.7, 7)]
+    assert all(c["messages"] == llama.calls[0]["messages"] for c in llama.calls)
+    assert model.temperature == 0.0  # the model's own replies stay greedy
+
+
 def test_context_overflow_is_a_model_error_line():
     class Overflow:
         def create_chat_completion(self, messages, **options):

@@ -47,6 +47,15 @@ def _model(answer, timeout=120.0):
     return BrowserChatModel(opts, transport=transport), calls
 
 
+def test_candidates_are_sampled_with_a_seed_each():
+    model, calls = _model((200, json.dumps({"choices": [{"message": {"content": "x"}}]})))
+    replies = model.cadet_sample([("human", "q")], count=2, seed=3, temperature=0.7)
+    assert [r.content for r in replies] == ["x", "x"]
+    assert [(c[3]["temperature"], c[3]["seed"]) for c in calls] == [(0.7, 3), (0.7, 4)]
+    model.invoke([("human", "q")])
+    assert "seed" not in calls[-1][3] and "temperature" not in calls[-1][3]
+
+
 def test_request_and_reply():
     model, calls = _model((200, json.dumps({"choices": [{"message": {"content": "SELECT 1"}}]})))
     reply = model.invoke([("system", "rules"), ("human", "Question: q")])

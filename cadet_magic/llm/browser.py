@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import warnings
@@ -117,6 +118,8 @@ class EndpointOptions:
     api_key: str | None = None
     timeout: float = 120.0
     temperature: float | None = None
+    #: The sampling seed sent with the request (None: none sent).
+    seed: int | None = None
 
     @property
     def url(self) -> str:
@@ -207,6 +210,8 @@ def request_body(options: EndpointOptions, messages: Sequence[Any]) -> str:
     body: dict[str, Any] = {"model": options.model, "messages": chat_messages(messages)}
     if options.temperature is not None:
         body["temperature"] = options.temperature
+    if options.seed is not None:
+        body["seed"] = options.seed
     return json.dumps(body)
 
 
@@ -282,6 +287,17 @@ class BrowserChatModel:
         self.transport = transport or (xhr_transport if in_browser() else urllib_transport)
         self.name = options.spec
         self.model_name = options.model
+
+    def cadet_sample(
+        self, messages: Sequence[Any], *, count: int, seed: int, temperature: float
+    ) -> list[BrowserReply]:
+        """``count`` replies sampled at ``temperature``, the i-th with seed ``seed + i`` (one
+        request each: the same prompt, which a server caching prompt prefixes reads once)."""
+        replies = []
+        for i in range(count):
+            options = dataclasses.replace(self.options, temperature=temperature, seed=seed + i)
+            replies.append(BrowserChatModel(options, self.transport).invoke(messages))
+        return replies
 
     def invoke(self, messages: Sequence[Any], *args: Any, **kwargs: Any) -> BrowserReply:
         o = self.options

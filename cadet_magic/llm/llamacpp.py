@@ -101,12 +101,23 @@ class LlamaCppChatModel:
             pass
 
     def invoke(self, messages: Sequence[Any], *args: Any, **kwargs: Any) -> LocalReply:
+        return self._complete(messages, temperature=self.temperature)
+
+    def cadet_sample(
+        self, messages: Sequence[Any], *, count: int, seed: int, temperature: float
+    ) -> list[LocalReply]:
+        """``count`` replies sampled at ``temperature``, the i-th with seed ``seed + i``: the
+        same prompt each time, so llama.cpp reuses the prompt it evaluated (its prefix cache)
+        and only generates."""
+        return [
+            self._complete(messages, temperature=temperature, seed=seed + i) for i in range(count)
+        ]
+
+    def _complete(self, messages: Sequence[Any], **sampling: Any) -> LocalReply:
         with self._lock:
             try:
                 out = self.llama.create_chat_completion(
-                    messages=chat_messages(messages),
-                    temperature=self.temperature,
-                    max_tokens=self.max_tokens,
+                    messages=chat_messages(messages), max_tokens=self.max_tokens, **sampling
                 )
             except ValueError as e:  # llama.cpp's "Requested tokens exceed context window"
                 raise ModelCallError(

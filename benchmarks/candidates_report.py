@@ -1,0 +1,220 @@
+"""The vote replayed offline on the candidates :mod:`benchmarks.candidates` kept (no model).
+
+For every stopping rule and budget, each question's candidates are drawn in the order they
+were sampled (the greedy answer first) until the agent's own rule
+(:func:`cadet_magic.vote.stopping.stop`) says the outcome is clear, and the vote's winner
+(:mod:`cadet_magic.vote.tally`) is scored. Per setting: execution accuracy against the greedy
+first attempt on the same questions (paired: gained/lost, bootstrap interval, McNemar),
+candidates drawn per question (the cost: each is one model call reading a cached prompt), and
+how well "the candidates disagree" works as a warning on the answers given (precision: wrong
+among the warned; recall: warned among the wrong; false alarms: warned among the right).
+
+Varied prompts instead of sampling: the prompt experiment's variants of the first prompt
+(``benchmarks/prompt_tuning/tuning.VARIANT.jsonl``, each a greedy answer) voted on in the same
+way, in the experiment's variant order (the product's prompt first).
+
+    .venv/bin/python -m benchmarks.candidates_report [FILE ...] [--variants FOLDER] [--no-write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.peer_runs import read_lines
+from benchmarks.report import shown, write_section
+from cadet_magic.eval.stats import gain, wilson
+from cadet_magic.vote.stopping import BetaStop, FirstAgree, Rule, stop
+from cadet_magic.vote.tally import Ballot, Tally
+
+#: The settings replayed: rules and budgets (candidates at most, the greedy one included).
+RULES: tuple[Rule, ...] = (FirstAgree(2), FirstAgree(3), BetaStop(0.8), BetaStop(0.9))
+BUDGETS = (3, 5, 7, 9)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One question's vote: the winner's match (False without a winner), candidates drawn,
+    whether a winner exists, and the two warnings (``split``: not all drawn gave the winner;
+    ``contested``: another answer competed)."""
+
+    right: bool
+    drawn: int
+    answered: bool
+    split: bool
+    contested: bool
+
+
+def replay(records: Sequence[dict], rule: Rule, budget: int) -> Outcome:
+    """The vote on ``records`` (each with ``group``: None for a candidate that gave no answer;
+    ``match``), drawn in order until ``rule`` stops or ``budget`` is spent."""
+    t = Tally()
+    for i, rec in enumerate(records[:budget]):
+        group = rec.get("group")
+        t = t.add(None if group is None else Ballot(i, str(group), ((group,),), extra=rec))
+        if stop(rule, t, min(budget, len(records))):
+            break
+    w = t.winner
+    if w is None:
+        return Outcome(False, t.drawn, False, False, False)
+    return Outcome(bool(w.first.extra["match"]), t.drawn, True, t.split, t.contested)
+
+
+def question_records(paths: Sequence[Path]) -> list[list[dict]]:
+    """Each question's candidate records (questions whose model could not be called left out)."""
+    out = []
+    for path in paths:
+        for line in read_lines(path).values():
+            records = line.extra.get("candidates") if line.finished else None
+            if records:
+                out.append(records)
+    return out
+
+
+def _pct(k: int, n: int) -> str:
+    return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
+
+
+def warning_cells(outcomes: Sequence[Outcome], attr: str) -> str:
+    """``precision; recall; false alarms`` of one warning over the answers given."""
+    given = [o for o in outcomes if o.answered]
+    warned = [o for o in given if getattr(o, attr)]
+    wrong = [o for o in given if not o.right]
+    right = [o for o in given if o.right]
+    hits = sum(not o.right for o in warned)
+    low, high = wilson(hits, len(warned))
+    return (
+        f"{_pct(hits, len(warned))} [{low:.0%}-{high:.0%}]; "
+        f"{_pct(sum(getattr(o, attr) for o in wrong), len(wrong))}; "
+        f"{_pct(sum(getattr(o, attr) for o in right), len(right))}"
+    )
+
+
+def setting_row(questions: list[list[dict]], rule: Rule, budget: int) -> str:
+    outcomes = [replay(recs, rule, budget) for recs in questions]
+    greedy = [bool(recs[0]["match"]) for recs in questions]
+    voted = [o.right for o in outcomes]
+    g = gain(greedy, voted, seed=0)
+    drawn = [o.drawn for o in outcomes]
+    return (
+        f"| {rule}, at most {budget} | {sum(voted)}/{len(voted)} | {g.diff * 100:+.1f} pts "
+        f"[{g.low * 100:+.1f}, {g.high * 100:+.1f}]; +{g.gained}/−{g.lost}; p={g.p_value:.3f} | "
+        f"{statistics.mean(drawn):.2f} / {statistics.median(drawn):g} / {max(drawn)} | "
+        f"{warning_cells(outcomes, 'split')} | {warning_cells(outcomes, 'contested')} |"
+    )
+
+
+def vote_table(questions: list[list[dict]], budgets: Sequence[int] = BUDGETS) -> str:
+    n = len(questions)
+    greedy = sum(bool(r[0]["match"]) for r in questions)
+    oracle = sum(any(c["match"] for c in r) for r in questions)
+    lines = [
+        f"{n} questions; greedy first attempt right on {greedy}; some candidate right on "
+        f"{oracle} (the most any vote could reach).",
+        "",
+        "| rule, budget | right | against greedy (paired) | drawn: mean / median / max | "
+        "warning 'not all agree': precision; recall; false alarms | "
+        "warning 'another answer competed': precision; recall; false alarms |",
+        "|---|---|---|---|---|---|",
+    ]
+    for rule in RULES:
+        for budget in budgets:
+            lines.append(setting_row(questions, rule, budget))
+    return "\n".join(lines)
+
+
+def seconds_line(questions: list[list[dict]]) -> str:
+    first = [r[0]["seconds"] for r in questions if r[0].get("seconds")]
+    more = [c["seconds"] for r in questions for c in r[1:] if c.get("seconds")]
+    if not (first and more):
+        return ""
+    return (
+        f"Seconds per model call, median: the greedy first answer {statistics.median(first):.1f}, "
+        f"a sampled candidate {statistics.median(more):.1f} (its prompt read from the server's "
+        "cache; under whatever load the run had)."
+    )
+
+
+def variant_questions(folder: Path) -> list[list[dict]]:
+    """The prompt experiment's variants as candidates of each question (its variant order, the
+    product's prompt first), grouped by result after running each SQL again."""
+    from benchmarks.candidates import grouped
+    from benchmarks.eval_signs import places
+    from benchmarks.peer_runs import QUERY_TIMEOUT, Databases
+    from benchmarks.prompt_tuning import VARIANTS
+    from cadet_magic.eval.rows import run_rows
+
+    files = [folder / f"tuning.{name}.jsonl" for name in VARIANTS]
+    lines = [read_lines(p) for p in files if p.is_file()]
+    if len(lines) < 2:
+        return []
+    keys = [k for k in lines[0] if all(k in d for d in lines)]
+    dbs = Databases(places([type("A", (), {"db_id": k[0]})() for k in keys]))  # type: ignore[misc]
+    out = []
+    try:
+        for key in keys:
+            records = []
+            for d in lines:
+                line = d[key]
+                rows = None
+                if line.ran and line.sql and key[0] in dbs.places:
+                    try:
+                        rows = run_rows(dbs.get(key[0]), line.sql, QUERY_TIMEOUT)
+                    except Exception:  # noqa: BLE001 - nothing to compare
+                        rows = None
+                records.append({"sql": line.sql, "match": line.match, "rows": rows,
+                                "seconds": line.seconds})  # fmt: skip
+            out.append(grouped(records))
+    finally:
+        dbs.close()
+    return out
+
+
+def report(paths: Sequence[Path], variants: Path | None) -> str:
+    parts = []
+    questions = question_records(paths)
+    if questions:
+        parts += [
+            f"Sampled candidates: {', '.join(shown(p) for p in paths)}.",
+            vote_table(questions),
+            seconds_line(questions),
+        ]
+    varied = variant_questions(variants) if variants is not None else []
+    if varied:
+        budget = len(varied[0])
+        parts += [
+            f"Varied prompts instead (each variant a greedy answer; {shown(variants)}); every "
+            "variant's prompt is read in full by the server (no shared prefix):",
+            vote_table(varied, budgets=(3, budget)),
+        ]
+    return "\n\n".join(p for p in parts if p)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from benchmarks.candidates import OUT_DIR
+    from benchmarks.prompt_tuning import OUT_DIR as VARIANTS_DIR
+
+    p = argparse.ArgumentParser(prog="python -m benchmarks.candidates_report")
+    p.add_argument("files", nargs="*", type=Path, help="candidates files")
+    p.add_argument("--variants", type=Path, default=VARIANTS_DIR, help="prompt experiment")
+    p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    args = p.parse_args(argv)
+    files = args.files or sorted(OUT_DIR.glob("*.jsonl"))
+    body = report(files, args.variants)
+    print(body)
+    if body and not args.no_write:
+        write_section(
+            "candidates",
+            "Candidates and the execution vote, replayed on the tuning set",
+            body,
+            packages=("sqlglot", "llama_cpp_python"),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
