@@ -8,7 +8,7 @@ from typing import Any
 
 import cadet_magic.display  # noqa: F401 - registers the result's text and HTML renderers
 from cadet_magic.agent.run import Event, run_agent
-from cadet_magic.conversation import FollowUp, follow_up_text
+from cadet_magic.conversation import FollowUp, follow_up_of, follow_up_text
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.errors import ConfigurationError
 from cadet_magic.llm import is_scripted, load_model, model_label
@@ -128,23 +128,30 @@ def as_follow_up(follow: Any) -> FollowUp | None:
             "follow: the earlier result has no SQL to build on (it found no answer); ask "
             "the question again without follow."
         )
-    return FollowUp(0, follow.question, follow.final_sql, tuple(follow.columns), follow.answered_by)
+    return follow_up_of(follow)
 
 
 class PromptContext:
     """What goes into the prompt besides the question and the schema: a follow-up's previous
     answer and the kept examples (read with the schema, whose cache the run then uses)."""
 
-    def __init__(self, schema: Any, followed: FollowUp | None, examples: Any = None) -> None:
+    def __init__(
+        self,
+        schema: Any,
+        followed: FollowUp | None,
+        examples: Any = None,
+        share: str = "samples",
+    ) -> None:
         self.schema = schema
         self.followed = followed
         self.examples = examples
+        self.share = share
 
     @property
     def preamble(self) -> str:
         parts = [] if self.examples is None else [self.examples.text]
         if self.followed is not None:
-            parts.append(follow_up_text(self.followed))
+            parts.append(follow_up_text(self.followed, self.share, self.schema))
         return "\n\n".join(p for p in parts if p)
 
     def provenance(self, opts: AskOptions) -> dict[str, Any]:
@@ -166,13 +173,13 @@ def prompt_context(
     try:
         schema = runner.schema()
     except Exception:  # noqa: BLE001 - the run reads it again and says what failed
-        return PromptContext(None, followed)
+        return PromptContext(None, followed, share=opts.share)
     examples = None
     if opts.examples_path:
         from cadet_magic.kept_answers import select_examples
 
         examples = select_examples(question, opts.examples_path, runner, schema)
-    return PromptContext(schema, followed, examples)
+    return PromptContext(schema, followed, examples, opts.share)
 
 
 def rerun(

@@ -23,7 +23,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -122,6 +122,48 @@ def attempt_record(a: Any) -> dict[str, Any]:
     }
 
 
+def shown_columns(
+    columns: Sequence[str], names: Iterable[str], written: Sequence[str | None]
+) -> tuple[str, ...]:
+    """``columns`` (an answer's result columns) as they may be shown below ``samples``: a name
+    of the schema (``names``) or a name written in the query or code itself (``written``) as
+    it is; any other (a DuckDB ``PIVOT`` names its columns after values, pandas code after
+    whatever it computed) as ``(column N)``, so that no value reaches the model as a name.
+
+    Example:
+        >>> shown_columns(["status", "n", "123-45-6789"], ["orders", "status"],
+        ...               ["SELECT status, count(*) AS n FROM orders PIVOT ..."])
+        ('status', 'n', '(column 3)')
+    """
+    known = {n.lower() for n in names}
+    text = "\n".join(w for w in written if w).lower()
+    return tuple(
+        c if c.lower() in known or (c and c.lower() in text) else f"(column {i})"
+        for i, c in enumerate(map(str, columns), 1)
+    )
+
+
+def schema_names(schema: Any) -> set[str]:
+    """Every table and column name of ``schema`` (None or empty: none)."""
+    names: set[str] = set()
+    for t in getattr(schema, "tables", ()) or ():
+        names.add(t.name)
+        names.update(c.name for c in t.columns)
+    return names
+
+
+def _columns(result: Any, schema: Any, share: str) -> tuple[str, ...]:
+    """The result's column names as the record keeps them: below ``samples`` only the schema's
+    names and names written in the SQL or code (a ``PIVOT`` or pandas code can name columns
+    after values)."""
+    columns = tuple(str(c) for c in result.columns)
+    if share == "samples":
+        return columns
+    fallback = result.fallback if result.answered_by == "fallback" else None
+    written = (result.final_sql, getattr(fallback, "code", None))
+    return shown_columns(columns, schema_names(schema), written)
+
+
 def build(
     result: Any,
     *,
@@ -157,7 +199,7 @@ def build(
         "model_calls": result.model_calls,
         "tokens": None if tokens is None else {"input": tokens.input, "output": tokens.output},
         "rows": len(result.rows),
-        "columns": list(result.columns),
+        "columns": list(_columns(result, schema, share)),
         "version": package_version(),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

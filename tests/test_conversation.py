@@ -428,3 +428,58 @@ def test_a_rerun_never_blocks_on_what_the_notebook_path_names(ip, tmp_path, monk
     reader.start()
     reader.join(60)  # a blocked open of a FIFO would never return (not a timing figure)
     assert not reader.is_alive() and found == [[], None]
+
+
+#: Answers whose result columns are named after values (an honest DuckDB PIVOT; fallback pandas
+#: code steered to name a column after every SSN): below samples neither a follow-up's prompt
+#: nor the provenance carries those names.
+SSNS = [f"{n}-45-67{n % 100:02d}" for n in range(301, 331)]
+PIVOT = "PIVOT (SELECT customer, status, amount FROM orders) ON status USING sum(amount)"
+SSN_CODE = "result = pd.DataFrame({' '.join(df['ssn']): [1]})"
+
+
+def _ssn_con():
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(ORDERS)
+    con.execute("CREATE TABLE people (name VARCHAR, ssn VARCHAR)")
+    con.executemany("INSERT INTO people VALUES (?, ?)", [(f"p{i}", s) for i, s in enumerate(SSNS)])
+    return con
+
+
+@pytest.mark.parametrize("share", ["schema", "stats", "samples"])
+def test_follow_up_column_names_from_values_are_not_sent_below_samples(share):
+    from cadet_magic.api import ask as ask_api
+
+    con = _ssn_con()
+    fallback = f"```sql\nSELECT ssn FROM people\n```\n```python\n{SSN_CODE}\n```"
+    first = ask_api(
+        "Per customer and status?", con=con, share=share, model=fake_model(sql_reply(PIVOT))
+    )
+    assert first.ok and "cancelled" in first.columns  # a value, as a column name
+    steered = ask_api(
+        "People?",
+        con=con,
+        share=share,
+        max_attempts=1,
+        model=fake_model(sql_reply("SELECT ssnn FROM people"), fallback),
+    )
+    assert steered.ok and steered.answered_by == "fallback" and SSNS[0] in steered.columns[0]
+    for earlier, values in ((first, ["cancelled", "paid"]), (steered, SSNS)):
+        model = CountingModel(fake_model(sql_reply("SELECT 1 AS n")))
+        later = ask_api("only some", con=con, share=share, model=model, follow=earlier)
+        sent = json.dumps(later.prompts) + json.dumps([earlier.provenance, later.provenance])
+        if share == "samples":
+            assert all(v in json.dumps(later.prompts) for v in values[:1])
+            continue
+        assert not any(v in sent for v in values), share
+        assert "(column " in json.dumps(later.prompts)
+    # names of the schema and names written in the query stay
+    named = ask_api(
+        "Per status?",
+        con=con,
+        share=share,
+        model=fake_model(sql_reply("SELECT status, count(*) AS n FROM orders GROUP BY 1")),
+    )
+    assert named.provenance["columns"] == ["status", "n"]
