@@ -78,9 +78,9 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
     """
     import sqlglot
 
-    from cadet_magic.agent import nodes
+    from cadet_magic.agent import steps
     from cadet_magic.agent.phases import SQL_PHASE
-    from cadet_magic.agent.state import AskState, initial_state
+    from cadet_magic.agent.state import initial_state
     from cadet_magic.db.sqlite import sqlite_schema
 
     items = spider_gold(n_queries)
@@ -93,9 +93,8 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
     model, runner = _InstantModel(), _InstantRunner()
     prepared = []
     for d in items:
-        ctx = nodes.Context(model=model, runner=runner, schema=schemas[d["db_id"]])
-        state = initial_state(d["question"], dialect="sqlite")
-        state = AskState(**{**state, **nodes.read_schema(state, ctx)})
+        ctx = steps.Context(model=model, runner=runner, schema=schemas[d["db_id"]])
+        state = steps.read_schema(initial_state(d["question"], dialect="sqlite"), ctx)
         prepared.append((d["query"], state, ctx))
 
     def attempt(sql: str, state: Any, ctx: Any, fail: bool) -> float:
@@ -106,11 +105,11 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
             if fail
             else ("generate", "check", "execute", "finish")
         )
-        steps = [SQL_PHASE.node(name) for name in names]
+        nodes = [SQL_PHASE.node(name) for name in names]
         t0 = time.perf_counter()
         s = state
-        for step in steps:
-            s = AskState(**{**s, **step(s, ctx)})
+        for step in nodes:
+            s = step(s, ctx)
         return time.perf_counter() - t0
 
     parse: list[list[float]] = [[] for _ in prepared]

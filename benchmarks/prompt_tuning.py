@@ -197,8 +197,8 @@ def first_messages(
 def answerer(
     variant: str, model: Any, dbs: Databases, budget: int | None
 ) -> Callable[[Question], Line]:
-    from cadet_magic.agent.nodes import call_model
     from cadet_magic.agent.reply import extract_sql
+    from cadet_magic.agent.steps import call_model
 
     if variant == ONESHOT:
         from benchmarks.peers import oneshot_answerer

@@ -192,13 +192,18 @@ def test_the_runtime_never_imports_the_example_data(name):
 
 
 def test_the_sql_phase_declares_no_field_of_a_later_phase():
-    """The SQL phase's state knows its own attempt; the fallback phase declares the fields of
-    its attempts (the pandas code, its check and run) itself."""
-    from cadet_magic.agent.fallback_phase import FIELDS, CodeInProgress
-    from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState
+    """The run's state and the SQL attempt's record know the SQL phase; the fallback phase
+    declares the fields of its attempts (the pandas code, its check and run) itself, in its own
+    kind of attempt record."""
+    from dataclasses import fields
 
-    assert not set(CodeInProgress.__annotations__) & set(AskState.__annotations__)
-    assert set(FIELDS) == set(ATTEMPT_FIELDS) | set(CodeInProgress.__annotations__)
+    from cadet_magic.agent.fallback_phase import CodeWork
+    from cadet_magic.agent.state import AskState, SqlWork, Work
+
+    own = {f.name for f in fields(CodeWork)} - {f.name for f in fields(Work)}
+    assert own == {"code", "code_check", "code_run"}
+    assert not own & {f.name for f in fields(SqlWork)}
+    assert not own & {f.name for f in fields(AskState)}
 
 
 def package_graph() -> dict[str, set[str]]:

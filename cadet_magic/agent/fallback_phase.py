@@ -7,13 +7,17 @@ for both blocks, checks the SELECT (the safety check, then the simple-SELECT rul
 (its Python syntax tree), runs the SELECT, then the code on its rows. It retries with feedback
 up to the same maximum; it never hands over again.
 
-This module holds the phase's own steps (nodes return partial updates; they reuse the SQL
-phase's model call, SQL run and attempt record) and the tests that let an attempt go on; the
-phase itself is a declaration (:data:`cadet_magic.agent.phases.FALLBACK_PHASE`) run by the one
-attempt pipeline (:mod:`cadet_magic.agent.pipeline`: routes, retry policy, ``finish``).
+This module holds the phase's own steps (each returns the next state; they use the shared
+model call, SQL run and attempt record of :mod:`cadet_magic.agent.steps` and
+:mod:`cadet_magic.agent.record`), the record of its attempt in progress (:class:`CodeWork`) and
+the tests that let an attempt go on; the phase itself is a declaration
+(:data:`cadet_magic.agent.phases.FALLBACK_PHASE`) run by the one attempt pipeline
+(:mod:`cadet_magic.agent.pipeline`: routes, retry policy, ``finish``).
 
 Example:
-    >>> has_blocks({"sql": None, "code": "result = df"}), has_sql({"sql": None})
+    >>> from cadet_magic.agent.state import initial_state
+    >>> s = initial_state("q", dialect="sqlite").replace(work=CodeWork(code="result = df"))
+    >>> has_blocks(s), has_sql(s)
     (True, False)
 """
 
@@ -24,14 +28,14 @@ import difflib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, TypedDict
+from dataclasses import dataclass
+from typing import Any
 
-from cadet_magic.agent import nodes, record
+from cadet_magic.agent import record
 from cadet_magic.agent.fallback_prompts import build_fallback_messages
-from cadet_magic.agent.nodes import Context
 from cadet_magic.agent.reply import extract_code
-from cadet_magic.agent.routes import same_sql
-from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
+from cadet_magic.agent.state import AskState, Work
+from cadet_magic.agent.steps import Context, ask_model, check_sql, run_sql
 from cadet_magic.diagnose.failures import (
     CodeFailed,
     CodeRefused,
@@ -58,21 +62,22 @@ log = logging.getLogger("cadet_magic")
 # -- the phase's state -------------------------------------------------------------------------
 
 
-class CodeInProgress(TypedDict, total=False):
-    """What a fallback attempt has besides the SQL attempt's fields: the pandas code, its
-    check's verdict and its run."""
+@dataclass(frozen=True)
+class CodeWork(Work):
+    """A fallback attempt in progress: the fields of every attempt (its SELECT's), and the
+    pandas code, its check's verdict and its run."""
 
-    code: str | None
-    code_check: CodeCheck | None
-    code_run: CodeRun | None
-
-
-class FallbackState(AskState, CodeInProgress, total=False):
-    """The run's state while the fallback phase is in progress."""
+    code: str | None = None
+    code_check: CodeCheck | None = None
+    code_run: CodeRun | None = None
 
 
-#: The fields of a fallback attempt in progress (cleared when the next one starts).
-FIELDS = (*ATTEMPT_FIELDS, *CodeInProgress.__annotations__)
+def code_work(state: AskState) -> CodeWork:
+    """The fallback attempt in progress (the phase's own record of it)."""
+    work = state.work
+    assert isinstance(work, CodeWork)  # the fallback phase starts every attempt as one
+    return work
+
 
 #: Why the SQL phase handed over: it hands over only once its attempts are used up.
 HANDED_OVER_AFTER = StopReason.max_attempts
@@ -109,69 +114,67 @@ def frame_maker(ctx: Context) -> Callable[[list[str], list[tuple]], Any]:
     return make_frame
 
 
-def start(state: AskState, ctx: Context) -> dict:
-    """The update that enters the fallback, seeded with the SQL attempts in ``state``: its
-    attempt counter restarts and its code runner gets ready while the model writes."""
-    sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
+def start(state: AskState, ctx: Context) -> AskState:
+    """Enters the fallback, seeded with the SQL attempts in ``state``: its attempt counter
+    restarts and its code runner gets ready while the model writes."""
+    sql_attempts = [a for a in state.attempts if a.phase == Phase.sql]
     log.info("[fallback] %d SQL attempt(s) failed: simple SELECT + pandas next", len(sql_attempts))
     prepare(ctx)
-    return {"attempts": state["attempts"], "phase": Phase.fallback, **begin_attempt(1, FIELDS)}
+    return state.replace(phase=Phase.fallback, work=CodeWork(1))
 
 
-# -- nodes -------------------------------------------------------------------------------------
+# -- steps -------------------------------------------------------------------------------------
 
 
-def generate(state: FallbackState, ctx: Context) -> dict:
+def generate(state: AskState, ctx: Context) -> AskState:
     """Asks the model for a simple SELECT plus pandas code, with the failed SQL attempts, the
     earlier fallback attempts and the feedback on a retry."""
-    sql_attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
-    share = state["options"].share
+    sql_attempts = [a for a in state.attempts if a.phase == Phase.sql]
+    share = state.options.share
     # a follow-up's previous answer and the kept examples follow the question, as in the SQL
     # phase's prompt
     context = f"\n\n{ctx.preamble.strip()}" if ctx.preamble.strip() else ""
     messages = build_fallback_messages(
-        state["question"] + context,
-        state["dialect"],
-        state["schema_text"],
+        state.question + context,
+        state.dialect,
+        state.schema_text,
         shared_attempts(sql_attempts, share),
         shared_attempts(record.same_phase(state), share),
     )
-    update = nodes.ask_model(state, ctx, messages)
-    if "model_error" not in update:
-        update["code"] = extract_code(update["reply"])
-    return update
+    answered = ask_model(state, ctx, messages)
+    reply = answered.work.reply
+    if answered.work.model_error or reply is None:
+        return answered
+    return answered.with_work(code=extract_code(reply.text))
 
 
-def check(state: FallbackState, ctx: Context) -> dict:
+def check(state: AskState, ctx: Context) -> AskState:
     """The safety check on the SELECT, then the simple-SELECT rule."""
-    update = nodes.check(state, ctx)
-    verdict = update["check"]
-    if verdict.ok:
-        simple = check_simple_select(verdict.sql, state["dialect"])
+    checked = check_sql(state, ctx)
+    verdict = checked.work.check
+    if verdict is not None and verdict.ok:
+        simple = check_simple_select(verdict.sql, state.dialect)
         if not simple.ok:
-            update["check"] = Validation(False, simple.issues, verdict.sql)
-    return update
+            checked = checked.with_work(check=Validation(False, simple.issues, verdict.sql))
+    return checked
 
 
-def check_code(state: FallbackState, ctx: Context) -> dict:
+def check_code(state: AskState, ctx: Context) -> AskState:
     """Runs the code check on the pandas code (its Python syntax tree)."""
     t0 = time.perf_counter()
-    verdict = check_python(state["code"] or "")
-    return {
-        "code_check": verdict,
-        "timings": nodes.timed(state, "check_code", time.perf_counter() - t0),
-    }
+    verdict = check_python(code_work(state).code or "")
+    return state.with_work(code_check=verdict).timed("check_code", time.perf_counter() - t0)
 
 
-def execute(state: FallbackState, ctx: Context) -> dict:
+def execute(state: AskState, ctx: Context) -> AskState:
     """Runs the checked SELECT, fetching at most ``fallback_row_limit`` rows."""
-    return nodes.run_sql(state, ctx, state["options"].fallback_row_limit)
+    return run_sql(state, ctx, state.options.fallback_row_limit)
 
 
-def run_code(state: FallbackState, ctx: Context) -> dict:
+def run_code(state: AskState, ctx: Context) -> AskState:
     """Runs the checked pandas code on the SELECT's rows (fresh namespace, timed)."""
     t0 = time.perf_counter()
-    execution = state["execution"]
+    execution = state.work.execution
     assert execution is not None  # the route runs the code only after the SELECT ran
     try:
         df = frame_maker(ctx)(list(execution.columns), list(execution.rows))
@@ -185,9 +188,9 @@ def run_code(state: FallbackState, ctx: Context) -> dict:
             ),
         )
     else:
-        options = state["options"]
+        options = state.options
         result = code_runner(ctx)(
-            state["code"],
+            code_work(state).code,
             df,
             timeout=options.timeout,
             memory=options.fallback_memory,
@@ -195,31 +198,27 @@ def run_code(state: FallbackState, ctx: Context) -> dict:
             row_limit=options.row_limit,
             result_bytes=options.result_bytes,
         )
-    return {
-        "code_run": result,
-        "timings": nodes.timed(state, "run_code", time.perf_counter() - t0),
-    }
+    return state.with_work(code_run=result).timed("run_code", time.perf_counter() - t0)
 
 
-def diagnose(state: FallbackState, ctx: Context) -> dict:
+def diagnose(state: AskState, ctx: Context) -> AskState:
     """The attempt's failure as one :class:`Diagnosis` (see :func:`diagnosis`)."""
     t0 = time.perf_counter()
-    return {
-        "diagnosis": diagnosis(state),
-        "timings": nodes.timed(state, "diagnose", time.perf_counter() - t0),
-    }
+    found = diagnosis(state)
+    return state.with_work(diagnosis=found).timed("diagnose", time.perf_counter() - t0)
 
 
-def diagnosis(state: FallbackState) -> Diagnosis:
+def diagnosis(state: AskState) -> Diagnosis:
     """The fallback attempt's failure: the first problem's category, feedback on all of them.
 
     SQL problems come first (missing blocks, the safety check, the simple-SELECT rule), then
     the code check, then what happened when running: the engine's error (through the usual
     diagnosis), too many rows, the Python error, the time limit, a missing ``result``.
     """
-    sql, code = state.get("sql"), state.get("code")
-    verdict, code_check = state.get("check"), state.get("code_check")
-    where: dict[str, Any] = {"sql": sql, "dialect": state["dialect"], "schema": state["schema"]}
+    work = code_work(state)
+    sql, code = work.sql, work.code
+    verdict, code_check = work.check, work.code_check
+    where: dict[str, Any] = {"sql": sql, "dialect": state.dialect, "schema": state.schema}
     found: list[tuple[Any, str | None]] = []
     if not sql or not code:
         found.append((NoBlocks(bool(sql), bool(code)), None))
@@ -229,11 +228,11 @@ def diagnosis(state: FallbackState) -> Diagnosis:
         found.append((refusal or SafetyRefusal(verdict.issues), "SQL"))
     if code_check is not None and not code_check.ok:
         found.append((CodeRefused(code_check.issues), "Python"))
-    execution, run = state.get("execution"), state.get("code_run")
-    if not found and state.get("error") is not None:
-        found.append((state["error"], None))
+    execution, run = work.execution, work.code_run
+    if not found and work.error is not None:
+        found.append((work.error, None))
     elif not found and execution is not None and execution.truncated:
-        found.append((TooManyRows(state["options"].fallback_row_limit), None))
+        found.append((TooManyRows(state.options.fallback_row_limit), None))
     elif not found and run is not None and not run.ok:
         columns = list(getattr(execution, "columns", []) or [])
         found.append((CodeFailed(run.error, columns), None))
@@ -242,19 +241,23 @@ def diagnosis(state: FallbackState) -> Diagnosis:
     return combine([diagnose_failure(f, **where) for f, _ in found], [lb for _, lb in found])
 
 
-def code_ran_ok(state: FallbackState) -> bool:
+def code_ran_ok(state: AskState) -> bool:
     """Whether the attempt's code gave the answer."""
-    run = state.get("code_run")
+    run = code_work(state).code_run
     return run is not None and run.ok
 
 
-def change(state: FallbackState) -> str | None:
+def change(state: AskState) -> str | None:
     """The SQL diff plus how many lines of the pandas code changed (None on the first)."""
     previous = record.same_phase(state)
     if not previous:
         return None
-    sql_change = sql_diff(previous[-1].sql, state.get("sql")) if state.get("sql") else None
-    return _with_code_diff(sql_change, previous[-1].code, state.get("code"))
+    work = code_work(state)
+    sql_change = None
+    if work.sql:
+        same = record.same_query(state, previous[-1])
+        sql_change = sql_diff(previous[-1].sql, work.sql, dialect=state.dialect, same=same)
+    return _with_code_diff(sql_change, previous[-1].code, work.code)
 
 
 def _with_code_diff(sql_change: str | None, before: str | None, after: str | None) -> str:
@@ -277,14 +280,16 @@ def _with_code_diff(sql_change: str | None, before: str | None, after: str | Non
     return f"{sql_change}; {code_change}" if sql_change else code_change
 
 
-def close_attempt(state: FallbackState, feedback_sent: bool, ok: bool) -> Attempt:
+def close_attempt(state: AskState, feedback_sent: bool, ok: bool) -> Attempt:
     """The record of the fallback attempt in progress (``ok``: whether it answered)."""
-    return record.close_attempt(state, feedback_sent, ok=ok, change=change, code=state.get("code"))
+    code = code_work(state).code
+    return record.close_attempt(state, feedback_sent, ok=ok, change=change, code=code)
 
 
-def provisional_attempt(state: FallbackState) -> Attempt:
+def provisional_attempt(state: AskState) -> Attempt:
     """The record of the fallback attempt in progress as far as it went (``running=True``)."""
-    code_check, run = state.get("code_check"), state.get("code_run")
+    work = code_work(state)
+    code_check, run = work.code_check, work.code_run
     refusals = []
     if code_check is not None and not code_check.ok:
         refusals.append("; ".join(str(getattr(i, "message", i)) for i in code_check.issues))
@@ -292,15 +297,15 @@ def provisional_attempt(state: FallbackState) -> Attempt:
     if run is not None and not run.ok:
         failure = getattr(run.error, "message", None) or str(run.error)
     attempt = record.provisional_attempt(state, code_ran_ok(state), refusals, failure)
-    return dataclasses.replace(attempt, code=state.get("code"))
+    return dataclasses.replace(attempt, code=work.code)
 
 
-def fallback_result(state: FallbackState) -> tuple[Fallback, Any]:
+def fallback_result(state: AskState) -> tuple[Fallback, Any]:
     """The phase's record for the result, and its answer (a DataFrame) when it answered."""
-    attempts = [a for a in state["attempts"] if a.phase == Phase.fallback]
+    attempts = [a for a in state.attempts if a.phase == Phase.fallback]
     last = attempts[-1] if attempts else None
-    run = state.get("code_run")
-    ok = state.get("stop_reason") == StopReason.success and run is not None and run.ok
+    run = code_work(state).code_run
+    ok = state.stop_reason == StopReason.success and run is not None and run.ok
     answer = run.result if ok and run is not None else None
     fallback = Fallback(
         sql=last.sql if last else None,
@@ -320,34 +325,34 @@ def _code_key(code: str | None) -> str:
     return "\n".join(line.rstrip() for line in (code or "").strip().splitlines() if line.strip())
 
 
-def unchanged(state: FallbackState) -> bool:
+def unchanged(state: AskState) -> bool:
     """The attempt repeats the previous fallback attempt (its SELECT and its code)."""
-    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.fallback]
-    if not same_sql(state, previous):
+    previous = [a for a in state.attempts if a.phase == Phase.fallback]
+    if not previous or not record.same_query(state, previous[-1]):
         return False
-    return _code_key(state.get("code")) == _code_key(previous[-1].code)
+    return _code_key(code_work(state).code) == _code_key(previous[-1].code)
 
 
-def has_blocks(state: FallbackState) -> bool:
+def has_blocks(state: AskState) -> bool:
     """The reply holds a SELECT or code (what is missing is diagnosed after the checks)."""
-    return bool(state.get("sql") or state.get("code"))
+    return bool(state.work.sql or code_work(state).code)
 
 
-def has_sql(state: FallbackState) -> bool:
-    return bool(state.get("sql"))
+def has_sql(state: AskState) -> bool:
+    return bool(state.work.sql)
 
 
-def has_code(state: FallbackState) -> bool:
-    return bool(state.get("code"))
+def has_code(state: AskState) -> bool:
+    return bool(code_work(state).code)
 
 
-def both_checked(state: FallbackState) -> bool:
+def both_checked(state: AskState) -> bool:
     """Both checks passed: the SELECT's (safety, simple-SELECT) and the code's."""
-    verdict, code_check = state.get("check"), state.get("code_check")
-    return verdict is not None and verdict.ok and code_check is not None and code_check.ok
+    code_check = code_work(state).code_check
+    return state.work.checked and code_check is not None and code_check.ok
 
 
-def rows_fetched(state: FallbackState) -> bool:
+def rows_fetched(state: AskState) -> bool:
     """The SELECT ran and fetched all its rows (within ``fallback_row_limit``)."""
-    execution = state.get("execution")
+    execution = state.work.execution
     return execution is not None and not execution.truncated

@@ -7,7 +7,9 @@ attempt, hand over, finish) are the same for both (:mod:`cadet_magic.agent.pipel
 :mod:`cadet_magic.agent.routes`).
 
 Example:
-    >>> [s.name for s in FALLBACK_PHASE.steps if s.when({"sql": None, "code": "result = df"})]
+    >>> from cadet_magic.agent.state import initial_state
+    >>> waiting = initial_state("q", dialect="sqlite").replace(work=fb.CodeWork(code="result = df"))
+    >>> [s.name for s in FALLBACK_PHASE.steps if s.when(waiting)]
     ['generate', 'check_code', 'execute', 'run_code']
     >>> [str(name) for name in PHASES]
     ['sql', 'fallback']
@@ -16,24 +18,11 @@ Example:
 from __future__ import annotations
 
 from cadet_magic.agent import fallback_phase as fb
-from cadet_magic.agent import nodes, record, result_step, routes
+from cadet_magic.agent import record, steps
+from cadet_magic.agent import sql_phase as sql
 from cadet_magic.agent.pipeline import PhaseSpec, Step
-from cadet_magic.agent.state import AskState
+from cadet_magic.agent.state import SqlWork
 from cadet_magic.result import Phase
-
-
-def has_sql(state: AskState) -> bool:
-    return bool(state.get("sql"))
-
-
-def ran(state: AskState) -> bool:
-    return state.get("execution") is not None
-
-
-def clean(state: AskState) -> bool:
-    """The result check did not find the run suspect."""
-    return not result_step.suspect_now(state)
-
 
 #: The fallback phase: a simple SELECT plus pandas code (both checked, then run).
 FALLBACK_PHASE = PhaseSpec(
@@ -51,27 +40,31 @@ FALLBACK_PHASE = PhaseSpec(
     provisional=fb.provisional_attempt,
     answered=fb.code_ran_ok,
     unchanged=fb.unchanged,
-    fields=fb.FIELDS,
+    begin=fb.CodeWork,
     start=fb.start,
     prepare=fb.prepare,
 )
 
-#: The SQL phase: the model's SQL checked, run and its result checked.
+#: The SQL phase: the model's SQL checked, run and its result checked; a suspect result is
+#: kept as a candidate answer.
 SQL_PHASE = PhaseSpec(
     name=Phase.sql,
     steps=(
-        Step("generate", nodes.generate, has_sql),
-        Step("check", nodes.check, routes.checked),
-        Step("execute", nodes.execute, ran),
-        Step("check_result", result_step.check_result, clean),
+        Step("generate", sql.generate, sql.has_sql),
+        Step("check", steps.check_sql, sql.checked),
+        Step("execute", sql.execute, sql.ran),
+        Step("check_result", sql.check_result, sql.clean),
     ),
-    diagnose=nodes.diagnose,
+    diagnose=sql.diagnose,
     close=record.close_attempt,
-    provisional=result_step.provisional_attempt,
-    answered=result_step.ran_clean,
-    unchanged=routes.unchanged_sql,
+    provisional=sql.provisional_attempt,
+    answered=sql.ran_clean,
+    unchanged=sql.unchanged,
+    begin=SqlWork,
+    keep=sql.keep,
+    warnings=sql.warnings,
     next=FALLBACK_PHASE,
-    hands_over=routes.fallback_due,
+    hands_over=sql.fallback_due,
 )
 
 #: Each phase by name, in the order they run.

@@ -2,19 +2,23 @@
 
 A phase (:class:`PhaseSpec`) is a declaration: its attempt's steps in order (generate, the
 checks, the runs, the result check; each a :class:`Step` with the test that lets the attempt
-go on), its diagnosis, how it records an attempt, what makes an attempt a repeat of the
+go on), its diagnosis, how it records an attempt, the record of its attempt in progress
+(``begin``), the candidate answer it keeps (``keep``), what makes an attempt a repeat of the
 previous one, and the phase it hands over to. Everything else is written once, here and in
 :mod:`cadet_magic.agent.routes`, for every phase:
 
 - the routes (:func:`cadet_magic.agent.routes.route`): a step that passes leads to the next
   step that applies, the last one to ``finish``; a step that fails leads to ``diagnose``
-  (straight to the decision when the step diagnosed its own failure, as the result check
-  does); a model error ends the phase;
+  (straight to the decision when the step diagnosed its own failure); a model error ends the
+  phase;
 - the retry policy (:func:`cadet_magic.agent.routes.decide`): retry, hand over, or stop;
 - the control steps: :func:`next_attempt` (the failed attempt recorded with its feedback, the
-  next one started; the best suspect result kept), :func:`hand_over` (the next phase seeded
-  with this one's attempts) and :func:`finish` (the last attempt recorded, the stop reason,
-  or the best suspect result as the answer when no clean one came).
+  next one started, the best candidate kept), :func:`hand_over` (the next phase seeded with
+  this one's attempts) and :func:`finish` (the last attempt recorded, the stop reason, or the
+  best candidate as the answer when no attempt answered).
+
+The pipeline keeps the best candidate a phase's ``keep`` offers (by the candidate's rank)
+without knowing why the phase kept it.
 
 A phase without a ``generate`` step (an attempt whose query is already known, e.g. run again
 without a model) is a declaration like any other: the pipeline starts at its first step.
@@ -32,26 +36,36 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
-from cadet_magic.agent import result_step
-from cadet_magic.agent.nodes import Context
-from cadet_magic.agent.routes import decide
-from cadet_magic.agent.state import ATTEMPT_FIELDS, AskState, begin_attempt
+from cadet_magic.agent import record
+from cadet_magic.agent.routes import candidate, decide
+from cadet_magic.agent.state import AskState, Candidate, Work
+from cadet_magic.agent.steps import Context
 from cadet_magic.result import Attempt, StopReason
 
 log = logging.getLogger("cadet_magic")
 
-#: A step's function: the state and the run's context in, a partial update out.
-StepFunction = Callable[[Any, Context], dict]
+#: A step's function: the state and the run's context in, the next state out.
+StepFunction = Callable[[AskState, Context], AskState]
+#: A test of the state (does the attempt go on, does a step apply, ...).
+Test = Callable[[AskState], bool]
 
 
-def _always(state: Any) -> bool:
+def _always(state: AskState) -> bool:
     return True
 
 
-def _never(state: Any) -> bool:
+def _never(state: AskState) -> bool:
     return False
+
+
+def _keeps_nothing(state: AskState) -> Candidate | None:
+    return None
+
+
+def _no_warnings(state: AskState) -> tuple[str, ...]:
+    return ()
 
 
 @dataclass(frozen=True)
@@ -62,8 +76,8 @@ class Step:
 
     name: str
     run: StepFunction
-    passed: Callable[[Any], bool]
-    when: Callable[[Any], bool] = _always
+    passed: Test
+    when: Test = _always
 
 
 @dataclass(frozen=True)
@@ -71,26 +85,31 @@ class PhaseSpec:
     """A phase as a declaration of its attempt pipeline.
 
     ``steps``: the attempt's steps in order. ``diagnose``: the step that turns a failure into a
-    :class:`~cadet_magic.diagnose.model.Diagnosis`. ``fields``: the state fields of its attempt
-    in progress (cleared when the next starts). ``close(state, feedback_sent, ok)``: the
-    :class:`Attempt` record; ``provisional(state)``: the record while it runs; ``answered``:
-    whether the attempt gave the answer; ``unchanged``: whether it repeats the previous attempt
-    (the retry policy then stops). ``next``: the phase handed over to when the attempts are used
-    up and ``hands_over(state)`` allows it; ``start(state, ctx)`` enters this phase after the
-    one before it, ``prepare(ctx)`` lets it get ready while the phase before it still runs.
+    :class:`~cadet_magic.diagnose.model.Diagnosis`. ``begin(number)``: the record of a new
+    attempt in progress (its fields: :class:`~cadet_magic.agent.state.Work` or a phase's own
+    kind of it). ``close(state, feedback_sent, ok)``: the :class:`Attempt` record;
+    ``provisional(state)``: the record while it runs; ``answered``: whether the attempt gave the
+    answer; ``keep(state)``: the attempt's result as a candidate answer, kept in case no attempt
+    answers (None: nothing to keep); ``warnings(state)``: what the answer's warnings say;
+    ``unchanged``: whether it repeats the previous attempt (the retry policy then stops).
+    ``next``: the phase handed over to when the attempts are used up and ``hands_over(state)``
+    allows it; ``start(state, ctx)`` enters this phase after the one before it,
+    ``prepare(ctx)`` lets it get ready while the phase before it still runs.
     """
 
     name: str
     steps: tuple[Step, ...]
     diagnose: StepFunction
     close: Callable[..., Attempt]
-    provisional: Callable[[Any], Attempt]
-    answered: Callable[[Any], bool]
-    unchanged: Callable[[Any], bool]
-    fields: tuple[str, ...] = ATTEMPT_FIELDS
+    provisional: Callable[[AskState], Attempt]
+    answered: Test
+    unchanged: Test
+    begin: Callable[[int], Work] = Work
+    keep: Callable[[AskState], Candidate | None] = _keeps_nothing
+    warnings: Callable[[AskState], tuple[str, ...]] = _no_warnings
     next: Optional[PhaseSpec] = None  # noqa: UP045 - a forward reference dataclasses evaluate
-    hands_over: Callable[[Any], bool] = _never
-    start: Callable[[Any, Context], dict] | None = None
+    hands_over: Test = _never
+    start: StepFunction | None = None
     prepare: Callable[[Context], None] | None = None
 
     def names(self) -> tuple[str, ...]:
@@ -104,7 +123,7 @@ class PhaseSpec:
                 return s
         raise KeyError(name)
 
-    def first(self, state: Any) -> str:
+    def first(self, state: AskState) -> str:
         """The name of the attempt's first step that applies."""
         return next(s.name for s in self.steps if s.when(state))
 
@@ -113,20 +132,18 @@ class PhaseSpec:
         control: dict[str, StepFunction] = {
             "diagnose": self.diagnose,
             "next_attempt": self._next_attempt,
-            "retry_suspect": self._next_attempt,
             "hand_over": self._hand_over,
             "finish": self._finish,
-            "finish_suspect": self._finish,
         }
         return control[name] if name in control else self.step(name).run
 
-    def _next_attempt(self, state: Any, ctx: Context) -> dict:
+    def _next_attempt(self, state: AskState, ctx: Context) -> AskState:
         return next_attempt(state, ctx, self)
 
-    def _hand_over(self, state: Any, ctx: Context) -> dict:
+    def _hand_over(self, state: AskState, ctx: Context) -> AskState:
         return hand_over(state, ctx, self)
 
-    def _finish(self, state: Any, ctx: Context) -> dict:
+    def _finish(self, state: AskState, ctx: Context) -> AskState:
         return finish(state, ctx, self)
 
 
@@ -135,36 +152,30 @@ def close(state: AskState, phase: PhaseSpec, feedback_sent: bool) -> Attempt:
     return phase.close(state, feedback_sent, ok=phase.answered(state))
 
 
-def next_attempt(state: AskState, ctx: Context, phase: PhaseSpec) -> dict:
-    """Records the failed attempt with the feedback that goes to the model and starts the next
-    (a suspect result is kept, in case no clean answer follows)."""
-    best = result_step.best_suspect(state)
-    done = close(state, phase, feedback_sent=True)
-    update = {
-        "attempts": (*state["attempts"], done),
-        **begin_attempt(state["attempt"] + 1, phase.fields),
-    }
-    return {**update, "best_suspect": best} if best is not None else update
+def next_attempt(state: AskState, ctx: Context, phase: PhaseSpec) -> AskState:
+    """Records the failed attempt with the feedback that goes to the model and starts the next;
+    the best candidate answer so far is kept."""
+    done = record.closed(state, close(state, phase, feedback_sent=True))
+    return done.replace(work=phase.begin(state.attempt + 1), kept=candidate(state, phase))
 
 
-def hand_over(state: AskState, ctx: Context, phase: PhaseSpec) -> dict:
+def hand_over(state: AskState, ctx: Context, phase: PhaseSpec) -> AskState:
     """The phase ends (its last attempt recorded, without feedback) and the next one starts,
     seeded with the attempts so far."""
     assert phase.next is not None and phase.next.start is not None  # routed only then
-    done = close(state, phase, feedback_sent=False)
-    return phase.next.start(AskState(**{**state, "attempts": (*state["attempts"], done)}), ctx)
+    return phase.next.start(record.closed(state, close(state, phase, feedback_sent=False)), ctx)
 
 
-def finish(state: AskState, ctx: Context, phase: PhaseSpec) -> dict:
-    """Records the last attempt and why the run stopped; without a clean answer, the best
-    suspect result answers (with warnings saying what looks wrong)."""
+def finish(state: AskState, ctx: Context, phase: PhaseSpec) -> AskState:
+    """Records the last attempt and why the run stopped; when no attempt answered, the best
+    candidate the phase kept answers (with its warnings)."""
     done = close(state, phase, feedback_sent=False)
-    attempts = (*state["attempts"], done)
-    best = None if phase.answered(state) else result_step.best_suspect(state)
+    ended = record.closed(state, done)
+    best = None if phase.answered(state) else candidate(state, phase)
     if best is not None:
-        log.info("[end] answered with the suspect result of attempt %d", best.attempt)
-        return {"attempts": attempts, **result_step.answer_with(best)}
-    if state.get("model_error"):
+        log.info("[end] answered with the kept result of attempt %d", best.attempt)
+        return ended.replace(kept=best, answer=best, stop_reason=StopReason.success)
+    if state.work.model_error:
         reason = StopReason.model_error
     elif phase.answered(state):
         reason = StopReason.success
@@ -172,4 +183,4 @@ def finish(state: AskState, ctx: Context, phase: PhaseSpec) -> dict:
         reason = StopReason(decide(state, phase))
     label = "" if phase.name == "sql" else phase.name + " "
     log.info("[end] %s%s after %d attempt(s)", label, reason, done.number)
-    return {"attempts": attempts, "stop_reason": reason}
+    return ended.replace(stop_reason=reason)

@@ -6,35 +6,30 @@ step that applies, the last one to ``finish``; a step that fails leads to ``diag
 (straight to the decision when it diagnosed its own failure, as the result check does); a
 model error ends the phase. After a diagnosis (:func:`route_after_diagnose`) the one retry
 policy (:func:`decide`) retries with feedback up to ``max_attempts``; at the maximum a phase
-with a next phase hands over (``"hand_over"``) when it allows it. Non-retryable errors
-(permission, connection), model errors and the unchanged-attempt guard stop without one. A
-suspect result (the result check found a filter value missing) is retried like a failure
-(``retry_suspect``); when the phase would end without a clean answer the best suspect result
-answers (``finish_suspect``), and the phase does not hand over.
+with a next phase hands over (``"hand_over"``) when it allows it and no candidate answer was
+kept (a kept candidate answers instead). Non-retryable errors (permission, connection), model
+errors and the unchanged-attempt guard stop without one.
 
 Example (the SQL phase, declared in :mod:`cadet_magic.agent.phases`):
     >>> from cadet_magic.agent.phases import SQL_PHASE
+    >>> from cadet_magic.agent.state import initial_state
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
-    >>> from cadet_magic.options import AskOptions
-    >>> s = {"attempt": 3, "options": AskOptions(fallback=False), "phase": "sql",
-    ...      "diagnosis": Diagnosis(Category.column_not_found, True), "sql": "x", "attempts": ()}
+    >>> s = initial_state("q", dialect="duckdb", fallback=False).with_work(
+    ...     number=3, sql="x", diagnosis=Diagnosis(Category.column_not_found, True))
     >>> str(decide(s, SQL_PHASE))
     'max_attempts'
-    >>> decide({**s, "options": AskOptions()}, SQL_PHASE)
+    >>> decide(s.replace(options=s.options.replace(fallback=True)), SQL_PHASE)
     'hand_over'
-    >>> route(SQL_PHASE, "generate", {"sql": None})
+    >>> route(SQL_PHASE, "generate", initial_state("q", dialect="duckdb"))  # no SQL in the reply
     'diagnose'
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cadet_magic.agent import result_step
-from cadet_magic.agent.state import AskState
-from cadet_magic.result import Attempt, Phase, StopReason
-from cadet_magic.sql.normalize import normalize_sql
+from cadet_magic.agent.state import AskState, Candidate, better
+from cadet_magic.result import StopReason
 
 if TYPE_CHECKING:
     from cadet_magic.agent.pipeline import PhaseSpec
@@ -43,39 +38,10 @@ if TYPE_CHECKING:
 HAND_OVER = "hand_over"
 
 
-def checked(state: AskState) -> bool:
-    """Whether the safety check passed the attempt's SQL."""
-    check = state.get("check")
-    return check is not None and check.ok
-
-
-def same_sql(state: AskState, previous: Sequence[Attempt]) -> bool:
-    """Whether the attempt's SQL is the last of ``previous``'s, up to formatting."""
-    sql = state.get("sql")
-    if not (sql and previous and previous[-1].sql):
-        return False
-    dialect = state.get("dialect")
-    return normalize_sql(sql, dialect) == normalize_sql(previous[-1].sql, dialect)
-
-
-def unchanged_sql(state: AskState) -> bool:
-    """The SQL phase's guard: the attempt repeats the previous SQL attempt, which repeated the
-    one before it (the model was told it repeats itself, :mod:`cadet_magic.diagnose.repeat`,
-    and did again); a suspect result repeating the previous attempt stops at once (the best
-    suspect result answers)."""
-    previous = [a for a in state.get("attempts", ()) if a.phase == Phase.sql]
-    if result_step.suspect_now(state):  # a suspect result written again: its answer stands
-        return same_sql(state, previous)
-    return (
-        len(previous) >= 2
-        and same_sql(state, previous)
-        and same_sql({**state, "sql": previous[-1].sql}, previous[:-1])
-    )
-
-
-def fallback_due(state: AskState) -> bool:
-    """Whether an SQL phase that stopped at the maximum hands over to the fallback."""
-    return state["options"].fallback and not state.get("model_error")
+def candidate(state: AskState, phase: PhaseSpec) -> Candidate | None:
+    """The best candidate answer so far: the one kept, or the attempt in progress's (as
+    ``phase.keep`` offers it), whichever ranks better."""
+    return better(state.kept, phase.keep(state))
 
 
 def decide(state: AskState, phase: PhaseSpec) -> str:
@@ -87,56 +53,49 @@ def decide(state: AskState, phase: PhaseSpec) -> str:
     increment (handing over when allowed), then the unchanged guard (a model that keeps
     writing the same failed attempt hands over when allowed, else stops).
     """
-    diagnosis = state["diagnosis"]
+    diagnosis = state.work.diagnosis
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
-    if state["attempt"] >= state["options"].max_attempts:
-        return (
-            HAND_OVER
-            if phase.next is not None and phase.hands_over(state)
-            else StopReason.max_attempts
-        )
+    hands_over = phase.next is not None and phase.hands_over(state)
+    if state.attempt >= state.options.max_attempts:
+        return HAND_OVER if hands_over else StopReason.max_attempts
     if phase.unchanged(state):
-        hand_over = phase.next is not None and phase.hands_over(state)
-        return HAND_OVER if hand_over else StopReason.unchanged_sql
+        return HAND_OVER if hands_over else StopReason.unchanged_sql
     return "retry"
 
 
-def _finish(state: AskState) -> str:
-    """How a phase ends: with the best suspect result when there is one (and no clean answer)."""
-    return "finish_suspect" if result_step.best_suspect(state) is not None else "finish"
-
-
 def route_after_diagnose(state: AskState, phase: PhaseSpec) -> str:
-    """After a failed (or suspect) attempt: the next attempt, the next phase, or the end."""
+    """After a failed attempt: the next attempt, the next phase, or the end."""
     decision = decide(state, phase)
     if decision == "retry":
-        return "retry_suspect" if result_step.suspect_now(state) else "next_attempt"
-    if decision == HAND_OVER and result_step.best_suspect(state) is None:
+        return "next_attempt"
+    if decision == HAND_OVER and candidate(state, phase) is None:
         return "hand_over"
-    return _finish(state)
+    return "finish"
 
 
 def route_after_step(state: AskState, phase: PhaseSpec, name: str) -> str:
     """After the declared step ``name``: the next step that applies, ``diagnose``, or the end."""
-    if state.get("model_error"):
-        return _finish(state)
+    if state.work.model_error:
+        return "finish"
     steps = phase.steps
     i = phase.names().index(name)
     if not steps[i].passed(state):
-        return "diagnose" if state.get("diagnosis") is None else route_after_diagnose(state, phase)
+        if state.work.diagnosis is None:
+            return "diagnose"
+        return route_after_diagnose(state, phase)
     return next((s.name for s in steps[i + 1 :] if s.when(state)), "finish")
 
 
-def route(phase: PhaseSpec, step: str, state: Any) -> str:
+def route(phase: PhaseSpec, step: str, state: AskState) -> str:
     """Where the run goes after ``step`` of ``phase`` (``"end"`` when it is over)."""
     if step == "diagnose":
         return route_after_diagnose(state, phase)
-    if step in ("read_schema", "next_attempt", "retry_suspect"):
+    if step in ("read_schema", "next_attempt"):
         return phase.first(state)
     if step == "hand_over":
         assert phase.next is not None
         return phase.next.first(state)
-    if step in ("finish", "finish_suspect"):
+    if step == "finish":
         return "end"
     return route_after_step(state, phase, step)

@@ -20,9 +20,9 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-from cadet_magic.agent import fallback_phase, nodes, result_step, routes
+from cadet_magic.agent import fallback_phase, routes, steps
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
@@ -48,7 +48,7 @@ RERUN_SQL = without_generate(SQL_PHASE)
 RERUN_FALLBACK = without_generate(FALLBACK_PHASE)
 
 
-def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: nodes.Context) -> None:
+def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: steps.Context) -> None:
     """After a failed attempt that the next phase may follow, the next phase gets ready (the
     fallback's code runner starts its worker) while the model writes the next attempt."""
     following = phase.next
@@ -63,32 +63,49 @@ def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: nodes.Context
 
 @dataclass(frozen=True)
 class Event:
-    """One finished step: its node name, the update it returned and the state after it.
+    """One finished step: its name, the state after it and the seconds since the run started.
 
-    Displays read the records: :attr:`attempts` (the finished ones) and :attr:`attempt` (the
-    provisional record of the attempt in progress), rendered with the same helpers as a
-    finished result.
+    Displays read its typed properties: where the run is (:attr:`phase`, :attr:`number` of
+    :attr:`max_attempts`), what it runs on (:attr:`dialect`, :attr:`connection`) and the
+    records: :attr:`attempts` (the finished ones) and :attr:`attempt` (the provisional record
+    of the attempt in progress), rendered with the same helpers as a finished result.
     """
 
     step: str
-    update: dict
     state: AskState
     elapsed: float
+    #: The declaration of the phase the run is in (its provisional record).
+    spec: PhaseSpec = SQL_PHASE
 
     @property
     def phase(self) -> Phase:
         """The phase the run is in after this step."""
-        return Phase(self.state.get("phase") or Phase.sql)
+        return Phase(self.state.phase)
 
     @property
     def number(self) -> int:
         """The number of the attempt in progress (within its phase)."""
-        return self.state.get("attempt") or 1
+        return self.state.attempt
+
+    @property
+    def max_attempts(self) -> int:
+        """The most attempts a phase makes (the run's option)."""
+        return self.state.options.max_attempts
+
+    @property
+    def dialect(self) -> str:
+        """The dialect of the connection the run asks."""
+        return self.state.dialect
+
+    @property
+    def connection(self) -> str:
+        """The label of the connection the run asks."""
+        return self.state.connection
 
     @property
     def attempts(self) -> tuple[Attempt, ...]:
         """The finished attempts, both phases, in order."""
-        return tuple(self.state.get("attempts") or ())
+        return self.state.attempts
 
     @property
     def attempt(self) -> Attempt | None:
@@ -99,7 +116,7 @@ class Event:
         phase, number = self.phase, self.number
         if any(a.phase == phase and a.number == number for a in self.attempts):
             return None
-        return PHASES[phase].provisional(AskState(**{**self.state, "phase": phase}))
+        return self.spec.provisional(self.state)
 
 
 def run_agent(
@@ -149,7 +166,7 @@ def run_agent(
         opts = opts.replace(max_attempts=1)
         rerun = RERUN_SQL if recorded_code is None else RERUN_FALLBACK
         phases = {rerun.name: rerun}
-    ctx = nodes.Context(
+    ctx = steps.Context(
         model=model,
         runner=runner,
         schema=schema,
@@ -161,40 +178,43 @@ def run_agent(
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
     )
+    first = next(iter(phases.values()))
+    state = state.replace(phase=first.name, work=first.begin(1))
     if recorded_sql is not None:
-        known = {"sql": recorded_sql, "reply": "", "timings": {}}
+        state = state.with_work(sql=recorded_sql)
         if recorded_code is not None:
             fallback_phase.prepare(ctx)
-            known.update(phase=Phase.fallback, code=recorded_code)
-        state = AskState(**{**state, **known})  # type: ignore[typeddict-item]
+            state = state.with_work(code=recorded_code)
     start = time.perf_counter()
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + 2)
     for _ in range(max_steps):
-        phase = phases[state["phase"]]
-        run = nodes.read_schema if step == "read_schema" else phase.node(step)
-        update = run(state, ctx)
-        state = AskState(**{**state, **update})
+        phase = phases[state.phase]
+        run = steps.read_schema if step == "read_schema" else phase.node(step)
+        state = run(state, ctx)
         if on_event is not None:
-            on_event(Event(step, update, state, time.perf_counter() - start))
+            spec = phases[state.phase]
+            on_event(Event(step, state, time.perf_counter() - start, spec))
         _anticipate(step, state, phase, ctx)
         step = routes.route(phase, step, state)
         if step == "end":
             break
     else:  # pragma: no cover - the routes guarantee termination
         raise RuntimeError("agent did not terminate")
-    return to_result(state, ctx, time.perf_counter() - start, model_label, scripted)
+    return to_result(
+        state, phases[state.phase], ctx, time.perf_counter() - start, model_label, scripted
+    )
 
 
 def truncation_note(why: str, state: AskState) -> str:
     """Why an answer was cut, in the words the displays show.
 
     Example:
-        >>> truncation_note("bytes", {"options": AskOptions()})
+        >>> truncation_note("bytes", initial_state("q", dialect="sqlite"))
         'truncated at the 64 MiB result budget (AskMagic.result_bytes): more rows exist'
     """
     if why == "bytes":
-        mib = state["options"].result_bytes / 2**20
+        mib = state.options.result_bytes / 2**20
         return (
             f"truncated at the {mib:g} MiB result budget (AskMagic.result_bytes): more rows exist"
         )
@@ -202,27 +222,30 @@ def truncation_note(why: str, state: AskState) -> str:
 
 
 def to_result(
-    state: AskState, ctx: nodes.Context, elapsed: float, model_label: str, scripted: bool
+    state: AskState,
+    phase: PhaseSpec,
+    ctx: steps.Context,
+    elapsed: float,
+    model_label: str,
+    scripted: bool,
 ) -> AskResult:
     """The final state as an :class:`AskResult` (rows as plain tuples; the edge adds a DataFrame
-    for SQL answers; a fallback answer is already one)."""
-    execution = state.get("execution")
-    attempts = [a for a in state["attempts"] if a.phase == Phase.sql]
+    for SQL answers; a fallback answer is already one); ``phase``: the one the run ended in."""
+    answer = state.answer
+    execution = answer.execution if answer is not None else state.work.execution
+    attempts = [a for a in state.attempts if a.phase == Phase.sql]
+    row_limit = state.options.row_limit
     fallback = None
     df = None
-    if state["phase"] == Phase.fallback:
-        fallback, df = fallback_phase.fallback_result(cast(fallback_phase.FallbackState, state))
+    if state.phase == Phase.fallback:
+        fallback, df = fallback_phase.fallback_result(state)
         ok = fallback.ok
         frame = df
         columns = [str(c) for c in frame.columns] if ok else []
-        rows = (
-            list(frame.head(state["options"].row_limit).itertuples(index=False, name=None))
-            if ok
-            else []
-        )
-        truncated = ok and len(frame) > state["options"].row_limit
+        rows = list(frame.head(row_limit).itertuples(index=False, name=None)) if ok else []
+        truncated = ok and len(frame) > row_limit
         if truncated:
-            df = frame.head(state["options"].row_limit)
+            df = frame.head(row_limit)
     else:
         ok = execution is not None
         columns = list(execution.columns) if execution is not None else []
@@ -232,14 +255,22 @@ def to_result(
     if truncated:
         why = getattr(execution, "truncation", "") if fallback is None else "rows"
         note = truncation_note(why, state)
+    if not ok:
+        sql = None
+    elif fallback is not None:
+        sql = fallback.sql
+    else:
+        sql = (answer.sql if answer is not None else None) or attempts[-1].sql
+    if not ok:
+        warnings: list[str] = []
+    elif answer is not None and answer.warnings:
+        warnings = list(answer.warnings)
+    else:
+        warnings = list(phase.warnings(state))
     result = AskResult(
-        question=state["question"],
+        question=state.question,
         ok=ok,
-        sql=(
-            (fallback.sql if fallback is not None else state.get("answer_sql") or attempts[-1].sql)
-            if ok
-            else None
-        ),
+        sql=sql,
         df=df,
         columns=columns,
         rows=rows,
@@ -247,21 +278,19 @@ def to_result(
         truncation_note=note,
         attempts=attempts,
         fallback=fallback,
-        stop_reason=state.get("stop_reason"),
+        stop_reason=state.stop_reason,
         model=model_label,
         scripted=scripted,
-        dialect=state["dialect"],
-        connection=state.get("connection", ""),
+        dialect=state.dialect,
+        connection=state.connection,
         elapsed=elapsed,
         model_calls=ctx.model_calls,
-        warnings=result_step.warnings_of(state, ok),
+        warnings=warnings,
     )
     if not ok:
         result.message = failure_message(result)
     result.prompts = list(ctx.prompts)
-    result.provenance = build_provenance(
-        result, schema=state.get("schema"), share=state["options"].share
-    )
+    result.provenance = build_provenance(result, schema=state.schema, share=state.options.share)
     return result
 
 

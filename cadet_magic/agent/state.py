@@ -1,88 +1,171 @@
-"""The agent's state: a typed dict that nodes read and return partial updates of."""
+"""The run's state: frozen records that each step replaces (:func:`dataclasses.replace`), never
+changes.
+
+:class:`AskState` is everything one question's run knows: its inputs, what was read once (the
+schema and its prompt text), the finished :class:`~cadet_magic.result.Attempt` records, the
+candidate answer a phase keeps (:class:`Candidate`) and, in ``work``, the attempt in progress.
+The attempt in progress is a record of its own (:class:`Work`): what the model replied
+(:class:`Reply`), the SQL and the safety check's verdict (whose ``query`` is the
+:class:`~cadet_magic.sql.query.CheckedQuery`), the engine's result or error, the diagnosis,
+the steps' timings. A phase whose attempts hold more extends it (the SQL phase's result check:
+:class:`SqlWork`; the fallback's pandas code: ``fallback_phase.CodeWork``); the next attempt
+starts from a new record.
+
+Example:
+    >>> s = initial_state("How many?", dialect="sqlite", max_attempts=2)
+    >>> s.options.max_attempts, s.options.row_limit, str(s.phase), s.attempt
+    (2, 1000, 'sql', 1)
+    >>> s = s.with_work(sql="SELECT 1").timed("generate", 0.5)
+    >>> s.work.sql, dict(s.work.timings), s.question
+    ('SELECT 1', {'generate': 0.5}, 'How many?')
+"""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.result import Attempt, Phase, Tokens
+from cadet_magic.result_check.findings import ValueCheck
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.functions import FunctionCatalog
+from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.validate import Validation
 
+#: No timings yet (a read-only mapping shared by every new attempt).
+NO_TIMINGS: Mapping[str, float] = MappingProxyType({})
 
-class AttemptInProgress(TypedDict, total=False):
-    """The attempt in progress: what the model replied (and the tokens and seconds its call
-    took), its SQL, the check's verdict, the engine's result or error, the diagnosis and the
-    steps' timings. A new attempt starts with all of it cleared (:func:`begin_attempt`)."""
 
-    reply: str
-    tokens: Tokens | None
-    model_seconds: float | None
+@dataclass(frozen=True)
+class Reply:
+    """What the model answered: its text, the tokens its provider reported (None: none
+    reported) and the seconds the call took."""
+
+    text: str = ""
+    tokens: Tokens | None = None
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class Work:
+    """The attempt in progress, as far as it went.
+
+    ``number``: its number within the phase. ``reply``: the model's (None before the model
+    answered, and in a rerun). ``sql``: the SQL as it stands (the model's; with the strings it
+    wrote in double quotes in single quotes once checked). ``check``: the safety check's
+    verdict. ``execution``: the engine's result; ``error``: the engine's error (data for the
+    diagnosis). ``diagnosis``: why it failed and what to tell the model. ``model_error``: the
+    model could not be called (one line). ``timings``: seconds per step.
+    """
+
+    number: int = 1
+    reply: Reply | None = None
+    sql: str | None = None
+    check: Validation | None = None
+    execution: RunResult | None = None
+    error: BaseException | None = None
+    diagnosis: Diagnosis | None = None
+    model_error: str | None = None
+    timings: Mapping[str, float] = field(default_factory=lambda: NO_TIMINGS)
+
+    @property
+    def query(self) -> CheckedQuery | None:
+        """The checked query, when the safety check let the SQL through."""
+        return self.check.query if self.check is not None and self.check.ok else None
+
+    @property
+    def checked(self) -> bool:
+        """Whether the safety check passed the SQL."""
+        return self.check is not None and self.check.ok
+
+
+@dataclass(frozen=True)
+class SqlWork(Work):
+    """An SQL attempt in progress: the fields of every attempt, and the result check of its
+    run (None until it ran)."""
+
+    value_check: ValueCheck | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An answer a phase keeps in case no better one follows: the attempt, its SQL, its run,
+    how good it is (``rank``: lower is better) and the warnings it answers with."""
+
+    attempt: int
     sql: str | None
-    check: Validation | None
-    execution: RunResult | None
-    error: Any
-    diagnosis: Diagnosis | None
-    timings: dict[str, float]
+    execution: RunResult
+    rank: tuple[int, ...]
+    warnings: tuple[str, ...] = ()
 
 
-class AskState(AttemptInProgress, total=False):
+def better(a: Candidate | None, b: Candidate | None) -> Candidate | None:
+    """The better of two candidates (the lower rank; on a tie the second, the later one).
+
+    Example:
+        >>> r = RunResult(["n"], [(1,)])
+        >>> better(Candidate(1, "a", r, (1,)), Candidate(2, "b", r, (1,))).attempt
+        2
+        >>> better(Candidate(1, "a", r, (0,)), None).attempt
+        1
+    """
+    if a is None or b is None:
+        return a or b
+    return a if a.rank < b.rank else b
+
+
+@dataclass(frozen=True)
+class AskState:
     """Everything one question's run knows.
 
     Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``options`` (the
-    run's :class:`~cadet_magic.options.AskOptions`, whole: every step reads its options there,
-    e.g. ``feedback``: what a retry tells the model).
-    Read once: ``schema``, ``schema_text``, ``allowed_tables``, ``functions`` (the engine's
-    function allow-list, a ``FunctionCatalog``, or None).
-    ``phase``: the phase in progress (:class:`~cadet_magic.result.Phase`); a later phase
-    declares the fields of its own attempts itself.
-    The attempt in progress: ``attempt`` (its number within the phase) and the fields of
-    :class:`AttemptInProgress`.
-    Done: ``attempts`` (a tuple of finished :class:`Attempt`, every phase), ``stop_reason``,
-    ``model_error``.
+    run's :class:`~cadet_magic.options.AskOptions`, whole: every step reads its options there).
+    Read once: ``schema``, ``schema_text`` (what the prompt shows of it), ``allowed_tables``,
+    ``functions`` (the engine's function allow-list, or None). ``phase``: the phase in
+    progress. ``work``: the attempt in progress. Done: ``attempts`` (every phase's, in order;
+    ``forms``: their SQL's normal forms, made once from the checked tree as each attempt closes,
+    to tell a later attempt that writes the same query), ``kept`` (the best candidate answer so far), ``answer`` (the candidate that answered, when
+    no clean attempt did) and ``stop_reason``.
     """
 
     question: str
     dialect: str
-    connection: str
-    options: AskOptions
-    phase: str
+    options: AskOptions = field(default_factory=AskOptions)
+    connection: str = ""
+    phase: Phase = Phase.sql
+    schema: Schema = field(default_factory=Schema)
+    schema_text: str = ""
+    allowed_tables: tuple[str, ...] | None = None
+    functions: FunctionCatalog | None = None
+    work: Work = field(default_factory=SqlWork)
+    attempts: tuple[Attempt, ...] = ()
+    forms: tuple[str, ...] = ()
+    kept: Candidate | None = None
+    answer: Candidate | None = None
+    stop_reason: str | None = None
 
-    schema: Schema
-    schema_text: str
-    allowed_tables: list[str] | None
-    functions: FunctionCatalog | None
+    @property
+    def attempt(self) -> int:
+        """The number of the attempt in progress (within its phase)."""
+        return self.work.number
 
-    attempt: int
+    def replace(self, **changes: Any) -> AskState:
+        """A copy with ``changes`` (field names of the state)."""
+        return dataclasses.replace(self, **changes)
 
-    attempts: tuple[Attempt, ...]
-    stop_reason: str | None
-    model_error: str | None
+    def with_work(self, **changes: Any) -> AskState:
+        """A copy whose attempt in progress has ``changes`` (field names of its record)."""
+        return dataclasses.replace(self, work=dataclasses.replace(self.work, **changes))
 
-    # The result check (cadet_magic.agent.result_step): the check of the attempt that ran
-    # last, the best suspect result so far, and the answer's SQL and warnings once chosen.
-    value_check: Any
-    best_suspect: Any
-    answer_sql: str | None
-    warnings: list[str]
-
-
-#: The fields of the attempt in progress.
-ATTEMPT_FIELDS = tuple(AttemptInProgress.__annotations__)
-
-
-def begin_attempt(number: int, fields: tuple[str, ...] = ATTEMPT_FIELDS) -> dict[str, Any]:
-    """The update that starts attempt ``number``: the previous attempt's ``fields`` cleared.
-
-    Example:
-        >>> u = begin_attempt(2)
-        >>> u["attempt"], u["sql"], u["diagnosis"]
-        (2, None, None)
-    """
-    return {"attempt": number, **dict.fromkeys(fields)}
+    def timed(self, step: str, seconds: float) -> AskState:
+        """A copy with ``step``'s seconds added to the attempt's timings."""
+        return self.with_work(timings=MappingProxyType({**self.work.timings, step: seconds}))
 
 
 def initial_state(
@@ -95,21 +178,10 @@ def initial_state(
 ) -> AskState:
     """The state a run starts from: the question, the connection's dialect and label, and the
     inputs of ``options`` (an :class:`AskOptions`, default its defaults; ``overrides`` are
-    option names such as ``max_attempts=2`` applied on top).
-
-    Example:
-        >>> s = initial_state("How many?", dialect="sqlite", max_attempts=2)
-        >>> s["options"].max_attempts, s["options"].row_limit, str(s["phase"]), s["attempt"]
-        (2, 1000, 'sql', 1)
-    """
+    option names such as ``max_attempts=2`` applied on top); its first SQL attempt waits."""
     return AskState(
         question=question,
         dialect=dialect,
         connection=connection,
         options=merged(options, **overrides),
-        phase=Phase.sql,
-        attempts=(),
-        stop_reason=None,
-        model_error=None,
-        **begin_attempt(1),  # type: ignore[typeddict-item]
     )

@@ -273,8 +273,7 @@ class AskPanel:
 
     def update(self, event: Any) -> None:
         """Shows one step of the agent: the attempt in progress and the status line."""
-        state = event.state
-        dialect, connection = state.get("dialect"), state.get("connection")
+        dialect, connection = event.dialect, event.connection
         if (dialect and dialect != self.dialect) or (connection and connection != self.connection):
             self.dialect = dialect or self.dialect
             self.connection = connection or self.connection
@@ -288,7 +287,7 @@ class AskPanel:
                 self._set_sections(name, items)
         if phase == Phase.fallback:
             self._show_fallback(FALLBACK_RUNNING_BANNER)
-        text = progress_text(event.step, phase, number, state.get("max_attempts"))
+        text = progress_text(event.step, phase, number, event.max_attempts)
         usage = usage_text([*event.attempts, *([running] if running else [])], total=True)
         if usage:
             text += f" \u00b7 {usage}"

@@ -57,8 +57,9 @@ from cadet_magic.result_check.probe_sql import (  # noqa: F401 - the probe queri
     slip_ends,
 )
 from cadet_magic.result_check.values import Filter, find_column, literal_filters
+from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.query import checked
+from cadet_magic.sql.query import CheckedQuery
 
 log = logging.getLogger("cadet_magic")
 
@@ -233,7 +234,7 @@ def check_result(
         (True, ["The answer may be wrong: 'France' does not occur in country.name; it holds 'france'."])
     """
     t0 = time.perf_counter()
-    query = checked(sql, dialect)
+    query = sql if isinstance(sql, CheckedQuery) else None
     filters = literal_filters(sql, dialect, schema)
     findings, queries, out = (
         check_values(filters, schema, fetch, dialect=dialect, timeout=timeout, budget=budget)
@@ -281,3 +282,49 @@ def _out_of_range(
                 RANGE_WARNING.format(comparison=f.text(), column=f.where, low=low, high=high)
             )
     return tuple(out), queries
+
+
+#: Bytes of values one check query may fetch.
+CHECK_BYTES = 2**20
+
+
+def check_through(
+    runner: Runner,
+    sql: str,
+    *,
+    attempt: int,
+    rows: int,
+    schema: Schema,
+    dialect: str | None,
+    timeout: float,
+) -> ValueCheck:
+    """:func:`check_result` asking through ``runner``'s read-only path (each query fetches at
+    most :data:`MAX_CANDIDATES` rows and :data:`CHECK_BYTES` bytes); never raises: a check that
+    fails claims nothing (the answer must never be lost to it)."""
+
+    def fetch(probe: str, seconds: float) -> list[tuple]:
+        run = runner.run(probe, limit=MAX_CANDIDATES, timeout=seconds, max_bytes=CHECK_BYTES)
+        return run.rows
+
+    try:
+        vc = check_result(
+            sql,
+            attempt=attempt,
+            rows=rows,
+            schema=schema,
+            fetch=fetch,
+            dialect=dialect,
+            timeout=timeout,
+        )
+    except Exception as e:  # noqa: BLE001 - the check must never cost the user the answer
+        log.warning("[result check] skipped: %s", e)
+        vc = ValueCheck(attempt=attempt, rows=rows)
+    log.info(
+        "[result check] %d filter(s), %d missing, %d query(ies), %.0f ms%s",
+        vc.filters,
+        len(vc.missing),
+        vc.queries,
+        vc.seconds * 1000,
+        " (budget spent)" if vc.out_of_budget else "",
+    )
+    return vc

@@ -33,7 +33,7 @@ from cadet_magic.result_check.close_values import (  # noqa: F401 - the close va
     one_slip,
 )
 from cadet_magic.schema.model import Column, Schema, Table
-from cadet_magic.sql.query import checked
+from cadet_magic.sql.query import CheckedQuery
 
 _TEXT_TYPES = ("char", "text", "string", "clob", "enum", "citext", "name")
 
@@ -229,12 +229,12 @@ def _resolve_in(
 
 
 def walk_scopes(sql: str, dialect: str | None) -> tuple[Any, dict[int, Any]] | None:
-    """The query's tree (the checked one when the check made it) and its scopes by node id;
+    """The query's tree (the checked one when ``sql`` is a CheckedQuery) and its scopes by node id;
     None for a tree that cannot be walked (such a query is simply not checked)."""
     from sqlglot.optimizer.scope import traverse_scope
 
     try:
-        query = checked(sql, dialect)
+        query = sql if isinstance(sql, CheckedQuery) else None
         tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
         return tree, {id(s.expression): s for s in traverse_scope(tree)}
     except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked

@@ -3,6 +3,8 @@
 Example:
     >>> normalize_sql("select  a from T ;") == normalize_sql("SELECT a\\nFROM T")
     True
+    >>> same_sql("select  a from T ;", "SELECT a\\nFROM T"), same_sql("SELECT a FROM T", None)
+    (True, False)
     >>> sql_diff("SELECT id FROM products", "SELECT product_id FROM products")
     "Changed: 'id' → 'product_id'"
 """
@@ -14,15 +16,11 @@ import re
 
 import sqlglot
 
-from cadet_magic.sql.query import checked
-
 
 def normalize_sql(sql: str, dialect: str | None = None) -> str:
-    """A canonical form: comments, case of keywords, whitespace and a trailing ``;`` ignored
-    (a query the check made lately is not parsed again)."""
-    query = checked(sql, dialect)
-    if query is not None:
-        return query.normalized
+    """A canonical form of a query's text: comments, case of keywords, whitespace and a trailing
+    ``;`` ignored (a checked query's own form is :attr:`CheckedQuery.normalized`, made from its
+    tree)."""
     text = sql.strip().rstrip(";").strip()
     try:
         trees = sqlglot.parse(text, read=dialect)
@@ -34,6 +32,12 @@ def normalize_sql(sql: str, dialect: str | None = None) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
+def same_sql(a: str | None, b: str | None, dialect: str | None = None) -> bool:
+    """Whether ``a`` and ``b`` are the same query up to formatting (:func:`normalize_sql`);
+    never when either is missing."""
+    return bool(a and b) and normalize_sql(a or "", dialect) == normalize_sql(b or "", dialect)
+
+
 def _words(sql: str) -> list[str]:
     return re.findall(
         r"'(?:[^']|'')*'|\"[^\"]*\"|\w+|<>|<=|>=|!=|\|\||::|[^\s\w]", sql.strip().rstrip(";")
@@ -41,15 +45,20 @@ def _words(sql: str) -> list[str]:
 
 
 def sql_diff(
-    before: str | None, after: str | None, max_changes: int = 4, dialect: str | None = None
+    before: str | None,
+    after: str | None,
+    max_changes: int = 4,
+    dialect: str | None = None,
+    same: bool | None = None,
 ) -> str:
     """Describes what changed between two SQL texts (in ``dialect``), with the actual
-    snippets."""
+    snippets; ``same``: whether they are the same query up to formatting, when the caller knows
+    (else :func:`same_sql` tells)."""
     if not before:
         return "First attempt"
     if not after:
         return "No SQL"
-    if normalize_sql(before, dialect) == normalize_sql(after, dialect):
+    if same if same is not None else same_sql(before, after, dialect):
         return "No functional changes (formatting only)"
     a, b = _words(before), _words(after)
     changes: list[str] = []

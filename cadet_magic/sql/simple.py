@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from cadet_magic.sql.dialect import parse_statements, resolve_dialect
-from cadet_magic.sql.query import checked
+from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.validate import Issue, Validation
 
 #: Aggregate functions sqlglot may parse as anonymous calls in some dialects.
@@ -138,7 +138,7 @@ def check_simple_select(sql: str, dialect: str | None) -> Validation:
         >>> v.ok, v.issues[0].message.split(":")[0]
         (False, 'Not a simple SELECT')
     """
-    query = checked(sql, dialect)
+    query = sql if isinstance(sql, CheckedQuery) else None  # the check's tree: not parsed again
     try:
         trees = (
             [query.tree] if query is not None else parse_statements(sql, resolve_dialect(dialect))

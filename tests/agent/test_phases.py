@@ -15,8 +15,8 @@ import cadet_magic.agent.fallback_phase as fallback_phase
 import cadet_magic.agent.phases as phases
 import cadet_magic.agent.pipeline as pipeline
 from cadet_magic.agent import run
-from cadet_magic.agent.nodes import Context
 from cadet_magic.agent.state import initial_state
+from cadet_magic.agent.steps import Context, read_schema
 from cadet_magic.db.sqlite import SQLiteRunner
 from cadet_magic.result import Phase
 
@@ -49,13 +49,21 @@ def test_the_fallback_phase_is_a_declaration_not_a_copy():
 
 def test_the_sql_phase_knows_nothing_of_the_fallback_but_its_declaration():
     """No module of the SQL phase branches on the fallback phase or builds its records."""
-    for name in ("nodes.py", "routes.py", "state.py", "prompts.py", "reply.py", "pipeline.py"):
+    for name in (
+        "sql_phase.py",
+        "steps.py",
+        "routes.py",
+        "state.py",
+        "prompts.py",
+        "reply.py",
+        "pipeline.py",
+    ):
         tree = ast.parse((AGENT / name).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Compare):
                 text = ast.unparse(node)
                 assert "Phase.fallback" not in text and "'fallback'" not in text, (name, text)
-    for name in ("nodes.py", "routes.py", "state.py", "prompts.py", "pipeline.py"):
+    for name in ("sql_phase.py", "steps.py", "routes.py", "state.py", "prompts.py", "pipeline.py"):
         tree = ast.parse((AGENT / name).read_text())
         names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         names |= {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)}
@@ -79,13 +87,83 @@ def test_a_phase_without_the_generate_step_runs_a_known_query():
 
     ctx = Context(model=NoModel(), runner=SQLiteRunner(con))
     state = initial_state("What is the total?", dialect="sqlite")
-    state = {**state, **run.nodes.read_schema(state, ctx), "sql": "SELECT sum(x) FROM t"}
+    state = read_schema(state, ctx).with_work(sql="SELECT sum(x) FROM t")
     step = rerun.first(state)
     seen = []
     while step != "end":
         seen.append(step)
-        state = {**state, **rerun.node(step)(state, ctx)}
+        state = rerun.node(step)(state, ctx)
         step = run.routes.route(rerun, step, state)
     assert seen == ["check", "execute", "check_result", "finish"]
-    assert state["stop_reason"] == "success" and state["execution"].rows == [(3,)]
-    assert ctx.model_calls == 0 and [a.outcome for a in state["attempts"]] == ["ok"]
+    assert state.stop_reason == "success" and state.work.execution.rows == [(3,)]
+    assert ctx.model_calls == 0 and [a.outcome for a in state.attempts] == ["ok"]
+
+
+def test_the_pipeline_knows_no_phase():
+    """The pipeline, the routes and the shared steps import neither phase's module nor the
+    result check: a phase's candidate answers reach them only through its ``keep`` hook."""
+    for name in ("pipeline.py", "routes.py", "steps.py", "state.py"):
+        tree = ast.parse((AGENT / name).read_text())
+        imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        for module in ("sql_phase", "fallback_phase", "phases", "result_check.check"):
+            assert not [m for m in imported if m.endswith(module)], (name, module)
+        text = (AGENT / name).read_text()
+        assert "suspect" not in text, name
+
+
+def test_the_pipeline_answers_with_the_best_candidate_a_phase_kept():
+    """A toy phase whose every attempt fails but keeps its run as a candidate (ranked by how
+    far its one value is from 2): the pipeline retries, then answers with the best candidate
+    and its warnings, knowing nothing of why the phase kept it."""
+    from cadet_magic.agent.routes import route
+    from cadet_magic.agent.state import Candidate
+    from cadet_magic.diagnose.model import Category, Diagnosis
+    from cadet_magic.runner import RunResult
+
+    values = iter([5, 2, 4])
+
+    def generate(state, ctx):
+        run = RunResult(["n"], [(next(values),)])
+        failed = Diagnosis(Category.unknown, True, feedback="again", error="not yet")
+        return state.with_work(sql="SELECT n", execution=run, diagnosis=failed)
+
+    def keep(state):
+        n = state.work.execution.rows[0][0]
+        return Candidate(state.attempt, f"SELECT {n}", state.work.execution, (abs(n - 2),), ("?",))
+
+    toy = dataclasses.replace(
+        phases.SQL_PHASE,
+        steps=(pipeline.Step("generate", generate, lambda s: False),),
+        answered=lambda s: False,
+        unchanged=lambda s: False,
+        keep=keep,
+        next=None,
+    )
+    ctx = Context(model=None, runner=None)
+    state = initial_state("q", dialect="sqlite", max_attempts=3)
+    step, seen = toy.first(state), []
+    while step != "end":
+        seen.append(step)
+        state = toy.node(step)(state, ctx)
+        step = route(toy, step, state)
+    assert seen == ["generate", "next_attempt"] * 2 + ["generate", "finish"]
+    assert state.stop_reason == "success" and state.answer is not None
+    assert (state.answer.attempt, state.answer.sql, state.answer.warnings) == (
+        2,
+        "SELECT 2",
+        ("?",),
+    )
+    assert [a.number for a in state.attempts] == [1, 2, 3]
+
+
+def test_a_repeated_query_is_told_in_one_place():
+    """Whether an attempt writes an earlier attempt's query again is decided by
+    ``record.same_query`` alone (on the forms made once from the checked trees): no other
+    module of the agent compares SQL texts."""
+    for path in AGENT.glob("*.py"):
+        if path.name == "record.py":
+            continue
+        tree = ast.parse(path.read_text())
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        assert not names & {"normalize_sql", "same_sql"}, path.name

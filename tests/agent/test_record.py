@@ -6,21 +6,18 @@ import doctest
 import pytest
 
 import cadet_magic.agent.record as record
+from cadet_magic.agent.state import initial_state
 from cadet_magic.diagnose.model import Category, Diagnosis
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Phase
+from cadet_magic.runner import RunResult
 from cadet_magic.sql.validate import validate_sql
 
 
-def state(**kw):
-    base = {
-        "attempt": 2,
-        "phase": Phase.sql,
-        "attempts": (),
-        "options": AskOptions(),
-        "timings": {},
-    }
-    return {**base, **kw}
+def state(attempts=(), **work):
+    """A state whose SQL attempt 2 is in progress with the fields ``work``."""
+    s = initial_state("q", dialect="sqlite", options=AskOptions()).replace(attempts=attempts)
+    return s.replace(phase=Phase.sql).with_work(number=work.pop("attempt", 2), **work)
 
 
 def test_doctests():
@@ -30,7 +27,7 @@ def test_doctests():
 @pytest.mark.parametrize(
     ("fields", "outcome", "category"),
     [
-        ({"sql": "SELECT 1", "execution": object()}, "ok", None),
+        ({"sql": "SELECT 1", "execution": RunResult([], [])}, "ok", None),
         ({"model_error": "The model call failed."}, "model_error", None),
         (
             {
@@ -78,6 +75,7 @@ def test_a_later_phase_adds_its_own_refusals_and_failure():
 
 
 def test_the_diff_against_the_previous_attempt_of_the_phase():
-    first = record.close_attempt(state(attempt=1, sql="SELECT a FROM t", execution=object()), False)
-    s = state(sql="SELECT b FROM t", execution=object(), attempts=(first,))
+    ran = RunResult([], [])
+    first = record.close_attempt(state(attempt=1, sql="SELECT a FROM t", execution=ran), False)
+    s = state(sql="SELECT b FROM t", execution=ran, attempts=(first,))
     assert record.sql_change(s) and record.same_phase(s) == [first]

@@ -5,10 +5,12 @@ import pytest
 
 from cadet_magic.agent.phases import PHASES
 from cadet_magic.agent.routes import decide, route
+from cadet_magic.agent.state import initial_state
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.options import AskOptions
+from cadet_magic.result import Attempt
 from cadet_magic.runner import RunResult
 from cadet_magic.sql.validate import Validation
 
@@ -17,40 +19,45 @@ NEXT = {"retry": "next_attempt", "hand_over": "hand_over"}
 
 
 def phase_of(state):
-    """The declaration of the state's phase (the fallback's for its own steps)."""
-    return PHASES[state.get("phase") or "fallback"]
+    """The declaration of the state's phase."""
+    return PHASES[state.phase]
+
+
+def make_state(phase="fallback", attempts=(), options=None, **work):
+    """A state in ``phase`` whose attempt in progress has the fields ``work``."""
+    spec = PHASES[phase]
+    state = initial_state("q", dialect="duckdb", options=options or AskOptions())
+    return state.replace(phase=spec.name, attempts=attempts, work=spec.begin(1)).with_work(**work)
 
 
 def state_for(case):
-    from cadet_magic.result import Attempt
-
     phase = case.get("phase", "sql")
     codes = case.get("previous_code", [None] * len(case["previous"]))
     earlier = tuple(
         Attempt(number=i + 1, sql=s, outcome="error")
         for i, s in enumerate(case.get("sql_previous", []))
     )
-    return {
-        "attempt": case["attempt"],
-        "options": AskOptions(max_attempts=case["max"], fallback=case.get("fallback", False)),
-        "phase": phase,
-        "model_error": case.get("model_error"),
-        "dialect": "duckdb",
-        "sql": case["sql"],
-        "code": case.get("code"),
-        "diagnosis": Diagnosis(case["category"], case["retryable"]),
-        "attempts": earlier
+    work = {"code": case.get("code")} if phase == "fallback" else {}
+    return make_state(
+        phase,
+        attempts=earlier
         + tuple(
             Attempt(number=i + 1, sql=s, outcome="error", phase=phase, code=c)
             for i, (s, c) in enumerate(zip(case["previous"], codes, strict=True))
         ),
-    }
+        options=AskOptions(max_attempts=case["max"], fallback=case.get("fallback", False)),
+        number=case["attempt"],
+        model_error=case.get("model_error"),
+        sql=case["sql"],
+        diagnosis=Diagnosis(case["category"], case["retryable"]),
+        **work,
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_decide(case):
     state = state_for(case)
-    before = dict(state)
+    before = state
     assert decide(state, phase_of(state)) == case["expect"]
     assert route(phase_of(state), "diagnose", state) == NEXT.get(case["expect"], "finish")
     assert state == before  # routes are pure
@@ -100,6 +107,7 @@ STEP_CASES = [
     ids=[f"route_after_{step}-{i}" for i, (step, _, _) in enumerate(STEP_CASES)],
 )
 def test_step_routes(step, state, expected):
-    before = dict(state)
+    state = make_state(**state)
+    before = state
     assert route(phase_of(state), step, state) == expected
     assert state == before

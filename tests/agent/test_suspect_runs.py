@@ -219,5 +219,5 @@ def test_live_events_show_the_suspect_attempt_as_suspect():
     after_check = next(e for e in events if e.step == "check_result")
     assert after_check.attempt is not None and after_check.attempt.outcome == "suspect"
     assert after_check.attempt.category == "value_not_found" and after_check.attempt.running
-    retried = next(e for e in events if e.step == "retry_suspect")
+    retried = next(e for e in events if e.step == "next_attempt")
     assert retried.attempts[-1].outcome == "suspect" and retried.attempt.number == 2

@@ -11,8 +11,12 @@ pytestmark = pytest.mark.filterwarnings(
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
+from cadet_magic.agent.fallback_phase import CodeWork  # noqa: E402
+from cadet_magic.agent.phases import FALLBACK_PHASE  # noqa: E402
+from cadet_magic.agent.run import Event  # noqa: E402
 from cadet_magic.display import panel as panel_module  # noqa: E402
 from cadet_magic.display.panel import AskPanel, final_sql, sql_cell  # noqa: E402
+from cadet_magic.result import Phase  # noqa: E402
 from tests.display.results import (  # noqa: E402
     CORRECTED,
     FALLBACK,
@@ -69,6 +73,21 @@ def test_update_sequence_from_recorded_events():
     p.close()
 
 
+@pytest.mark.parametrize("max_attempts", [2, 3])
+def test_the_status_line_counts_the_attempts(max_attempts):
+    """While it runs, the status line says which attempt of how many (the run's own maximum,
+    an option: read from the event, not from the state's fields)."""
+    _, events = run(CORRECTED, max_attempts=max_attempts)
+    p = AskPanel(CORRECTED)
+    shown = []
+    for event in events:
+        p.update(event)
+        shown.append((event.step, html_text(p.status.value)))
+    assert next(t for s, t in shown if s == "generate").count(f"attempt 1 of {max_attempts}: ")
+    assert f"attempt 2 of {max_attempts}: feedback sent" in dict(shown)["next_attempt"]
+    p.close()
+
+
 def test_running_section_shows_the_check_and_the_error():
     _, events = run(CORRECTED)
     p = AskPanel(CORRECTED)
@@ -119,10 +138,8 @@ def test_fallback_phase_events_open_the_fallback_box():
     result, events = run(CORRECTED)
     p = AskPanel(CORRECTED)
     last = events[-1]
-    state = dict(last.state)
-    state["phase"], state["attempt"] = "fallback", 1
-    state.update(sql="SELECT 1", check=None, error=None, execution=None)
-    p.update(type(last)("generate", {}, state, last.elapsed))
+    state = last.state.replace(phase=Phase.fallback, work=CodeWork(1, sql="SELECT 1"))
+    p.update(Event("generate", state, last.elapsed, FALLBACK_PHASE))
     assert p.fallback in p.widget.children
     assert titles(p.fallback_attempts) == ["\u25cf Attempt 1 (fallback): running"]
     assert "fallback attempt 1" in p.status.value

@@ -1,0 +1,219 @@
+"""The SQL phase: the model's SQL checked, run and its result checked.
+
+Its steps (each takes the state and the run's context and returns the next state): ask the
+model for SQL (:func:`generate`), the safety check (the shared
+:func:`~cadet_magic.agent.steps.check_sql`), the read-only run (:func:`execute`), the result check (:func:`check_result`) and the diagnosis of a failure
+(:func:`diagnose`). Its hooks, named by its declaration
+(:data:`cadet_magic.agent.phases.SQL_PHASE`): the tests that let an attempt go on, its
+provisional record, whether it answered, the candidate answer it keeps (:func:`keep`: a
+suspect result, in case no clean one follows), the answer's warnings, when it repeats itself
+(:func:`unchanged`) and when it hands over to the fallback (:func:`fallback_due`).
+
+A run the result check finds suspect (a value it filters on does not occur while a close one
+does) is diagnosed ``value_not_found`` by :func:`check_result` itself and retried like a
+failure; the pipeline keeps it as a candidate and answers with the best one, with warnings,
+when no clean answer follows.
+
+Example:
+    >>> from cadet_magic.agent.state import initial_state
+    >>> has_sql(initial_state("q", dialect="sqlite").with_work(sql="SELECT 1"))
+    True
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from cadet_magic.agent.prompts import build_messages
+from cadet_magic.agent.record import provisional_attempt as _provisional
+from cadet_magic.agent.record import same_phase, same_query
+from cadet_magic.agent.state import AskState, Candidate, SqlWork
+from cadet_magic.agent.steps import Context, ask_model, run_sql
+from cadet_magic.diagnose.failures import NoSQL, SuspectResult
+from cadet_magic.diagnose.failures import diagnose as diagnose_failure
+from cadet_magic.diagnose.repeat import repeated
+from cadet_magic.result import Attempt, Phase
+from cadet_magic.result_check.check import EMPTY_WARNING, check_through
+from cadet_magic.result_check.findings import ValueCheck
+from cadet_magic.schema.share import shared_attempts
+from cadet_magic.sql.refusal import SafetyRefusal
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+def generate(state: AskState, ctx: Context) -> AskState:
+    """Asks the model for SQL, with the earlier attempts and the feedback on a retry (as
+    ``AskMagic.share`` lets the model see them)."""
+    attempts = shared_attempts(same_phase(state), state.options.share)
+    messages = build_messages(
+        state.question, state.dialect, state.schema_text, attempts, ctx.preamble
+    )
+    return ask_model(state, ctx, messages)
+
+
+def execute(state: AskState, ctx: Context) -> AskState:
+    """Runs the checked SQL on the user's connection (limited, timed, rolled back)."""
+    return run_sql(state, ctx, state.options.row_limit)
+
+
+def check_result(state: AskState, ctx: Context) -> AskState:
+    """Checks that the string values the executed query filters on occur; a suspect run is
+    diagnosed here (``value_not_found``)."""
+    t0 = time.perf_counter()
+    work = state.work
+    if work.execution is None or work.query is None:  # pragma: no cover - routed only after a run
+        return state
+    vc = check_through(
+        ctx.runner,
+        work.query,
+        attempt=state.attempt,
+        rows=len(work.execution.rows),
+        schema=state.schema,
+        dialect=state.dialect,
+        timeout=state.options.timeout,
+    )
+    checked = state.with_work(value_check=vc).timed("check_result", time.perf_counter() - t0)
+    if vc.suspect:
+        suspect = SuspectResult(vc, work.sql or work.query)
+        checked = checked.with_work(diagnosis=diagnose_failure(suspect))
+    return checked
+
+
+def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
+    """The earlier SQL attempt whose query this attempt writes again, up to formatting: its
+    number and whether it is the previous attempt (else the model alternates); None.
+
+    Example:
+        >>> from cadet_magic.agent.state import initial_state
+        >>> a = (Attempt(1, "SELECT a FROM t", "error", phase=Phase.sql),
+        ...      Attempt(2, "SELECT b FROM t", "error", phase=Phase.sql))
+        >>> s = initial_state("q", dialect="sqlite").replace(attempts=a)
+        >>> repeated_attempt(s.with_work(sql="select a from t"))
+        (1, False)
+        >>> repeated_attempt(s.with_work(sql="SELECT b  FROM t"))
+        (2, True)
+    """
+    previous = [a for a in state.attempts if a.phase == Phase.sql and a.sql]
+    if not (state.work.sql and previous):
+        return None
+    for a in reversed(previous):
+        if same_query(state, a):
+            return a.number, a is previous[-1]
+    return None
+
+
+def diagnose(state: AskState, ctx: Context) -> AskState:
+    """Works out why the attempt failed and what to tell the model (one :class:`Diagnosis`,
+    through :func:`cadet_magic.diagnose.failures.diagnose`)."""
+    t0 = time.perf_counter()
+    work = state.work
+    where: dict[str, Any] = {"sql": work.sql, "dialect": state.dialect, "schema": state.schema}
+    if not work.sql:
+        diagnosis = diagnose_failure(NoSQL(work.reply.text if work.reply is not None else ""))
+    elif work.check is not None and not work.check.ok:
+        diagnosis = diagnose_failure(SafetyRefusal(work.check.issues), **where)
+    else:
+        # The diagnosis names functions as the model wrote them (the check's CheckedQuery
+        # knows what it renamed).
+        diagnosis = diagnose_failure(work.error, **where)
+    again = repeated_attempt(state)
+    if again is not None and diagnosis.retryable:  # the same failed query again: say so
+        diagnosis = repeated(
+            diagnosis,
+            work.sql,
+            again[0],
+            last=again[1],
+            schema=state.schema,
+            dialect=state.dialect,
+        )
+    return state.with_work(diagnosis=diagnosis).timed("diagnose", time.perf_counter() - t0)
+
+
+# -- the tests that let an attempt go on -------------------------------------------------------
+
+
+def has_sql(state: AskState) -> bool:
+    return bool(state.work.sql)
+
+
+def checked(state: AskState) -> bool:
+    """Whether the safety check passed the attempt's SQL."""
+    return state.work.checked
+
+
+def ran(state: AskState) -> bool:
+    return state.work.execution is not None
+
+
+def value_check(state: AskState) -> ValueCheck | None:
+    """The result check of the attempt in progress (None before it ran)."""
+    work = state.work
+    return work.value_check if isinstance(work, SqlWork) else None
+
+
+def suspect_now(state: AskState) -> bool:
+    """Whether the attempt in progress ran and the result check found it suspect."""
+    vc = value_check(state)
+    return vc is not None and vc.suspect and state.work.execution is not None
+
+
+def clean(state: AskState) -> bool:
+    """The result check did not find the run suspect."""
+    return not suspect_now(state)
+
+
+# -- the phase's hooks -------------------------------------------------------------------------
+
+
+def ran_clean(state: AskState) -> bool:
+    """Whether the attempt in progress gave the answer: it ran and the result check did not
+    find it suspect."""
+    return ran(state) and not suspect_now(state)
+
+
+def provisional_attempt(state: AskState) -> Attempt:
+    """The record of the attempt in progress, ``suspect`` once the result check found it so
+    (it ran, so the record would otherwise say ``ok``)."""
+    return _provisional(state, ok=False if suspect_now(state) else None)
+
+
+def keep(state: AskState) -> Candidate | None:
+    """The attempt's result as a candidate answer: a run the result check found suspect
+    (fewer missing values, then rows rather than none, then the later one ranks better)."""
+    vc, execution = value_check(state), state.work.execution
+    if vc is None or not vc.suspect or execution is None:
+        return None
+    return Candidate(state.attempt, state.work.sql, execution, vc.rank(), tuple(vc.warnings()))
+
+
+def warnings(state: AskState) -> tuple[str, ...]:
+    """A clean answer's warnings: the result check's (a missing value without a close one, a
+    comparison no stored value meets), or an empty result's."""
+    vc = value_check(state)
+    if vc is not None:
+        return tuple(vc.warnings())
+    execution = state.work.execution
+    return (EMPTY_WARNING,) if execution is not None and not execution.rows else ()
+
+
+def unchanged(state: AskState) -> bool:
+    """The retry policy's guard: the attempt repeats the previous SQL attempt, which repeated
+    the one before it (the model was told it repeats itself, :mod:`cadet_magic.diagnose.repeat`,
+    and did again); a suspect result repeating the previous attempt stops at once (the best
+    candidate answers)."""
+    previous = [a for a in state.attempts if a.phase == Phase.sql]
+    if not previous:
+        return False
+    if suspect_now(state):  # a suspect result written again: its answer stands
+        return same_query(state, previous[-1])
+    return (
+        len(previous) >= 2
+        and same_query(state, previous[-1])
+        and same_query(state, previous[-2], later=previous[-1])
+    )
+
+
+def fallback_due(state: AskState) -> bool:
+    """Whether an SQL phase that stopped at the maximum hands over to the fallback."""
+    return state.options.fallback and not state.work.model_error

@@ -1,0 +1,231 @@
+"""The building blocks every phase's steps use: the run's :class:`Context`, the model call
+(:func:`ask_model`), the safety check (:func:`check_sql`), the SQL run (:func:`run_sql`), and
+the run's first step (:func:`read_schema`).
+
+A step takes the state and the context and returns the next state (a copy: the state is never
+changed). The phases' own steps are in :mod:`cadet_magic.agent.sql_phase` and
+:mod:`cadet_magic.agent.fallback_phase`; the control steps every phase shares (next attempt,
+hand over, finish) in :mod:`cadet_magic.agent.pipeline`.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cadet_magic.agent.reply import content_text, extract_sql, usage_of
+from cadet_magic.agent.state import AskState, Reply
+from cadet_magic.errors import (
+    FailedTransactionError,
+    ModelCallError,
+    ModelCallInterrupted,
+    ResultTooLarge,
+)
+from cadet_magic.runner import Runner
+from cadet_magic.schema.link import link
+from cadet_magic.schema.model import Schema
+from cadet_magic.schema.share import shared_schema, with_stats
+from cadet_magic.sql.validate import validate_sql
+from cadet_magic.text import error_text, first_line
+
+log = logging.getLogger("cadet_magic")
+
+
+@dataclass
+class Context:
+    """What the steps need besides the state: the model and the runner, passed in.
+
+    ``code_runner(code, df, timeout=..., memory=..., ...)`` runs the fallback phase's pandas code and
+    ``frame_maker(columns, rows)`` turns its SELECT's rows into ``df`` (None: that phase's
+    defaults, see :mod:`cadet_magic.agent.fallback_phase`). The options are the state's.
+    """
+
+    model: Any
+    runner: Runner
+    schema: Schema | None = None
+    model_calls: int = 0
+    code_runner: Callable[..., Any] | None = None
+    frame_maker: Callable[[list[str], list[tuple]], Any] | None = None
+    #: Whether the run is a rerun of recorded SQL (no ``generate`` step, no prompt).
+    rerun: bool = False
+    #: Every model call's messages, in order, as ``{"role", "content"}`` dicts.
+    prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    #: Text added to the SQL prompt after the question (a follow-up's previous answer, kept
+    #: examples), each part fenced as data by whoever made it.
+    preamble: str = ""
+
+
+def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) -> Any:
+    """``model.invoke(messages)``, waited for at most ``timeout`` seconds.
+
+    The call runs on a daemon thread while this thread waits, so a model that never answers
+    cannot hang the cell (the provider client's own timeout ends the thread later) and an
+    interrupt while waiting stops the wait. Where threads cannot start (Pyodide) or without a
+    timeout, the call runs here, bounded only by the client's own timeout.
+    """
+    if timeout is None or sys.platform == "emscripten":  # Pyodide cannot start a thread
+        return model.invoke(messages)
+    import contextvars
+    import threading
+
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["reply"] = model.invoke(messages)
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    # The caller's context variables (LangChain callbacks, tracing) go with the call.
+    context = contextvars.copy_context()
+    worker = threading.Thread(
+        target=context.run, args=(work,), name="cadet-model-call", daemon=True
+    )
+    try:
+        worker.start()
+    except RuntimeError:  # no threads here
+        return model.invoke(messages)
+    deadline = time.monotonic() + timeout
+    try:
+        # Short waits, so that an interrupt is seen promptly however it is delivered.
+        while not (answered := done.wait(min(0.1, max(deadline - time.monotonic(), 0)))):
+            if time.monotonic() >= deadline:
+                break
+    except KeyboardInterrupt:
+        raise ModelCallInterrupted() from None
+    if not answered:
+        raise ModelCallError(
+            f"The model did not answer within {timeout:g} s (AskMagic.model_timeout) and the "
+            "call was abandoned. Check that the model's server is up and reachable, or raise "
+            f"the limit, e.g. %config AskMagic.model_timeout = {max(300, 2 * timeout):g}, then "
+            "run the cell again."
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["reply"]
+
+
+def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | None = None) -> Reply:
+    """Invokes the model, waiting at most ``timeout`` seconds: its reply's text and the tokens
+    its provider reported. Any failure becomes one clear :class:`ModelCallError` line, an
+    interrupt while waiting :class:`ModelCallInterrupted`."""
+    try:
+        reply = _invoke(model, messages, timeout)
+    except ModelCallError:
+        raise
+    except Exception as e:
+        from cadet_magic.text import redact, secrets_of
+
+        # Provider errors may quote the request or a server's echo of it: never the key.
+        first = first_line(redact(str(e), secrets_of(model)), 300, mark="").rstrip(".")
+        raise ModelCallError(
+            f"The model call failed ({type(e).__name__}): {first}. "
+            "Check the model name, API key, network and rate limits, then run the cell again."
+        ) from e
+    return Reply(content_text(getattr(reply, "content", reply)), usage_of(reply))
+
+
+def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> AskState:
+    """Calls the model with ``messages``: the attempt gets the reply and its SQL, or the model's
+    error; with the tokens the provider reported and the seconds the call took."""
+    t0 = time.perf_counter()
+    ctx.prompts.append([{"role": role, "content": text} for role, text in messages])
+    try:
+        reply = call_model(ctx.model, messages, state.options.model_timeout)
+    except ModelCallError as e:
+        seconds = time.perf_counter() - t0
+        failed = state.with_work(model_error=str(e), reply=Reply(seconds=seconds), sql=None)
+        return failed.timed("generate", seconds)
+    finally:
+        ctx.model_calls += 1
+    seconds = time.perf_counter() - t0
+    answered = Reply(reply.text, reply.tokens, seconds)
+    return state.with_work(reply=answered, sql=extract_sql(reply.text)).timed("generate", seconds)
+
+
+def run_sql(state: AskState, ctx: Context, limit: int) -> AskState:
+    """Runs the attempt's checked SQL fetching ``limit`` rows at most: the attempt gets the
+    result, or the engine's error as data for the diagnosis."""
+    t0 = time.perf_counter()
+    try:
+        options = state.options
+        query = state.work.query
+        assert query is not None  # the route executes only checked SQL
+        result = ctx.runner.run(
+            query, limit=limit, timeout=options.timeout, max_bytes=options.result_bytes
+        )
+    except (FailedTransactionError, ResultTooLarge):
+        raise  # one line for the user: nothing the model can fix
+    except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
+        failed = state.with_work(execution=None, error=e)
+        return failed.timed("execute", time.perf_counter() - t0)
+    ran = state.with_work(execution=result, error=None)
+    return ran.timed("execute", time.perf_counter() - t0)
+
+
+def check_sql(state: AskState, ctx: Context) -> AskState:
+    """Runs the safety check on the attempt's SQL (every phase's SQL goes through it)."""
+    t0 = time.perf_counter()
+    schema = state.schema
+    verdict = validate_sql(
+        state.work.sql or "",
+        state.dialect,
+        state.allowed_tables,
+        state.functions,
+        columns={t.name: t.column_names() for t in schema.tables},
+        ansi_quotes=schema.ansi_quotes,
+    )
+    checked = state.with_work(check=verdict)
+    query = verdict.query
+    if query is not None and query.double_quoted:
+        checked = checked.with_work(sql=query.written)  # the user gets the strings in single quotes
+    return checked.timed("check", time.perf_counter() - t0)
+
+
+def read_schema(state: AskState, ctx: Context) -> AskState:
+    """The run's first step: takes the schema once per question (the runners cache it per
+    connection) and what the prompt shows of it."""
+    try:
+        schema = ctx.schema if ctx.schema is not None else ctx.runner.schema()
+    except (FailedTransactionError, ResultTooLarge):
+        raise  # one line for the user: nothing the model can fix
+    except Exception as e:  # noqa: BLE001 - the attempt will meet (and diagnose) the same error
+        log.warning("[schema] could not be read: %s", error_text(e))
+        schema = Schema()
+    log.info("[schema] %d table(s)", len(schema.tables))
+    shown = shared_view(schema, state, ctx)
+    return state.replace(
+        schema=schema,
+        schema_text=link(shown, state.question, state.options.schema_budget).text,
+        allowed_tables=tuple(schema.table_names()) if schema.tables else None,
+        functions=schema.functions,
+    )
+
+
+def shared_view(schema: Schema, state: AskState, ctx: Context) -> Schema:
+    """The schema as ``AskMagic.share`` lets the model see it (``stats`` reads its figures
+    through the runner, each query passed by the safety check first)."""
+    options = state.options
+    shown = shared_schema(schema, options.share)
+    if options.share != "stats" or not schema.tables or ctx.rerun:
+        return shown  # (a rerun sends no prompt: no figures to read)
+    tables, functions = schema.table_names(), schema.functions
+
+    def fetch(sql: str, timeout: float) -> list[tuple]:
+        run = ctx.runner.run(sql, limit=1, timeout=min(timeout, options.timeout), max_bytes=2**16)
+        return run.rows
+
+    return with_stats(
+        shown,
+        fetch,
+        lambda sql: validate_sql(
+            sql, state.dialect, tables, functions, ansi_quotes=schema.ansi_quotes
+        ),
+    )
