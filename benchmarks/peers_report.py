@@ -204,10 +204,42 @@ def write_report(chosen: Sequence[Question], write: bool = True) -> str:
     from benchmarks.peers import COMMAND, OUT_DIR
     from benchmarks.report import write_section
 
+    from benchmarks.peers_langchain import MAX_ITERATIONS
+
     body = "\n".join(
         [
             f"Command (starts and resumes; results in `benchmarks/peers/spider.PEER.jsonl`): "
-            f"`{COMMAND}`; the product's rows come from `python -m benchmarks.eval`'s files.",
+            f"`{COMMAND}`; the product's rows come from `python -m benchmarks.eval`'s files "
+            "(targeted mode is the product; raw and none are its other feedback modes).",
+            "",
+            "Every approach runs on the evaluation's fixed sample (Spider dev, seed 0) with the "
+            "same model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python's OpenAI-compatible "
+            "server, temperature 0, 8192-token context) and is scored by the same rule "
+            "(`cadet_magic.eval.match`: the SQL passes the safety check and runs read-only, its "
+            "rows compared with the gold query's). The one-shot prompt is the papers' "
+            "(`benchmarks/peers_oneshot.py`): every `CREATE TABLE` statement as SQLite keeps it, "
+            "three rows per table in a comment, the question; one call, no retry. LangChain's "
+            "`create_sql_query_chain` runs over `SQLDatabase` as its documentation shows (its "
+            "prompt asks for at most 5 rows unless the question says otherwise); what it returns "
+            "is scored as returned (the documentation passes it to `db.run`) and with its SQL "
+            "taken out of the reply (a `SQLQuery:` label and code fences removed): the second is "
+            "the row paired with the product. LangChain's SQL agent (`create_sql_agent` with "
+            "`SQLDatabaseToolkit`, its defaults otherwise) runs as a ReAct agent: with this "
+            "server, tool calling returns the call as text in the reply's content and no "
+            "`tool_calls`, so a tool-calling agent sees no call (the `tool calling` row, on a few "
+            f"questions, shows it); its iterations are capped at {MAX_ITERATIONS} (LangChain's "
+            "default is 15; each iteration is a model call and a tool call), and it is scored by "
+            "the SQL of its last `sql_db_query` call that ran without error. Tokens are those "
+            "the server reported; seconds are wall time per question (the product's raw and none "
+            "modes leave out the first call, which they share with targeted mode).",
+            "",
+            "The server ran with one thread for the prompt and one for generation "
+            "(`--n_threads 1 --n_threads_batch 1`), where the evaluation's own server start uses "
+            "two: on the two shared cores, two llama.cpp threads stall each other at every "
+            "layer while other tests run (generation fell to 1-2 tokens/s); re-asked on both "
+            "settings, 10 of 10 replies were identical byte for byte. Seconds were taken while "
+            "other developers' tests shared the machine: **under load**, not the speed of any "
+            "approach on an idle machine.",
             "",
             figures(chosen, OUT_DIR),
         ]

@@ -91,6 +91,7 @@ VARIANTS: dict[str, Variant] = {
         Variant("compact-user", Representation("compact", "columns"), "user"),
         Variant("compact-rows", Representation("compact", "rows")),
         Variant("create-rows-nokeys", Representation("create", "rows", keys=False)),
+        Variant("create-rows-nocomments", Representation("create", "rows", comments=False)),
     )
 }
 #: The one-shot peer's prompt, run as a variant for reference.

@@ -46,6 +46,19 @@ class Representation:
         if self.form not in FORMS or self.samples not in SAMPLES:
             raise ValueError(f"unknown representation {self.form!r}, {self.samples!r}")
 
+    @classmethod
+    def parse(cls, name: str) -> Representation:
+        """The representation of a :attr:`name`.
+
+        Example:
+            >>> Representation.parse("create-rows-nokeys")
+            Representation(form='create', samples='rows', keys=False, comments=True)
+        """
+        form, samples, *rest = name.split("-")
+        if set(rest) - {"nokeys", "nocomments"}:
+            raise ValueError(f"unknown representation {name!r}")
+        return cls(form, samples, "nokeys" not in rest, "nocomments" not in rest)
+
     @property
     def name(self) -> str:
         """A short name: ``form-samples``, with ``-nokeys`` / ``-nocomments`` when left out."""
