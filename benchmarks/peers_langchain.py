@@ -42,14 +42,22 @@ MAX_ITERATIONS = 10
 #: Seconds one agent run may take in all (LangChain's ``max_execution_time``).
 MAX_SECONDS = 900.0
 
-_LABEL = re.compile(r"^\s*SQLQuery:\s*", re.I)
+_LABEL = re.compile(r"SQLQuery:\s*", re.I)
 
 
 def taken_out(text: str) -> str | None:
-    """The SQL of a chain's reply: the ``SQLQuery:`` label and any fence removed, cut at a
-    ``SQLResult:`` line."""
-    body = _LABEL.sub("", text or "")
-    body = re.split(r"\n\s*SQLResult:", body, maxsplit=1)[0]
+    """The SQL of a chain's reply: what follows its first ``SQLQuery:`` label (the model may
+    repeat the ``Question:`` line first), cut at the next ``SQLResult:``, ``Answer:`` or
+    ``Question:`` line, any fence removed.
+
+    Example:
+        >>> taken_out("Question: How many?\\nSQLQuery: SELECT count(*) FROM t\\nSQLResult: 3")
+        'SELECT count(*) FROM t'
+    """
+    text = text or ""
+    found = _LABEL.search(text)
+    body = text[found.end() :] if found else text
+    body = re.split(r"\n\s*(?:SQLResult|Answer|Question):", body, maxsplit=1)[0]
     return extract_sql(body)
 
 
@@ -208,6 +216,9 @@ def agent_answerer(model: Any, dbs: Databases, tools: bool = False) -> Callable[
             agent_type="tool-calling" if tools else None,
             max_iterations=MAX_ITERATIONS,
             max_execution_time=MAX_SECONDS,
+            # each step's reply whole rather than streamed: the same prompts and replies, and
+            # the server reports the tokens (it reports none in a stream)
+            stream_runnable=False,
         )
 
     def answer(q: Question) -> Line:
