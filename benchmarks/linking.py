@@ -55,6 +55,18 @@ def _samples(con: sqlite3.Connection, table: str, column: str) -> tuple[str, ...
         return ()
 
 
+def _rows_of(con: sqlite3.Connection | None, table: Table) -> tuple:
+    """A few rows of ``table`` when the prompt's representation shows rows (the runners'
+    policy, :mod:`cadet_magic.schema.sample_rows`)."""
+    from cadet_magic.schema import render
+    from cadet_magic.schema.sample_rows import read_rows
+
+    if con is None or render.REPRESENTATION.samples not in ("rows", "both"):
+        return ()
+    one = read_rows(Schema((table,), dialect="sqlite"), lambda q: con.execute(q).fetchall())
+    return one.tables[0].rows
+
+
 def _declared_types(con: sqlite3.Connection | None, table: str) -> dict[str, str]:
     if con is None:
         return {}
@@ -136,6 +148,7 @@ def load_catalog(
                         columns=tuple(columns),
                         foreign_keys=foreign,
                         schema=db_id,
+                        rows=_rows_of(con, Table(tname, tuple(columns))) if samples else (),
                     )
                 )
         finally:
@@ -252,8 +265,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--budgets", default="2000,3000,4000,6000")
     parser.add_argument("--misses", type=int, default=0, help="print this many misses")
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    parser.add_argument(
+        "--representation",
+        help="how the schema is written (e.g. create-rows; default: the prompt's own)",
+    )
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
+    from cadet_magic.schema import render
+
+    if args.representation:
+        render.REPRESENTATION = render.Representation.parse(args.representation)
+    shown_as = f"the schema written as `{render.REPRESENTATION.name}`"
 
     t0 = time.perf_counter()
     catalog = load_catalog()
@@ -263,7 +285,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     load_s = t1 - t0
     cases = load_cases()
     body = (
-        f"**Spider dev.** One catalog of all 20 databases as `db_id.table`: {_describe(catalog)}. "
+        f"**Spider dev.** One catalog of all 20 databases as `db_id.table`, {shown_as}: "
+        f"{_describe(catalog)}. "
         f"{len(cases)} questions; recall = every table of the gold query (parsed with sqlglot) "
         f"is in the linked set. Catalog read in {load_s:.1f} s; index built once in "
         f"{index_ms:.0f} ms.\n\n"
