@@ -120,3 +120,41 @@ def test_a_rerun_resumes_and_scripted_replies_stay_out_of_the_real_store(spider,
         "How many singers are there?" not in json.loads(x)["body"]
         for x in peer_runs.REPLIES.read_text().splitlines()
     )
+
+
+def test_the_section_pairs_each_peer_with_the_products_final_answers(tmp_path, monkeypatch):
+    from benchmarks import peers_report
+    from cadet_magic.eval import KEYS
+
+    qs = [Question(i, "db", f"q{i}?", f"SELECT {i}") for i in range(4)]
+    evals = tmp_path / "eval"
+    evals.mkdir()
+    for mode, right in (("targeted", [1, 1, 1, 0]), ("raw", [1, 0, 0, 0]), ("none", [1, 0, 0, 0])):
+        recs = [
+            dict.fromkeys(KEYS)
+            | {
+                "db_id": "db",
+                "question": q.question,
+                "gold": q.gold,
+                "final_match": bool(r),
+                "first_match": bool(r) and i < 2,
+                "calls": 1,
+                "seconds": 1.0,
+                "attempts": [{"input_tokens": 100, "model_seconds": 1.0}],
+            }  # fmt: skip
+            for i, (q, r) in enumerate(zip(qs, right, strict=True))
+        ]
+        (evals / f"spider.{mode}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    out = tmp_path / "peers"
+    for i, q in enumerate(qs):
+        peer_runs.append_line(
+            out / "spider.oneshot.jsonl",
+            peer_runs.Line(
+                *q.key, sql="SELECT 1", ran=True, match=i == 0, calls=1, input_tokens=50
+            ),
+        )
+    text = peers_report.figures(qs, out, evals)
+    assert "| one-shot prompt (CREATE TABLE + 3 rows) | 1/4 (25.0%" in text
+    assert "+2 / -0: +50.0 pts" in text  # the product's final answers against the one-shot
+    assert "The final answers at least 5 points above the one-shot peer" in text
+    assert "LangChain" not in text  # peers that have not run have no row

@@ -101,3 +101,24 @@ def test_the_shop_questions_run_on_the_shop(tmp_path, monkeypatch):
             assert why is None and rows, q.question
     finally:
         dbs.close()
+
+
+def test_the_variants_are_paired_against_the_baseline_on_the_same_questions():
+    from benchmarks.prompt_report import variant_table
+
+    keys = [("db", f"q{i}", "SELECT 1") for i in range(4)]
+
+    def lines(right, tokens):
+        return {
+            k: peer_runs.Line(*k, match=r, ran=True, input_tokens=tokens, seconds=1.0)
+            for k, r in zip(keys, right, strict=True)
+        }
+
+    text = variant_table(
+        {"compact": lines([1, 0, 0, 1], 300), "create-rows": lines([1, 1, 1, 0], 500)},
+        keys,
+        "compact",
+    )
+    assert "| `compact` | 2/4 (50.0%" in text and "(baseline)" in text
+    assert "| `create-rows` | 3/4 (75.0%" in text and "+25.0 [" in text and "+2/-1" in text
+    assert "| 500 |" in text  # its prompt tokens
