@@ -46,6 +46,7 @@ from cadet_magic.diagnose.failures import (
 )
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.diagnose.model import Diagnosis
+from cadet_magic.diagnose.shared import with_shared_feedback
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.run import CodeError, CodeRun
@@ -238,7 +239,14 @@ def diagnosis(state: AskState) -> Diagnosis:
         found.append((CodeFailed(run.error, columns), None))
     if not found:  # pragma: no cover - diagnose is only reached after a failure
         found.append((CodeFailed(None), None))
-    return combine([diagnose_failure(f, **where) for f, _ in found], [lb for _, lb in found])
+    share = state.options.share
+    return combine(
+        [
+            with_shared_feedback(diagnose_failure(f, **where), f, share=share, **where)
+            for f, _ in found
+        ],
+        [lb for _, lb in found],
+    )
 
 
 def code_ran_ok(state: AskState) -> bool:

@@ -167,7 +167,7 @@ def provisional_attempt(
     )
 
 
-def feedback_text(diagnosis: Diagnosis, mode: str | None) -> str:
+def feedback_text(diagnosis: Diagnosis, mode: str | None, share: str = "samples") -> str:
     """What the model is told after a failed attempt: the diagnosis's feedback, or with
     ``mode="raw"`` only the error text the attempt failed with (the engine's words, the safety
     check's refusal, or the result check's finding; no advice, suggested names or JOIN paths).
@@ -178,7 +178,13 @@ def feedback_text(diagnosis: Diagnosis, mode: str | None) -> str:
         ...               error="no such column: nme")
         >>> feedback_text(d, "targeted"), feedback_text(d, "raw")
         ('Use t.name (no column nme).', 'no such column: nme')
+        >>> feedback_text(d, "raw", share="schema")
+        'column_not_found (the error text is not shared at share=schema)'
     """
+    if mode == "raw" and share != "samples" and str(diagnosis.outcome) != "refused":
+        # below samples the engine's (or the child's) words are never sent; the check's are
+        what = getattr(diagnosis.category, "value", diagnosis.category)
+        return f"{what} (the error text is not shared at share={share})"
     if mode == "raw":
         return diagnosis.error or str(diagnosis.exception or "") or diagnosis.feedback
     return diagnosis.feedback
@@ -203,7 +209,7 @@ def close_attempt(
         category=diagnosis.category.value if diagnosis is not None and outcome != "ok" else None,
         error=error,
         feedback=(
-            feedback_text(diagnosis, state.options.feedback)
+            feedback_text(diagnosis, state.options.feedback, state.options.share)
             if (feedback_sent and diagnosis is not None)
             else None
         ),

@@ -33,6 +33,7 @@ from cadet_magic.agent.steps import Context, ask_model, run_sql
 from cadet_magic.diagnose.failures import NoSQL, SuspectResult
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.diagnose.repeat import repeated
+from cadet_magic.diagnose.shared import with_shared_feedback
 from cadet_magic.result import Attempt, Phase
 from cadet_magic.result_check.check import EMPTY_WARNING, check_through
 from cadet_magic.result_check.findings import ValueCheck
@@ -115,8 +116,10 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
         diagnosis = diagnose_failure(SafetyRefusal(work.check.issues), **where)
     else:
         # The diagnosis names functions as the model wrote them (the check's CheckedQuery
-        # knows what it renamed).
-        diagnosis = diagnose_failure(work.error, **where)
+        # knows what it renamed); below samples its feedback is the shareable copy's.
+        diagnosis = with_shared_feedback(
+            diagnose_failure(work.error, **where), work.error, share=state.options.share, **where
+        )
     again = repeated_attempt(state)
     if again is not None and diagnosis.retryable:  # the same failed query again: say so
         diagnosis = repeated(

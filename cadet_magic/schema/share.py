@@ -59,8 +59,6 @@ QUOTES_DATA = {
     "value_not_found": "A text value the query filters on does not occur in its column (the "
     "column's values are not shared at this sharing level). Check its spelling and case, or "
     "filter on another column.",
-    "python_error": "The pandas code failed (its error text is not shared at this sharing "
-    "level). Check column names and types against the SELECT's columns.",
     "bad_result": "The pandas code's result was not a table of the answer (details are not "
     "shared at this sharing level).",
 }

@@ -120,3 +120,35 @@ def test_no_number_the_child_chooses_reaches_the_model(share):
     lines = CHOSEN_LINE.count("\n") + 1
     assert all(a.error is None or DIGITS[:12] not in a.error for a in memory)
     assert "line 1346" not in sent and all(f"line {n}" not in sent for n in range(lines + 1, 60))
+
+
+#: A forged status whose free-form fields (the exception's type name and message) carry the data.
+FREE_FORM = FORGED_STATUS.format(
+    status="{'ok': False, 'kind': 'error', 'type': 'X' + ''.join(df['ssn']).replace('-', '_'), "
+    "'message': ' '.join(df['ssn']), 'line': 1}",
+    exit=0,
+)
+BAD_RESULT = FORGED_STATUS.format(
+    status="{'ok': False, 'kind': 'bad_result', 'type': 'TypeError', "
+    "'message': ' '.join(df['ssn']), 'line': None}",
+    exit=0,
+)
+
+
+@pytest.mark.parametrize("share", ["schema", "stats", "samples"])
+@pytest.mark.parametrize("code", [FREE_FORM, BAD_RESULT], ids=["error", "bad_result"])
+def test_no_free_form_field_of_the_child_reaches_the_model_below_samples(share, code):
+    replies = [
+        *[sql_reply(f"SELECT ssn{'n' * i} FROM people") for i in range(1, 4)],
+        _fallback("SELECT ssn FROM people", code),
+        _fallback("SELECT ssn FROM people", "result = df.head(1)"),
+    ]
+    r = ask("SSNs?", con=_ssn_db(), model=fake_model(*replies), share=share, max_attempts=3)
+    first = r.fallback.attempts[0]
+    assert SSNS[0] in (first.error or "")  # the user sees what the child said
+    sent = json.dumps(r.prompts)
+    if share == "samples":
+        assert SSNS[0] in sent  # the positive control: at samples the child's words are sent
+    else:
+        assert not any(s in sent for s in SSNS) and "X123" not in sent
+        assert not any(s.replace("-", "_") in sent for s in SSNS)

@@ -1,0 +1,152 @@
+"""What a failure may tell the model below ``samples`` (standard library only).
+
+At the ``schema`` and ``stats`` sharing levels nothing the engine says about the data may reach
+the model, and an engine's message is not to be trusted to say only that: a query the model
+wrote can make the engine quote stored values in the very words the diagnosis reads
+(``regexp_matches('a', 'Referenced column "' || string_agg(ssn, ' ') || '" not found (')``).
+So below ``samples`` the feedback is built from a *shareable* copy of the failure, holding only
+what the model may see, and never filtered out of a text afterwards:
+
+* an engine error keeps its kind, its codes and the portable facts its engine's table read; the
+  name or token it quotes (``identifier``, ``near``) only when the model wrote it in the query
+  itself; the names it proposes only when they are names of the schema; its message, the value
+  it quotes and its hint never;
+* a failure of the fallback's code keeps its kind, its exception's type only when it is one of
+  the known exception types (:data:`KNOWN_TYPES`: the child runs whatever the model wrote, and
+  a class it defines can carry any name), its line (already bounded to the code's own lines)
+  and the SELECT's columns that are names of the schema or written in the SELECT; its message
+  never.
+
+The attempt's record keeps the whole failure for the user; only the feedback sent is built
+this way (:func:`cadet_magic.agent.sql_phase.diagnose`).
+
+Example:
+    >>> from cadet_magic.fallback.run import CodeError
+    >>> e = CodeError("error", "Secret_123_45_6789", "invalid literal: '123-45-6789'", 2)
+    >>> shareable_code_error(e)
+    CodeError(kind='error', type='Exception', message='(not shared at this sharing level)', line=2)
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import re
+from collections.abc import Iterable
+from typing import Any
+
+#: What replaces a message the model may not see.
+NOT_SHARED = "(not shared at this sharing level)"
+
+#: Exception types whose names the model may be told: Python's own, and pandas' and numpy's.
+KNOWN_TYPES = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+) | frozenset(
+    """IndexingError MergeError ParserError IntCastingNaNError InvalidIndexError DataError
+    SpecificationError UndefinedVariableError OutOfBoundsDatetime OutOfBoundsTimedelta
+    DtypeWarning EmptyDataError InvalidComparison NullFrequencyError AxisError
+    UFuncTypeError ComplexWarning TooHardError AbstractMethodError ChainedAssignmentError
+    InvalidVersion WorkerError TimeoutError ConfinementError""".split()
+)
+
+
+def written_in(text: str | None, sql: str | None) -> bool:
+    """Whether ``text`` (a name or token an engine quoted) is written in ``sql`` (the query the
+    model wrote), as a whole word, ignoring case and quotes.
+
+    Example:
+        >>> written_in("amout", "SELECT amout FROM t"), written_in("123-45", "SELECT x FROM t")
+        (True, False)
+        >>> written_in("am", "SELECT amout FROM t")
+        False
+    """
+    name = (text or "").strip().strip("\"'`[]").strip()
+    if not name or not sql:
+        return False
+    pattern = r"(?<![\w$])" + re.escape(name.lower()) + r"(?![\w$])"
+    return re.search(pattern, sql.lower()) is not None
+
+
+def schema_names(schema: Any) -> set[str]:
+    """The lowercased table and column names of ``schema`` (and ``table.column``)."""
+    names: set[str] = set()
+    for t in getattr(schema, "tables", ()) or ():
+        names.add(t.name.lower())
+        for c in t.columns:
+            names.add(c.name.lower())
+            names.add(f"{t.name}.{c.name}".lower())
+    return names
+
+
+def shareable_engine_error(error: Any, sql: str | None, schema: Any) -> Any:
+    """A copy of an engine error (``cadet_magic.errors.EngineError`` as its engine's table
+    read it) holding only what the model may see below ``samples``."""
+    kind = str(getattr(getattr(error, "kind", None), "value", "") or "unknown")
+    names = schema_names(schema)
+
+    def ours(field: Any) -> Any:
+        return field if field is not None and written_in(field.text, sql) else None
+
+    return error.with_fields(
+        message=kind,
+        plain=kind,
+        primary="",
+        value=None,
+        suggestion=None,
+        details={},
+        identifier=ours(getattr(error, "identifier", None)),
+        near=ours(getattr(error, "near", None)),
+        candidates=tuple(c for c in error.candidates if c.text.lower() in names),
+    )
+
+
+def shareable_code_error(error: Any) -> Any:
+    """A copy of a ``CodeError`` of the fallback's code holding only what the model may see."""
+    if error is None:
+        return None
+    kind_type = error.type if error.type in KNOWN_TYPES else "Exception"
+    return dataclasses.replace(error, type=kind_type, message=NOT_SHARED)
+
+
+def shareable(failure: Any, *, sql: str | None, schema: Any) -> Any:
+    """``failure`` as the model may see it below ``samples`` (see the module's description);
+    failures that hold nothing from the engine or the child are returned as they are."""
+    from cadet_magic.diagnose.failures import CodeFailed
+
+    if isinstance(failure, CodeFailed):
+        return CodeFailed(shareable_code_error(failure.error), _shown(failure.columns, schema, sql))
+    if hasattr(failure, "with_fields") and hasattr(failure, "candidates"):
+        return shareable_engine_error(failure, sql, schema)
+    return failure
+
+
+def _shown(columns: Iterable[str], schema: Any, sql: str | None) -> tuple[str, ...]:
+    from cadet_magic.provenance import shown_columns
+
+    names = {t.name for t in getattr(schema, "tables", ()) or ()}
+    names |= {c.name for t in getattr(schema, "tables", ()) or () for c in t.columns}
+    return shown_columns(list(columns), names, (sql,))
+
+
+def with_shared_feedback(
+    diagnosis: Any,
+    failure: Any,
+    *,
+    share: str,
+    sql: str | None,
+    dialect: str | None,
+    schema: Any,
+) -> Any:
+    """``diagnosis`` (of the whole ``failure``, which the user sees) with, below ``samples``,
+    the feedback of the failure's shareable copy (:func:`shareable`)."""
+    if share == "samples":
+        return diagnosis
+    shared = shareable(failure, sql=sql, schema=schema)
+    if shared is failure:
+        return diagnosis
+    from cadet_magic.diagnose.failures import diagnose
+
+    again = diagnose(shared, sql=sql, dialect=dialect, schema=schema)
+    return dataclasses.replace(diagnosis, feedback=again.feedback)
