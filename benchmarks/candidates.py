@@ -115,6 +115,7 @@ def answerer(
     from cadet_magic.llm.sampling import sampler_for
 
     variant = product_variant()
+    prompt = f"{variant.representation}, instructions in the {variant.place} message"
     sample = sampler_for(model)
     assert sample is not None, "the benchmark talks to an OpenAI-compatible server"
     cache: dict[str, Any] = {}
@@ -146,7 +147,7 @@ def answerer(
             calls=len(records),
             seconds=round(sum(r["seconds"] for r in records), 3),
             reply=head["reply"],
-            extra={"temperature": temperature, "candidates": records},
+            extra={"temperature": temperature, "prompt": prompt, "candidates": records},
         )
 
     return answer
