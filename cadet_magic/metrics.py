@@ -12,6 +12,10 @@ Example:
     (1, 1, 1.5)
     >>> d["by_error_type"]["column_not_found"]
     {'count': 1, 'corrected': 1, 'correction_rate': 1.0}
+    >>> from cadet_magic.vote.answers import Agreement
+    >>> m.record(AskResult("q3", ok=True, attempts=[Attempt(1)], agreement=Agreement(2, 3)))
+    >>> m.as_dict()["uncertain_answers"], m.as_dict()["voted_answers"]
+    (1, 1)
 """
 
 from __future__ import annotations
@@ -78,6 +82,10 @@ class SessionMetrics:
     suspect_corrected: int = 0
     suspect_answers: int = 0
     warned_answers: int = 0
+    #: The vote: answers voted on by several candidates, and those the candidates did not
+    #: all give (uncertain: the answer warns so and shows the competing answers).
+    voted_answers: int = 0
+    uncertain_answers: int = 0
     #: The model: calls, the seconds spent waiting for it, and the tokens its provider
     #: reported (``calls_unreported``: calls that reported none), per model label too (for
     #: the cost at ``AskMagic.prices``).
@@ -110,6 +118,9 @@ class SessionMetrics:
             self.suspect_questions += 1
             self.suspect_corrected += int(answered_by_sql)
         self.warned_answers += int(result.ok and bool(getattr(result, "warnings", None)))
+        voted = result.ok and getattr(result, "agreement", None) is not None
+        self.voted_answers += int(voted)
+        self.uncertain_answers += int(voted and result.uncertain)
         called = [a for a in result.all_attempts if a.model_seconds is not None]
         self.model_calls += result.model_calls or len(called)
         self.calls_unreported += sum(1 for a in called if a.tokens is None)
@@ -159,6 +170,8 @@ class SessionMetrics:
             "suspect_corrected": self.suspect_corrected,
             "suspect_answers": self.suspect_answers,
             "warned_answers": self.warned_answers,
+            "voted_answers": self.voted_answers,
+            "uncertain_answers": self.uncertain_answers,
             "avg_attempts": round(self.attempts / n, 2) if n else 0.0,
             "first_attempt_rate": round(self.first_attempt_success / n, 3) if n else 0.0,
             "correction_effectiveness": (
@@ -199,6 +212,16 @@ class SessionMetrics:
                 f"answered with warnings {d['suspect_answers']}",
             ),
             ("Answers with warnings", f"{d['warned_answers']}"),
+            *(
+                [
+                    (
+                        "Uncertain answers (the candidates disagreed)",
+                        f"{d['uncertain_answers']} of {d['voted_answers']} voted on",
+                    )
+                ]
+                if d["voted_answers"]
+                else []
+            ),
             ("Average SQL attempts", f"{d['avg_attempts']}"),
             ("Overall success rate", f"{d['overall_success_rate']:.0%}"),
             *self._model_rows(d, prices),

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-from cadet_magic.sql.pretty import format_sql
+from cadet_magic.sql.cell import sql_cell
+from cadet_magic.vote.answers import Agreement, Competing
 
 #: How an :class:`AskResult` renders: ``"text"`` (the plain-text account) and
 #: ``"mimebundle"`` (text/html + text/plain). The display package registers its renderers
@@ -39,33 +40,6 @@ def register_renderers(**renderers: Callable[[Any], Any]) -> None:
         >>> RENDERERS.clear(); RENDERERS.update(saved)
     """
     RENDERERS.update(renderers)
-
-
-#: What starts a Jinja tag, expression or comment: jupysql renders every ``%%sql`` cell as a
-#: Jinja template with the notebook's variables.
-_JINJA_STARTS = ("{{", "{%", "{#")
-
-
-def sql_cell(sql: str) -> str:
-    """The text of a jupysql ``%%sql`` cell that runs ``sql`` exactly as written.
-
-    jupysql renders a cell as a Jinja template before running it, so SQL holding ``{{``,
-    ``{%`` or ``{#`` (in a string literal, say) goes inside ``{% raw %}`` blocks, which Jinja
-    copies verbatim; each ``{%`` in the SQL is split across two blocks so that no text of the
-    SQL can close a block early. SQL without them is inert already and stays as it is.
-
-    Example:
-        >>> print(sql_cell("SELECT 1;"), end="")
-        %%sql
-        SELECT 1
-        >>> print(sql_cell("SELECT '{{ x }}', '{% endraw %}'"), end="")
-        %%sql
-        {% raw %}SELECT '{{ x }}', '{{% endraw %}{% raw %}% endraw %}'{% endraw %}
-    """
-    body = format_sql(sql.strip().rstrip(";").strip())
-    if any(mark in body for mark in _JINJA_STARTS):
-        body = "{% raw %}" + body.replace("{%", "{{% endraw %}{% raw %}%") + "{% endraw %}"
-    return "%%sql\n" + body + "\n"
 
 
 class Outcome(StrEnum):
@@ -281,6 +255,11 @@ class AskResult:
             write it into the output's metadata under ``"cadet"``.
         prompts: the exact messages sent to the model, one list per model call, each message
             a ``{"role": ..., "content": ...}`` dict (empty when no model was called).
+        agreement: how many candidate answers gave this answer, of how many were drawn
+            (:class:`~cadet_magic.vote.answers.Agreement`; None when no vote was held).
+        competing: the other answers the candidates gave (each a
+            :class:`~cadet_magic.vote.answers.Competing`: its SQL, a preview of its rows, its
+            votes), most votes first; empty when they all agreed.
     """
 
     question: str
@@ -305,6 +284,13 @@ class AskResult:
     cost: float | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    agreement: Agreement | None = None
+    competing: list[Competing] = field(default_factory=list)
+
+    @property
+    def uncertain(self) -> bool:
+        """Whether the candidates did not all give this answer."""
+        return self.agreement is not None and not self.agreement.unanimous
 
     @property
     def row_count(self) -> int:

@@ -25,9 +25,12 @@ from cadet_magic.display.text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
     SCRIPTED_NOTE,
+    PREVIEW_ROWS,
     WARNING_LABEL,
+    agreement_text,
     answered_by_fallback,
     attempt_title,
+    competing_title,
     done_text,
     first_line,
     render_text,
@@ -37,6 +40,7 @@ from cadet_magic.display.text import (
 )
 from cadet_magic.provenance import METADATA_KEY
 from cadet_magic.result import AskResult, Attempt
+from cadet_magic.vote.answers import Competing
 
 #: Rows shown in HTML tables (the DataFrame in ``_ask.df`` holds them all).
 MAX_HTML_ROWS = 50
@@ -232,8 +236,39 @@ def answer_html(result: AskResult) -> str:
     )
     return (
         f"<div class='cadet-ok cadet-answer'><span class='cadet-label'>Answer{source}:</span> "
-        f"{result.row_count} row(s){more}</div>{warnings_html(result)}"
+        f"{result.row_count} row(s){more}</div>{warnings_html(result)}{agreement_html(result)}"
         f"{table_html(result.columns, result.rows)}"
+    )
+
+
+def agreement_html(result: AskResult) -> str:
+    """How many candidate answers gave the answer, marked when not all did."""
+    said = agreement_text(result)
+    if said is None:
+        return ""
+    cls = "cadet-muted" if result.agreement and result.agreement.unanimous else "cadet-warning"
+    return (
+        f"<div class='cadet-row cadet-agreement {cls}'>"
+        f"<span class='cadet-label'>Agreement:</span> {escape(said)}</div>"
+    )
+
+
+def competing_body_html(c: Competing) -> str:
+    """One competing answer: its SQL and the first rows of its result."""
+    more = len(c.rows) <= PREVIEW_ROWS and c.more
+    return (
+        code_html(c.sql)
+        + table_html(list(c.columns), list(c.rows), max_rows=PREVIEW_ROWS)
+        + ("<div class='cadet-muted'>\u2026 more rows</div>" if more else "")
+    )
+
+
+def competing_html(result: AskResult) -> str:
+    """Every competing answer as a collapsed section (its SQL, its first rows, its votes)."""
+    return "".join(
+        f"<details class='cadet-competing'><summary class='cadet-warning'>"
+        f"{escape(competing_title(c, result))}</summary>{competing_body_html(c)}</details>"
+        for c in result.competing
     )
 
 
@@ -301,7 +336,8 @@ def attempts_html(attempts: Iterable[Attempt], open_last: bool = True) -> str:
 
 
 def render_html(result: AskResult) -> str:
-    """The whole result as HTML: header, attempts (earlier ones collapsed), fallback, answer."""
+    """The whole result as HTML: header, attempts (earlier ones collapsed), fallback, answer,
+    the answers that competed with it."""
     parts = [
         STYLE,
         "<div class='cadet-ask'>",
@@ -313,6 +349,7 @@ def render_html(result: AskResult) -> str:
         attempts_html(result.attempts, open_last=result.fallback is None),
         fallback_html(result),
         answer_html(result),
+        competing_html(result),
         prompts_html(result),
         "</div>",
     ]

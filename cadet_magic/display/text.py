@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from cadet_magic.result import AskResult, Attempt, Tokens, add_tokens
 from cadet_magic.text import first_line, printable
+from cadet_magic.vote.answers import Competing
 
 SCRIPTED_NOTE = (
     "Scripted stand-in model: these replies were stored in advance, not written by a real LLM."
@@ -38,6 +39,8 @@ BOTH_PASSED = (
 WAITING = "Waiting for the model\u2026"
 #: The label before each of an answer's warnings (``AskResult.warnings``).
 WARNING_LABEL = "Warning"
+#: Rows of a competing answer shown (``AskResult.competing``).
+PREVIEW_ROWS = 5
 
 #: What the live status line says after each step of the agent.
 STEP_TEXT = {
@@ -244,6 +247,49 @@ def fallback_text(result: AskResult) -> list[str]:
     return lines
 
 
+def agreement_text(result: AskResult) -> str | None:
+    """How many candidate answers gave the answer (None without a vote).
+
+    Example:
+        >>> from cadet_magic.vote.answers import Agreement
+        >>> agreement_text(AskResult("q", ok=True, agreement=Agreement(2, 3)))
+        '2 of 3 candidate answers gave this answer'
+    """
+    a = result.agreement
+    return None if a is None else f"{a} candidate answers gave this answer"
+
+
+def competing_title(c: Competing, result: AskResult) -> str:
+    """``"Another answer (1 of 3 candidates)"``."""
+    of = result.agreement.of if result.agreement is not None else c.votes
+    return f"Another answer ({c.votes} of {of} candidate{'s' if of != 1 else ''})"
+
+
+def certainty_text(result: AskResult) -> list[str]:
+    """The agreement and each competing answer (its SQL and first rows), as lines.
+
+    Example:
+        >>> from cadet_magic.vote.answers import Agreement, Competing
+        >>> r = AskResult("q", ok=True, agreement=Agreement(2, 3),
+        ...               competing=[Competing("SELECT 2", 1, ("n",), ((2,),))])
+        >>> print("\\n".join(certainty_text(r)))
+        Agreement: 2 of 3 candidate answers gave this answer
+        Another answer (1 of 3 candidates):
+          SELECT 2
+          n
+          2
+    """
+    said = agreement_text(result)
+    lines = [f"Agreement: {said}"] if said else []
+    for c in result.competing:
+        lines.append(competing_title(c, result) + ":")
+        lines += ["  " + line for line in c.sql.strip().splitlines()]
+        lines += ["  " + line for line in table_text(c.columns, c.rows, PREVIEW_ROWS)]
+        if c.more and len(c.rows) <= PREVIEW_ROWS:
+            lines.append("  ... more rows")
+    return lines
+
+
 def render_text(result: AskResult) -> str:
     """Question, model, every attempt, the fallback, then the answer or the failure summary.
 
@@ -279,6 +325,7 @@ def render_text(result: AskResult) -> str:
         lines.append(f"Answer{source}: {result.row_count} row(s){more}")
         lines += [f"{WARNING_LABEL}: {w}" for w in getattr(result, "warnings", None) or ()]
         lines += table_text(result.columns, result.rows)
+        lines += certainty_text(result)
     else:
         lines.append(result.message or "No answer.")
     usage = usage_text(result.all_attempts, getattr(result, "cost", None), total=True)
