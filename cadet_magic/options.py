@@ -38,11 +38,17 @@ RESULT_BYTES = 64 * 2**20
 #: The range ``max_attempts`` must lie in.
 MAX_ATTEMPTS_RANGE = (1, 10)
 
+#: The range ``candidates`` must lie in.
+CANDIDATES_RANGE = (1, 10)
+
 #: What a retry may tell the model (:attr:`AskOptions.feedback`).
 FEEDBACK_MODES = ("targeted", "raw")
 
 #: What of the database the model may see (:attr:`AskOptions.share`), least first.
 SHARE_LEVELS = ("schema", "stats", "samples")
+
+#: Candidate answers at most by default (measured: ``python -m benchmarks.candidates``).
+CANDIDATES_DEFAULT = 1
 
 #: Where kept answers are stored by default, relative to the notebook's folder.
 EXAMPLES_PATH = ".cadet/examples.jsonl"
@@ -60,7 +66,7 @@ def option(
     """A field of :class:`AskOptions` with what the magic and the check need to know of it:
     ``help`` (the trait's help), ``kind`` (``int``, ``float``, ``bool``, ``str``, ``dict``; ``object``
     for an option the magic does not configure as such), ``check`` (``"positive"``,
-    ``"attempts"``, ``"temperature"``, ``"feedback"``, ``"share"`` or ``"prices"``), ``nullable`` (None
+    ``"attempts"``, ``"candidates"``, ``"temperature"``, ``"feedback"``, ``"share"`` or ``"prices"``), ``nullable`` (None
     allowed) and ``secret`` (never shown)."""
     meta = {"help": help, "kind": kind, "check": check, "nullable": nullable, "secret": secret}
     return dataclasses.field(default=default, metadata=meta, repr=not secret)
@@ -74,6 +80,8 @@ class AskOptions:
         model: a chat model, an ``init_chat_model`` spec such as ``"openai:gpt-4o-mini"``,
             ``"scripted:PATH"``, a notebook variable name, or None for ``CADET_MODEL``.
         max_attempts: SQL attempts at most (each retry gets targeted feedback); 1 to 10.
+        candidates: answers at most that vote on the answer, the first one included (1: no
+            vote); more are sampled only while the agreement is not clear; 1 to 10.
         row_limit: rows fetched at most; ``result.truncated`` says whether more existed.
         result_bytes: bytes of values fetched at most (64 MiB); past it the answer is cut.
         timeout: seconds a query (and the fallback's pandas code) may run.
@@ -112,6 +120,13 @@ class AskOptions:
         nullable=True,
     )
     max_attempts: int = option(3, "SQL attempts at most per question.", kind=int, check="attempts")
+    candidates: int = option(
+        CANDIDATES_DEFAULT,
+        "Candidate answers at most that vote on the answer, the first included (1: no vote); "
+        "more are drawn only while they disagree.",
+        kind=int,
+        check="candidates",
+    )
     row_limit: int = option(1000, "Rows fetched at most per answer.", kind=int, check="positive")
     result_bytes: int = option(
         RESULT_BYTES,
@@ -259,7 +274,7 @@ class AskOptions:
         """The option fields, each with its ``metadata`` (help, kind, check, nullable, secret).
 
         Example:
-            >>> f = AskOptions.fields()[2]
+            >>> f = AskOptions.fields()[3]
             >>> f.name, f.default, f.metadata["kind"].__name__, f.metadata["check"]
             ('row_limit', 1000, 'int', 'positive')
         """
@@ -312,12 +327,13 @@ def check_option(name: str, value: Any) -> None:
                 f"temperature must be from 0 to 2 (got {value!r}), e.g. temperature=0."
             )
         return
-    if rule == "attempts":
-        low, high = MAX_ATTEMPTS_RANGE
+    if rule in ("attempts", "candidates"):
+        low, high = MAX_ATTEMPTS_RANGE if rule == "attempts" else CANDIDATES_RANGE
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            flag = name.replace("_", "-")
             raise ConfigurationError(
-                f"max_attempts must be a whole number from {low} to {high} (got {value!r}), "
-                f"e.g. --max-attempts {f.default if f is not None else 3}."
+                f"{name} must be a whole number from {low} to {high} (got {value!r}), "
+                f"e.g. --{flag} {f.default if f is not None else 3}."
             )
         return
     number = isinstance(value, int | float) and not isinstance(value, bool)
@@ -351,7 +367,7 @@ def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
         >>> merged(None, row_limt=5)
         Traceback (most recent call last):
         ...
-        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, candidates, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path
     """
     given = {k: v for k, v in changes.items() if v is not UNSET}
     unknown = [k for k in given if k not in AskOptions.names()]

@@ -101,12 +101,18 @@ def _default(value: Any) -> str:
 
 def _accepts(meta: dict[str, Any]) -> str:
     """What the option's check accepts, read from the same constants the check uses."""
-    from cadet_magic.options import FEEDBACK_MODES, MAX_ATTEMPTS_RANGE, SHARE_LEVELS
+    from cadet_magic.options import (
+        CANDIDATES_RANGE,
+        FEEDBACK_MODES,
+        MAX_ATTEMPTS_RANGE,
+        SHARE_LEVELS,
+    )
 
     low, high = MAX_ATTEMPTS_RANGE
     rules = {
         "positive": "a number above 0",
         "attempts": f"a whole number from {low} to {high}",
+        "candidates": "a whole number from {} to {}".format(*CANDIDATES_RANGE),
         "temperature": "a number from 0 to 2",
         "feedback": "one of " + ", ".join(f"`{m!r}`" for m in FEEDBACK_MODES),
         "share": "one of " + ", ".join(f"`{s!r}`" for s in SHARE_LEVELS),

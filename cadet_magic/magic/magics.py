@@ -86,6 +86,13 @@ class AskMagic(Magics, OptionTraits):
     )
     @argument("--out", "-o", default=None, help="Store the answer DataFrame in this variable.")
     @argument("--max-attempts", type=int, default=None, help="SQL attempts at most (default 3).")
+    @argument(
+        "--candidates",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Candidate answers at most that vote on the answer (1: no vote).",
+    )
     @argument("--no-fallback", action="store_true", help="Do not fall back to SELECT + pandas.")
     @argument(
         "--follow",
@@ -182,6 +189,7 @@ class AskMagic(Magics, OptionTraits):
                     rerun=False,
                     fallback=self.fallback and not args.no_fallback,
                     **({} if args.max_attempts is None else {"max_attempts": args.max_attempts}),
+                    **({} if args.candidates is None else {"candidates": args.candidates}),
                 )
                 on_event = display.update if display is not None else None
                 if recorded is not None:
