@@ -265,7 +265,7 @@ class AskOptions:
 
         Example:
             >>> AskOptions.names()[:3]
-            ('model', 'max_attempts', 'row_limit')
+            ('model', 'max_attempts', 'candidates')
         """
         return tuple(f.name for f in dataclasses.fields(cls))
 
