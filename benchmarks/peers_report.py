@@ -202,9 +202,8 @@ def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None =
 def write_report(chosen: Sequence[Question], write: bool = True) -> str:
     """Writes (or prints) the ``peers`` section of BENCHMARKS.md."""
     from benchmarks.peers import COMMAND, OUT_DIR
-    from benchmarks.report import write_section
-
     from benchmarks.peers_langchain import MAX_ITERATIONS
+    from benchmarks.report import write_section
 
     body = "\n".join(
         [
