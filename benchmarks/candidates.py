@@ -110,8 +110,8 @@ def answerer(
     model: Any, dbs: Databases, count: int, temperature: float, budget: int
 ) -> Callable[[Question], Line]:
     from benchmarks.prompt_tuning import catalog, first_messages
-    from cadet_magic.agent.steps import call_model
     from cadet_magic.agent.reply import content_text, usage_of
+    from cadet_magic.agent.steps import call_model
     from cadet_magic.llm.sampling import sampler_for
 
     variant = product_variant()
