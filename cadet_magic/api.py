@@ -12,6 +12,7 @@ from cadet_magic.conversation import FollowUp, follow_up_of, follow_up_text
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.errors import ConfigurationError
 from cadet_magic.llm import is_scripted, load_model, model_label
+from cadet_magic.llm.sampling import sampler_for
 from cadet_magic.metrics import SESSION, SessionMetrics
 from cadet_magic.options import MAX_ATTEMPTS_RANGE, UNSET, AskOptions, check_options, merged
 from cadet_magic.result import HOOKS, AskResult
@@ -99,6 +100,7 @@ def ask(
         scripted=is_scripted(chat_model),
         preamble=context.preamble,
         schema=context.schema,
+        sampler=sampler_for(chat_model) if opts.candidates > 1 else None,
     )
     result.provenance.update(context.provenance(opts))
     return _finish(result, opts, metrics)

@@ -64,14 +64,16 @@ class Outcome(StrEnum):
 
 
 class Phase(StrEnum):
-    """Which phase an attempt belongs to: the SQL phase, then the simple SELECT + pandas one.
+    """Which phase an attempt belongs to: the SQL phase, the vote's candidate answers, then the
+    simple SELECT + pandas one.
 
     Example:
         >>> [str(p) for p in Phase]
-        ['sql', 'fallback']
+        ['sql', 'vote', 'fallback']
     """
 
     sql = "sql"
+    vote = "vote"
     fallback = "fallback"
 
     def __str__(self) -> str:
@@ -255,6 +257,8 @@ class AskResult:
             write it into the output's metadata under ``"cadet"``.
         prompts: the exact messages sent to the model, one list per model call, each message
             a ``{"role": ..., "content": ...}`` dict (empty when no model was called).
+        candidates: the vote's candidate answers besides the first (``phase="vote"``, each one
+            model call: the first prompt sampled), in order; empty when no vote was held.
         agreement: how many candidate answers gave this answer, of how many were drawn
             (:class:`~cadet_magic.vote.answers.Agreement`; None when no vote was held).
         competing: the other answers the candidates gave (each a
@@ -284,6 +288,7 @@ class AskResult:
     cost: float | None = None
     provenance: dict[str, Any] = field(default_factory=dict)
     prompts: list[list[dict[str, str]]] = field(default_factory=list)
+    candidates: list[Attempt] = field(default_factory=list)
     agreement: Agreement | None = None
     competing: list[Competing] = field(default_factory=list)
 
@@ -298,8 +303,9 @@ class AskResult:
 
     @property
     def all_attempts(self) -> list[Attempt]:
-        """The SQL attempts, then the fallback's."""
-        return [*self.attempts, *(self.fallback.attempts if self.fallback is not None else ())]
+        """The SQL attempts, the vote's candidates, then the fallback's."""
+        fallback = self.fallback.attempts if self.fallback is not None else ()
+        return [*self.attempts, *self.candidates, *fallback]
 
     @property
     def tokens(self) -> Tokens | None:

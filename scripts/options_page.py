@@ -42,6 +42,7 @@ on one line. A flag applies to that question only.
 SEE_ALSO = {
     "model": "models.md",
     "max_attempts": "how-it-answers.md#the-steps",
+    "candidates": "how-it-answers.md#candidates-and-the-vote",
     "row_limit": "usage.md#a-first-question",
     "result_bytes": "engines.md#what-every-engine-shares",
     "timeout": "engines.md#what-every-engine-shares",

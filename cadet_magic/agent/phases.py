@@ -1,9 +1,11 @@
 """The phases, declared: each names its attempt's steps and hooks; the pipeline runs them.
 
-The SQL phase asks for SQL, checks it, runs it, checks the result; at the maximum it hands
-over to the fallback phase, which asks for a simple SELECT plus pandas code, checks both,
-runs the SELECT, then the code. Routing, the retry policy and the control steps (next
-attempt, hand over, finish) are the same for both (:mod:`cadet_magic.agent.pipeline`,
+The SQL phase asks for SQL, checks it, runs it, checks the result. When it ends, with an answer
+or without, the vote follows when the ``candidates`` option asks for one: more candidate
+answers, the answer most of them give. When no answer was found, the fallback phase follows
+(when allowed): it asks for a simple SELECT plus pandas code, checks both, runs the SELECT,
+then the code. Routing, the retry policy and the control steps (next attempt, hand over,
+finish) are the same for all three (:mod:`cadet_magic.agent.pipeline`,
 :mod:`cadet_magic.agent.routes`).
 
 Example:
@@ -12,7 +14,7 @@ Example:
     >>> [s.name for s in FALLBACK_PHASE.steps if s.when(waiting)]
     ['generate', 'check_code', 'execute', 'run_code']
     >>> [str(name) for name in PHASES]
-    ['sql', 'fallback']
+    ['sql', 'vote', 'fallback']
 """
 
 from __future__ import annotations
@@ -20,9 +22,19 @@ from __future__ import annotations
 from cadet_magic.agent import fallback_phase as fb
 from cadet_magic.agent import record, steps
 from cadet_magic.agent import sql_phase as sql
+from cadet_magic.agent import vote_phase as vote
 from cadet_magic.agent.pipeline import PhaseSpec, Step
-from cadet_magic.agent.state import SqlWork
+from cadet_magic.agent.state import AskState, SqlWork
 from cadet_magic.result import Phase
+
+
+def _always(state: AskState) -> bool:
+    return True
+
+
+def _never(state: AskState) -> bool:
+    return False
+
 
 #: The fallback phase: a simple SELECT plus pandas code (both checked, then run).
 FALLBACK_PHASE = PhaseSpec(
@@ -43,6 +55,36 @@ FALLBACK_PHASE = PhaseSpec(
     begin=fb.CodeWork,
     start=fb.start,
     prepare=fb.prepare,
+    enters=sql.fallback_due,
+)
+
+#: The vote: more candidate answers (the SQL phase's first prompt, sampled), each checked, run
+#: and its result checked; every one reaches the tally, which adds its answer to the vote;
+#: drawn while the vote is not clear, up to the ``candidates`` option. The answer most
+#: candidates gave is kept (the pipeline answers with it); with none, the fallback follows.
+VOTE_PHASE = PhaseSpec(
+    name=Phase.vote,
+    steps=(
+        Step("generate", vote.generate, _always),
+        Step("check", steps.check_sql, _always, when=sql.has_sql),
+        Step("execute", sql.execute, _always, when=sql.checked),
+        Step("check_result", sql.check_result, _always, when=sql.ran),
+        Step("tally", vote.tally, _always),
+    ),
+    diagnose=vote.nothing_to_diagnose,
+    close=vote.close_attempt,
+    provisional=vote.provisional_attempt,
+    answered=_never,
+    unchanged=_never,
+    begin=SqlWork,
+    keep=vote.keep,
+    limit=vote.limit,
+    more=vote.more,
+    next=FALLBACK_PHASE,
+    hands_over=vote.hands_over,
+    start=vote.start,
+    enters=vote.enters,
+    after_answer=True,
 )
 
 #: The SQL phase: the model's SQL checked, run and its result checked; a suspect result is
@@ -63,9 +105,13 @@ SQL_PHASE = PhaseSpec(
     begin=SqlWork,
     keep=sql.keep,
     warnings=sql.warnings,
-    next=FALLBACK_PHASE,
-    hands_over=sql.fallback_due,
+    next=VOTE_PHASE,
+    hands_over=sql.hands_over,
 )
 
 #: Each phase by name, in the order they run.
-PHASES: dict[str, PhaseSpec] = {Phase.sql: SQL_PHASE, Phase.fallback: FALLBACK_PHASE}
+PHASES: dict[str, PhaseSpec] = {
+    Phase.sql: SQL_PHASE,
+    Phase.vote: VOTE_PHASE,
+    Phase.fallback: FALLBACK_PHASE,
+}

@@ -27,7 +27,9 @@ Example (the SQL phase's attempt, as declared in :mod:`cadet_magic.agent.phases`
     >>> from cadet_magic.agent.phases import SQL_PHASE
     >>> SQL_PHASE.names()
     ('generate', 'check', 'execute', 'check_result')
-    >>> SQL_PHASE.next.names()
+    >>> SQL_PHASE.next.names()  # the vote's: each candidate checked, run and tallied
+    ('generate', 'check', 'execute', 'check_result', 'tally')
+    >>> SQL_PHASE.next.next.names()  # the fallback's
     ('generate', 'check', 'check_code', 'execute', 'run_code')
 """
 
@@ -39,7 +41,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from cadet_magic.agent import record
-from cadet_magic.agent.routes import candidate, decide
+from cadet_magic.agent.routes import candidate, decide, following
 from cadet_magic.agent.state import AskState, Candidate, Work
 from cadet_magic.agent.steps import Context
 from cadet_magic.result import Attempt, StopReason
@@ -68,6 +70,10 @@ def _no_warnings(state: AskState) -> tuple[str, ...]:
     return ()
 
 
+def _max_attempts(state: AskState) -> int:
+    return state.options.max_attempts
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of an attempt: its name (the event's), its function, ``passed(state)``: whether
@@ -92,9 +98,15 @@ class PhaseSpec:
     answer; ``keep(state)``: the attempt's result as a candidate answer, kept in case no attempt
     answers (None: nothing to keep); ``warnings(state)``: what the answer's warnings say;
     ``unchanged``: whether it repeats the previous attempt (the retry policy then stops).
+    ``limit(state)``: attempts at most (default the ``max_attempts`` option); ``more(state)``:
+    whether an attempt that passed every step still asks for another (a vote not yet clear).
     ``next``: the phase handed over to when the attempts are used up and ``hands_over(state)``
     allows it; ``start(state, ctx)`` enters this phase after the one before it,
-    ``prepare(ctx)`` lets it get ready while the phase before it still runs.
+    ``prepare(ctx)`` lets it get ready while the phase before it still runs. ``enters(state)``:
+    whether the run enters this phase when the one before it hands over (else it goes on to
+    the phase after it); ``after_answer``: whether it also follows a phase that found an answer
+    (its ``start`` then finds it: the attempt that answered, or the candidate kept), where a
+    phase that replaces a failed one (the fallback) follows only a phase that found none.
     """
 
     name: str
@@ -107,10 +119,14 @@ class PhaseSpec:
     begin: Callable[[int], Work] = Work
     keep: Callable[[AskState], Candidate | None] = _keeps_nothing
     warnings: Callable[[AskState], tuple[str, ...]] = _no_warnings
+    limit: Callable[[AskState], int] = _max_attempts
+    more: Test = _never
     next: Optional[PhaseSpec] = None  # noqa: UP045 - a forward reference dataclasses evaluate
     hands_over: Test = _never
     start: StepFunction | None = None
     prepare: Callable[[Context], None] | None = None
+    enters: Test = _always
+    after_answer: bool = False
 
     def names(self) -> tuple[str, ...]:
         """The names of the attempt's steps, in order."""
@@ -160,10 +176,14 @@ def next_attempt(state: AskState, ctx: Context, phase: PhaseSpec) -> AskState:
 
 
 def hand_over(state: AskState, ctx: Context, phase: PhaseSpec) -> AskState:
-    """The phase ends (its last attempt recorded, without feedback) and the next one starts,
+    """The phase ends (its last attempt recorded, without feedback, the best candidate answer
+    kept) and the phase that follows starts (:func:`~cadet_magic.agent.routes.following`),
     seeded with the attempts so far."""
-    assert phase.next is not None and phase.next.start is not None  # routed only then
-    return phase.next.start(record.closed(state, close(state, phase, feedback_sent=False)), ctx)
+    answered = phase.answered(state)
+    target = following(phase, state, answered or candidate(state, phase) is not None)
+    assert target is not None and target.start is not None  # routed only then
+    done = record.closed(state, close(state, phase, feedback_sent=False))
+    return target.start(done.replace(kept=candidate(state, phase)), ctx)
 
 
 def finish(state: AskState, ctx: Context, phase: PhaseSpec) -> AskState:

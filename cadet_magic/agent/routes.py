@@ -5,10 +5,14 @@ Within an attempt (:func:`route_after_step`): a step that passes leads to the ne
 step that applies, the last one to ``finish``; a step that fails leads to ``diagnose``
 (straight to the decision when it diagnosed its own failure, as the result check does); a
 model error ends the phase. After a diagnosis (:func:`route_after_diagnose`) the one retry
-policy (:func:`decide`) retries with feedback up to ``max_attempts``; at the maximum a phase
-with a next phase hands over (``"hand_over"``) when it allows it and no candidate answer was
-kept (a kept candidate answers instead). Non-retryable errors (permission, connection), model
-errors and the unchanged-attempt guard stop without one.
+policy (:func:`decide`) retries with feedback up to the phase's ``limit`` (the
+``max_attempts`` option); at the maximum a phase hands over (``"hand_over"``) when it allows
+it and a phase follows (:func:`following`: one that replaces a failed phase, such as the
+fallback, follows only when no candidate answer was kept, which answers instead; one that
+builds on an answer, such as the vote, follows after one too). An attempt that passed every
+step ends the phase (:func:`route_after_answer`), unless the phase asks for more attempts or
+a phase builds on its answer. Non-retryable errors (permission, connection), model errors and
+the unchanged-attempt guard stop without one.
 
 Example (the SQL phase, declared in :mod:`cadet_magic.agent.phases`):
     >>> from cadet_magic.agent.phases import SQL_PHASE
@@ -44,6 +48,16 @@ def candidate(state: AskState, phase: PhaseSpec) -> Candidate | None:
     return better(state.kept, phase.keep(state))
 
 
+def following(phase: PhaseSpec, state: AskState, answered: bool) -> PhaseSpec | None:
+    """The phase the run goes on to when ``phase`` ends (``answered``: with an answer, its own
+    or a kept candidate): the first after it that ``enters`` and, after an answer, that builds
+    on one (``after_answer``); None: the run ends with ``phase``."""
+    nxt = phase.next
+    while nxt is not None and not (nxt.enters(state) and (nxt.after_answer or not answered)):
+        nxt = nxt.next
+    return nxt
+
+
 def decide(state: AskState, phase: PhaseSpec) -> str:
     """After a failed attempt: ``retry``, ``hand_over`` (to the next phase) or the reason to
     stop; the one retry policy of every phase (``phase`` says what repeating the previous
@@ -56,8 +70,9 @@ def decide(state: AskState, phase: PhaseSpec) -> str:
     diagnosis = state.work.diagnosis
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
-    hands_over = phase.next is not None and phase.hands_over(state)
-    if state.attempt >= state.options.max_attempts:
+    answered = candidate(state, phase) is not None
+    hands_over = phase.hands_over(state) and following(phase, state, answered) is not None
+    if state.attempt >= phase.limit(state):
         return HAND_OVER if hands_over else StopReason.max_attempts
     if phase.unchanged(state):
         return HAND_OVER if hands_over else StopReason.unchanged_sql
@@ -69,9 +84,7 @@ def route_after_diagnose(state: AskState, phase: PhaseSpec) -> str:
     decision = decide(state, phase)
     if decision == "retry":
         return "next_attempt"
-    if decision == HAND_OVER and candidate(state, phase) is None:
-        return "hand_over"
-    return "finish"
+    return "hand_over" if decision == HAND_OVER else "finish"
 
 
 def route_after_step(state: AskState, phase: PhaseSpec, name: str) -> str:
@@ -84,7 +97,19 @@ def route_after_step(state: AskState, phase: PhaseSpec, name: str) -> str:
         if state.work.diagnosis is None:
             return "diagnose"
         return route_after_diagnose(state, phase)
-    return next((s.name for s in steps[i + 1 :] if s.when(state)), "finish")
+    later = next((s.name for s in steps[i + 1 :] if s.when(state)), None)
+    return later or route_after_answer(state, phase)
+
+
+def route_after_answer(state: AskState, phase: PhaseSpec) -> str:
+    """After an attempt that passed every step: another attempt when the phase asks for more
+    (``more``) and has attempts left, else the phase that follows (one that builds on the
+    answer; after a vote that found none, the fallback), else the end."""
+    if phase.more(state) and state.attempt < phase.limit(state):
+        return "next_attempt"
+    answered = phase.answered(state) or candidate(state, phase) is not None
+    ready = phase.hands_over(state) and following(phase, state, answered) is not None
+    return "hand_over" if ready else "finish"
 
 
 def route(phase: PhaseSpec, step: str, state: AskState) -> str:
@@ -93,9 +118,12 @@ def route(phase: PhaseSpec, step: str, state: AskState) -> str:
         return route_after_diagnose(state, phase)
     if step in ("read_schema", "next_attempt"):
         return phase.first(state)
-    if step == "hand_over":
-        assert phase.next is not None
-        return phase.next.first(state)
+    if step == "hand_over":  # the phase it handed over to (the state says which)
+        nxt = phase.next
+        while nxt is not None and nxt.name != state.phase:
+            nxt = nxt.next
+        assert nxt is not None
+        return nxt.first(state)
     if step == "finish":
         return "end"
     return route_after_step(state, phase, step)

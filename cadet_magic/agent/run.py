@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cadet_magic.agent import fallback_phase, routes, steps
+from cadet_magic.agent import fallback_phase, routes, steps, vote_phase
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
@@ -51,14 +51,11 @@ RERUN_FALLBACK = without_generate(FALLBACK_PHASE)
 def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: steps.Context) -> None:
     """After a failed attempt that the next phase may follow, the next phase gets ready (the
     fallback's code runner starts its worker) while the model writes the next attempt."""
-    following = phase.next
-    if (
-        step == "diagnose"
-        and following is not None
-        and following.prepare
-        and phase.hands_over(state)
-    ):
-        following.prepare(ctx)
+    if step != "diagnose" or not phase.hands_over(state):
+        return
+    nxt = routes.following(phase, state, answered=False)
+    if nxt is not None and nxt.prepare:
+        nxt.prepare(ctx)
 
 
 @dataclass(frozen=True)
@@ -89,8 +86,9 @@ class Event:
 
     @property
     def max_attempts(self) -> int:
-        """The most attempts a phase makes (the run's option)."""
-        return self.state.options.max_attempts
+        """The most attempts the phase in progress makes (the run's option; the vote's
+        candidates besides the first answer)."""
+        return self.spec.limit(self.state)
 
     @property
     def dialect(self) -> str:
@@ -134,6 +132,7 @@ def run_agent(
     recorded_sql: str | None = None,
     recorded_code: str | None = None,
     preamble: str = "",
+    sampler: Callable[..., list[Any]] | None = None,
     **overrides: Any,
 ) -> AskResult:
     """Answers ``question`` with SQL on ``runner``, retrying with feedback up to ``max_attempts``.
@@ -159,6 +158,12 @@ def run_agent(
     answer's SELECT and pandas code run through the fallback phase's checks and runners
     (:data:`RERUN_FALLBACK`). ``preamble`` follows the question in the prompts (a follow-up's
     previous answer, kept examples; see :mod:`cadet_magic.conversation`).
+
+    With ``candidates`` above 1 the vote follows the SQL phase (:mod:`.vote_phase`): more
+    answers sampled from the first prompt, each checked and run like an attempt, the answer
+    most of them give; ``sampler(messages, count=, seed=, temperature=)`` draws sampled
+    replies from a model that cannot itself (the edge's
+    :func:`cadet_magic.llm.sampling.sampler_for`).
     """
     opts = merged(options, **overrides)
     phases: dict[str, PhaseSpec] = PHASES
@@ -174,6 +179,7 @@ def run_agent(
         frame_maker=frame_maker,
         preamble=preamble,
         rerun=recorded_sql is not None,
+        sampler=sampler,
     )
     state = initial_state(
         question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
@@ -187,7 +193,7 @@ def run_agent(
             state = state.with_work(code=recorded_code)
     start = time.perf_counter()
     step = "read_schema"
-    max_steps = 20 * (opts.max_attempts + 2)
+    max_steps = 20 * (opts.max_attempts + opts.candidates + 2)
     for _ in range(max_steps):
         phase = phases[state.phase]
         run = steps.read_schema if step == "read_schema" else phase.node(step)
@@ -234,6 +240,7 @@ def to_result(
     answer = state.answer
     execution = answer.execution if answer is not None else state.work.execution
     attempts = [a for a in state.attempts if a.phase == Phase.sql]
+    candidates = [a for a in state.attempts if a.phase == Phase.vote]
     row_limit = state.options.row_limit
     fallback = None
     df = None
@@ -286,7 +293,10 @@ def to_result(
         elapsed=elapsed,
         model_calls=ctx.model_calls,
         warnings=warnings,
+        candidates=candidates,
     )
+    if ok and fallback is None:
+        result.agreement, result.competing = vote_phase.outcome(state)
     if not ok:
         result.message = failure_message(result)
     result.prompts = list(ctx.prompts)

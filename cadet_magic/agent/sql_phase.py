@@ -7,7 +7,8 @@ model for SQL (:func:`generate`), the safety check (the shared
 (:data:`cadet_magic.agent.phases.SQL_PHASE`): the tests that let an attempt go on, its
 provisional record, whether it answered, the candidate answer it keeps (:func:`keep`: a
 suspect result, in case no clean one follows), the answer's warnings, when it repeats itself
-(:func:`unchanged`) and when it hands over to the fallback (:func:`fallback_due`).
+(:func:`unchanged`) and when it hands over to the phase that follows (:func:`hands_over`: the
+vote, or the fallback, each saying itself whether it runs).
 
 A run the result check finds suspect (a value it filters on does not occur while a close one
 does) is diagnosed ``value_not_found`` by :func:`check_result` itself and retried like a
@@ -217,6 +218,12 @@ def unchanged(state: AskState) -> bool:
     )
 
 
+def hands_over(state: AskState) -> bool:
+    """Whether the SQL phase may hand over to the phase that follows it (the vote when it holds
+    one, the fallback when it is allowed and no answer was found): not after a model error."""
+    return not state.work.model_error
+
+
 def fallback_due(state: AskState) -> bool:
-    """Whether an SQL phase that stopped at the maximum hands over to the fallback."""
-    return state.options.fallback and not state.work.model_error
+    """Whether the fallback runs after a phase that found no answer (the option allows it)."""
+    return state.options.fallback

@@ -37,6 +37,7 @@ from cadet_magic.schema.model import Schema
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.validate import Validation
+from cadet_magic.vote.tally import Tally
 
 #: No timings yet (a read-only mapping shared by every new attempt).
 NO_TIMINGS: Mapping[str, float] = MappingProxyType({})
@@ -131,7 +132,8 @@ class AskState:
     progress. ``work``: the attempt in progress. Done: ``attempts`` (every phase's, in order;
     ``forms``: their SQL's normal forms, made once from the checked tree as each attempt closes,
     to tell a later attempt that writes the same query), ``kept`` (the best candidate answer so far), ``answer`` (the candidate that answered, when
-    no clean attempt did) and ``stop_reason``.
+    no clean attempt did) and ``stop_reason``; ``vote``: the vote's tally of candidate answers
+    (:mod:`cadet_magic.agent.vote_phase`; None until the vote starts).
     """
 
     question: str
@@ -149,6 +151,7 @@ class AskState:
     kept: Candidate | None = None
     answer: Candidate | None = None
     stop_reason: str | None = None
+    vote: Tally | None = None
 
     @property
     def attempt(self) -> int:

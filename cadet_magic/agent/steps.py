@@ -57,9 +57,16 @@ class Context:
     #: Text added to the SQL prompt after the question (a follow-up's previous answer, kept
     #: examples), each part fenced as data by whoever made it.
     preamble: str = ""
+    #: How the vote draws sampled replies from ``model`` when the model cannot itself
+    #: (``sampler(messages, count=, seed=, temperature=)``: a LangChain model's, given by the
+    #: edge, :func:`cadet_magic.llm.sampling.sampler_for`); None: ``model.cadet_sample``, else
+    #: one ``invoke`` per candidate.
+    sampler: Callable[..., list[Any]] | None = None
+    #: Sampled replies drawn in one request and not used yet (the vote takes them in order).
+    drawn: list[Any] = field(default_factory=list)
 
 
-def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) -> Any:
+def invoke_within(model: Any, messages: list[tuple[str, str]], timeout: float | None) -> Any:
     """``model.invoke(messages)``, waited for at most ``timeout`` seconds.
 
     The call runs on a daemon thread while this thread waits, so a model that never answers
@@ -112,19 +119,23 @@ def _invoke(model: Any, messages: list[tuple[str, str]], timeout: float | None) 
     return box["reply"]
 
 
-def call_model(model: Any, messages: list[tuple[str, str]], timeout: float | None = None) -> Reply:
+def call_model(
+    model: Any, messages: list[tuple[str, str]], timeout: float | None = None, owner: Any = None
+) -> Reply:
     """Invokes the model, waiting at most ``timeout`` seconds: its reply's text and the tokens
-    its provider reported. Any failure becomes one clear :class:`ModelCallError` line, an
-    interrupt while waiting :class:`ModelCallInterrupted`."""
+    its provider reported. Any failure becomes one clear :class:`ModelCallError` line (never
+    quoting a key ``model``, or ``owner`` when ``model`` calls it, holds), an interrupt while
+    waiting :class:`ModelCallInterrupted`."""
     try:
-        reply = _invoke(model, messages, timeout)
+        reply = invoke_within(model, messages, timeout)
     except ModelCallError:
         raise
     except Exception as e:
         from cadet_magic.text import redact, secrets_of
 
         # Provider errors may quote the request or a server's echo of it: never the key.
-        first = first_line(redact(str(e), secrets_of(model)), 300, mark="").rstrip(".")
+        held = secrets_of(model if owner is None else owner)
+        first = first_line(redact(str(e), held), 300, mark="").rstrip(".")
         raise ModelCallError(
             f"The model call failed ({type(e).__name__}): {first}. "
             "Check the model name, API key, network and rate limits, then run the cell again."

@@ -5,36 +5,29 @@ While the agent runs, the panel shows the question, the model, the connection an
 status line with the elapsed time, and one collapsible section per attempt (SQL highlighted, the
 safety check's verdict, the engine's error and its category, the feedback sent to the model, the
 diff against the previous attempt, timings, the model's time and tokens; the status line
-sums them over the run, with the cost when a price is set). At the end it shows the answer table, the fallback
-when it ran (clearly marked), and two buttons: insert the final SQL as a ``%%sql`` cell below,
-and copy the SQL.
-
-Inserting a cell: a button click reaches the kernel as a comm message, where
-``set_next_input`` payloads never reach the frontend. The kernel therefore asks JupyterLab
-itself, through ipylab's ``JupyterFrontEnd``, to run its own commands
-``notebook:insert-cell-below`` and ``notebook:replace-selection`` (clicking the button makes
-its cell the active one, so the new cell lands right below the ``%%ask`` cell). Where ipylab's
-front end is missing (other frontends), the ``%%sql`` text is shown selected for a manual copy.
-Copying runs in the browser (anywidget's front end, ``navigator.clipboard``), with the same
-visible fallback when the clipboard is blocked.
+sums them over the run, with the cost when a price is set); while the vote draws candidate
+answers, the status line counts them. At the end it shows the answer table, the fallback
+when it ran (clearly marked), the buttons (:mod:`.actions`: insert the final SQL as a
+``%%sql`` cell below, copy the SQL, keep the answer) and, when the candidates disagreed, the
+answers that competed with it, each with its SQL, its first rows, its votes and its own
+insert and copy buttons.
 """
 
 from __future__ import annotations
 
 import logging
 from html import escape
-from pathlib import Path
 from typing import Any
 
-import anywidget
 import ipywidgets as W
-import traitlets
 from ipywidgets.widgets.widget_string import HTMLStyle
 
+from cadet_magic.display.actions import ActionBar, lab_frontend
 from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.static import (
     answer_html,
     attempt_body_html,
+    competing_body_html,
     fallback_summary_html,
     header_html,
 )
@@ -46,108 +39,14 @@ from cadet_magic.display.text import (
     WAITING,
     answered_by_fallback,
     attempt_title,
+    competing_title,
     done_text,
     progress_text,
     usage_text,
 )
-from cadet_magic.result import AskResult, Attempt, Phase, sql_cell
+from cadet_magic.result import AskResult, Attempt, Phase, sql_cell  # noqa: F401 - importable here
 
 log = logging.getLogger("cadet_magic")
-
-_FRONTEND: Any = None
-_FRONTEND_READY = False
-
-
-def lab_frontend() -> Any:
-    """One ipylab ``JupyterFrontEnd`` per kernel (None when ipylab is not installed)."""
-    global _FRONTEND
-    if _FRONTEND is None:
-        try:
-            from ipylab import JupyterFrontEnd
-        except ImportError:
-            return None
-        _FRONTEND = JupyterFrontEnd()
-        _FRONTEND.on_ready(_mark_ready)
-    return _FRONTEND
-
-
-def _mark_ready() -> None:
-    global _FRONTEND_READY
-    _FRONTEND_READY = True
-
-
-class ActionBar(anywidget.AnyWidget):
-    """Buttons: insert the final SQL as a ``%%sql`` cell below, copy the SQL, keep the answer
-    (``keeper(result)``, given by the magic: what ``%cadet keep`` does)."""
-
-    _esm = (Path(__file__).with_name("actions.js")).read_text()
-    _css = """
-    .cadet-actions-bar{display:flex;gap:6px;align-items:center;flex-wrap:wrap;margin-top:4px}
-    .cadet-actions .cadet-action{width:auto;padding:0 10px}
-    .cadet-actions .cadet-action-note{color:var(--jp-content-font-color2,#666);
-      font-size:var(--jp-ui-font-size1,13px)}
-    .cadet-actions .cadet-manual{width:100%;box-sizing:border-box;margin-top:4px;
-      font-family:var(--jp-code-font-family,monospace);background:var(--jp-layout-color2,#f5f5f5);
-      color:var(--jp-content-font-color1,inherit);border:1px solid var(--jp-border-color2,#ccc)}
-    """
-    sql = traitlets.Unicode("").tag(sync=True)
-    status = traitlets.Unicode("").tag(sync=True)
-    manual_text = traitlets.Unicode("").tag(sync=True)
-    can_keep = traitlets.Bool(False).tag(sync=True)
-    kept = traitlets.Bool(False).tag(sync=True)
-
-    def __init__(self, keeper: Any = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.on_msg(self._on_message)
-        self.inserted = 0
-        self.keeper = keeper
-        self.result: AskResult | None = None
-
-    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict) and content.get("event") == "insert":
-            self.insert_cell()
-        elif isinstance(content, dict) and content.get("event") == "keep":
-            self.keep_answer()
-
-    def keep_answer(self) -> bool:
-        """Keeps the answer shown (its question and final SQL) as an example."""
-        if self.keeper is None or self.result is None:
-            self.status = "Nothing to keep."
-            return False
-        try:
-            self.keeper(self.result)
-        except Exception as e:  # noqa: BLE001 - one line in the panel, the kernel goes on
-            self.status = f"Could not keep this answer: {e}"
-            return False
-        self.kept = True
-        self.status = "Kept: later questions on this database get it as an example."
-        return True
-
-    def insert_cell(self) -> bool:
-        """Asks JupyterLab to insert a ``%%sql`` cell with the SQL below the active cell."""
-        if not self.sql:
-            self.status = "No SQL to insert."
-            return False
-        text = sql_cell(self.sql)
-        app = lab_frontend()
-        if app is None or not _FRONTEND_READY:
-            self.manual_text = text
-            self.status = (
-                "This frontend cannot insert cells from the kernel (JupyterLab with ipylab is "
-                "needed): the %%sql cell is selected below, copy it into a new cell."
-            )
-            return False
-        try:
-            app.commands.execute("notebook:insert-cell-below")
-            app.commands.execute("notebook:replace-selection", {"text": text})
-        except Exception as e:  # noqa: BLE001 - a failed insert must not break the kernel
-            log.warning("insert %%%%sql cell failed: %s", e)
-            self.manual_text = text
-            self.status = "Could not insert the cell: copy the %%sql text below instead."
-            return False
-        self.inserted += 1
-        self.status = "Inserted a %%sql cell below."
-        return True
 
 
 class AskPanel:
@@ -189,6 +88,8 @@ class AskPanel:
         #: The fallback's section (banner, attempts, summary), made when the fallback starts:
         #: most questions never need it.
         self.fallback: Any = None
+        #: The answers that competed with the answer (made when the candidates disagreed).
+        self.competing: Any = None
         self.answer = self._html("")
         self.actions = ActionBar(keeper=keeper, layout=W.Layout(display="none"))
         self.widget = W.VBox(
@@ -279,7 +180,7 @@ class AskPanel:
             self.connection = connection or self.connection
             self.header.value = self._header_value()
         phase, number, running = event.phase, event.number, event.attempt
-        for name in Phase:
+        for name in (Phase.sql, Phase.fallback):  # the vote's candidates: the status line
             items = [_section(a) for a in event.attempts if a.phase == name]
             if running is not None and running.phase == name:
                 items.append(_running_section(running))
@@ -328,6 +229,7 @@ class AskPanel:
             False,
         )
         self.answer.value = context_html(result) + answer_html(result) + prompts_html(result)
+        self._show_competing(result)
         sql = final_sql(result)
         if sql:
             with self.actions.hold_sync():  # the bar's new state: one message
@@ -340,6 +242,22 @@ class AskPanel:
                         "simple SELECT."
                     )
             self.actions.layout.display = ""
+
+    def _show_competing(self, result: AskResult) -> None:
+        """The answers that competed with the answer, each with its SQL, first rows and votes,
+        and its own insert/copy buttons (collapsed: the answer comes first)."""
+        if not result.competing:
+            return
+        sections = []
+        for c in result.competing:
+            bar = ActionBar(layout=W.Layout())
+            bar.sql = c.sql
+            sections.append(W.VBox([self._html(competing_body_html(c)), bar]))
+        box = W.Accordion(children=sections, layout=self._layout)
+        box.titles = tuple(competing_title(c, result) for c in result.competing)
+        box.add_class("cadet-competing")
+        self.competing = box
+        self.widget.children = (*self.widget.children, box)
 
     def shown_attempts(self) -> int:
         """How many attempt sections the panel shows (both phases)."""
@@ -362,6 +280,11 @@ class AskPanel:
                 fb_attempts,
                 self.fallback_detail,
             ]
+        competing = self.competing
+        if competing is not None:
+            for section in competing.children:
+                parts += [*section.children, section]
+            parts.append(competing)
         for w in (*parts, self.fallback, self.answer, self.actions, self.widget, self._layout):
             if w is not None:
                 w.close()

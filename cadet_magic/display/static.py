@@ -24,8 +24,8 @@ from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
-    SCRIPTED_NOTE,
     PREVIEW_ROWS,
+    SCRIPTED_NOTE,
     WARNING_LABEL,
     agreement_text,
     answered_by_fallback,

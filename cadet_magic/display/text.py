@@ -53,7 +53,14 @@ STEP_TEXT = {
     "check_code": "pandas code checked",
     "run_code": "pandas code ran",
     "hand_over": "SQL attempts used up; falling back to a simple SELECT + pandas",
+    "tally": "candidate answer counted",
     "finish": "finishing",
+}
+#: What the status line says after a step of the vote (else :data:`STEP_TEXT`).
+VOTE_STEP_TEXT = {
+    "hand_over": "drawing more candidate answers",
+    "generate": "a candidate answer came; checking its SQL",
+    "next_attempt": "the candidates disagree so far; drawing another",
 }
 
 
@@ -89,7 +96,14 @@ def progress_text(step: str, phase: str, number: int, max_attempts: int | None =
         'attempt 2 of 3: query ran'
         >>> progress_text("run_code", "fallback", 1, 3)
         'fallback attempt 1: pandas code ran'
+        >>> progress_text("tally", "vote", 1, 4)
+        'candidate answer 2 of 5: candidate answer counted'
     """
+    if phase == "vote":  # the first answer is the SQL phase's: candidates count from 2
+        where = f"candidate answer {number + 1}" + (
+            f" of {max_attempts + 1}" if max_attempts else ""
+        )
+        return f"{where}: {VOTE_STEP_TEXT.get(step) or STEP_TEXT.get(step, step)}"
     where = f"fallback attempt {number}" if phase == "fallback" else f"attempt {number}"
     if phase != "fallback" and max_attempts:
         where += f" of {max_attempts}"
@@ -107,7 +121,9 @@ def done_text(result: AskResult) -> str:
         how = "answered by the fallback" if answered_by_fallback(result) else "answered"
     else:
         how = "no answer"
-    return f"{how} after {len(result.attempts)} SQL attempt(s)"
+    drawn = len(getattr(result, "candidates", None) or ())
+    more = f" and {drawn} more candidate answer(s)" if drawn else ""
+    return f"{how} after {len(result.attempts)} SQL attempt(s){more}"
 
 
 def answered_by_fallback(result: AskResult) -> bool:

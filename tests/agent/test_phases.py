@@ -28,9 +28,11 @@ def test_doctests(module):
     assert doctest.testmod(module).failed == 0
 
 
-def test_the_runner_knows_both_phases():
+def test_the_runner_knows_every_phase():
     assert run.PHASES[Phase.fallback] is phases.FALLBACK_PHASE
-    assert run.PHASES[Phase.sql].next is phases.FALLBACK_PHASE
+    assert run.PHASES[Phase.vote] is phases.VOTE_PHASE
+    assert run.PHASES[Phase.sql].next is phases.VOTE_PHASE
+    assert phases.VOTE_PHASE.next is phases.FALLBACK_PHASE
     assert phases.FALLBACK_PHASE.next is None  # never a second fallback
     for spec in run.PHASES.values():
         assert spec.names()[0] == "generate"

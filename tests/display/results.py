@@ -27,6 +27,10 @@ GOOD_SQL = (
     "GROUP BY c.name\nORDER BY spent DESC"
 )
 REFUSED = "Delete the cancelled orders"
+#: Three candidate answers, two of them agreeing (and one that is not the first answer).
+VOTED = "Which customers live in Oslo?"
+VOTED_SQL = "SELECT name FROM customers WHERE city = 'Oslo'"
+OTHER_SQL = "SELECT name FROM customers WHERE city <> 'Rome' AND customer_id < 3"
 MANY = "List every order"
 FALLBACK = "Which customer has the largest shipped order?"
 SIMPLE = (
@@ -44,6 +48,11 @@ REPLIES = {
     CORRECTED: [fence(BAD_SQL), fence(GOOD_SQL)],
     REFUSED: [fence("DELETE FROM orders WHERE status = 'cancelled'")] * 3,
     MANY: [fence("SELECT order_id, amount FROM orders ORDER BY order_id")],
+    VOTED: [
+        fence(OTHER_SQL),
+        fence(VOTED_SQL),
+        fence("SELECT name FROM customers WHERE city IN ('Oslo')"),
+    ],
     FALLBACK: [
         fence("SELECT name, amout FROM orders JOIN customers USING (customer_id)"),
         fence("SELECT name, amount FROM orders JOIN customers USING (customer_id) LIMT 1"),

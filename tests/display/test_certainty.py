@@ -12,10 +12,11 @@ from cadet_magic.metrics import SessionMetrics
 from cadet_magic.result import AskResult, Attempt
 from cadet_magic.vote.answers import Agreement, Competing
 
+SPLIT = Agreement(2, 3)
 HOSTILE = "SELECT '<script>alert(1)</script>' AS x"
 
 
-def result(agreement=Agreement(2, 3), competing=()):
+def result(agreement=SPLIT, competing=()):
     return AskResult(
         "How many singers?",
         ok=True,

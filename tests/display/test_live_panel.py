@@ -14,7 +14,7 @@ pytest.importorskip("anywidget")
 from cadet_magic.agent.fallback_phase import CodeWork  # noqa: E402
 from cadet_magic.agent.phases import FALLBACK_PHASE  # noqa: E402
 from cadet_magic.agent.run import Event  # noqa: E402
-from cadet_magic.display import panel as panel_module  # noqa: E402
+from cadet_magic.display import actions as actions_module  # noqa: E402
 from cadet_magic.display.panel import AskPanel, final_sql, sql_cell  # noqa: E402
 from cadet_magic.result import Phase  # noqa: E402
 from tests.display.results import (  # noqa: E402
@@ -23,6 +23,8 @@ from tests.display.results import (  # noqa: E402
     GOOD_SQL,
     REFUSED,
     SIMPLE,
+    VOTED,
+    VOTED_SQL,
     html_text,
     run,
     with_fallback,
@@ -184,8 +186,8 @@ class FakeLab:
 
 def test_insert_asks_jupyterlab_for_a_sql_cell(monkeypatch):
     lab = FakeLab()
-    monkeypatch.setattr(panel_module, "_FRONTEND", lab)
-    monkeypatch.setattr(panel_module, "_FRONTEND_READY", True)
+    monkeypatch.setattr(actions_module, "_FRONTEND", lab)
+    monkeypatch.setattr(actions_module, "_FRONTEND_READY", True)
     p = AskPanel("q")
     p.actions.sql = GOOD_SQL + ";"
     p.actions._on_message(p.actions, {"event": "insert"}, [])
@@ -198,7 +200,7 @@ def test_insert_asks_jupyterlab_for_a_sql_cell(monkeypatch):
 
 
 def test_insert_without_jupyterlab_shows_the_cell_text(monkeypatch):
-    monkeypatch.setattr(panel_module, "_FRONTEND_READY", False)
+    monkeypatch.setattr(actions_module, "_FRONTEND_READY", False)
     p = AskPanel("q")
     p.actions.sql = "SELECT 1"
     assert not p.actions.insert_cell()
@@ -231,4 +233,29 @@ def test_the_header_says_what_a_running_question_follows():
     assert "Following answer 2" in html_text(p.header.value)
     p.finish(result)
     assert "Following answer 2" not in html_text(p.header.value)  # the result's account now
+    p.close()
+
+
+def test_the_vote_counts_candidates_and_shows_the_competing_answers(monkeypatch):
+    lab = FakeLab()
+    monkeypatch.setattr(actions_module, "_FRONTEND", lab)
+    monkeypatch.setattr(actions_module, "_FRONTEND_READY", True)
+    result, events = run(VOTED, candidates=3)
+    assert result.sql == VOTED_SQL and str(result.agreement) == "2 of 3"
+    p = AskPanel(VOTED)
+    statuses = []
+    for event in events:
+        p.update(event)
+        statuses.append(html_text(p.status.value))
+    assert any("candidate answer 2 of 3" in s for s in statuses)
+    assert any("candidate answer 3 of 3" in s for s in statuses)
+    assert [t.split(" \u00b7")[0] for t in titles(p.attempts)] == ["\u2713 Attempt 1: ok"]
+    p.finish(result)
+    assert "2 of 3 candidate answers gave this answer" in html_text(p.answer.value)
+    assert p.competing is not None and titles(p.competing) == ["Another answer (1 of 3 candidates)"]
+    body, bar = p.competing.children[0].children
+    other = result.competing[0]
+    assert "<>" in html_text(body.value) and "Ann" in html_text(body.value) and bar.sql == other.sql
+    bar._on_message(bar, {"event": "insert"}, [])  # the same insert as the answer's
+    assert lab.calls[-1] == ("notebook:replace-selection", {"text": sql_cell(other.sql)})
     p.close()

@@ -1,0 +1,261 @@
+"""The vote: more candidate answers to the question, and the answer most of them give.
+
+When ``AskMagic.candidates`` is above 1, the SQL phase hands over to this phase when it ends,
+with an answer (the attempt that answered, or the suspect result it kept) or without one
+(:func:`start`: that answer, or none, is the first candidate). Each attempt of this phase is
+one more candidate: the model answers the SQL phase's first prompt again, sampled at
+:data:`TEMPERATURE` with the attempt's number as its seed (:func:`generate`; a server caching
+the prompt's prefix reads it once), and the candidate's SQL passes the same safety check, runs
+read-only within the same bounds and goes through the same result check as any SQL attempt.
+:func:`tally` adds its result to the vote (:mod:`cadet_magic.vote.tally`: results compared as
+the evaluation compares them; a candidate that failed gives no answer). Candidates are drawn
+until the vote's outcome is clear (:data:`RULE`) or ``candidates`` answers were drawn, the
+first one included; no feedback is sent.
+
+The answer is the result most candidates gave, the SQL phase's first on a tie (:func:`keep`
+offers it to the pipeline, which answers with it); ``AskResult.agreement`` says how many gave
+it, of how many were drawn, ``AskResult.competing`` the other answers, and when the candidates
+did not all give it the answer warns so (:data:`DISAGREE_WARNING`). When no candidate gave an
+answer, the fallback follows as it follows the SQL phase.
+
+Example:
+    >>> from cadet_magic.agent.state import initial_state
+    >>> enters(initial_state("q", dialect="sqlite", candidates=3)), enters(initial_state("q", dialect="sqlite"))
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from cadet_magic.agent import record, sql_phase
+from cadet_magic.agent.prompts import build_messages
+from cadet_magic.agent.reply import content_text, extract_sql, usage_of
+from cadet_magic.agent.state import AskState, Candidate, Reply, SqlWork
+from cadet_magic.agent.steps import Context, call_model
+from cadet_magic.diagnose.failures import NoSQL
+from cadet_magic.diagnose.failures import diagnose as diagnose_failure
+from cadet_magic.errors import ModelCallError, ModelCallInterrupted
+from cadet_magic.result import Attempt, Outcome, Phase
+from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.vote.answers import Agreement, Competing
+from cadet_magic.vote.stopping import FirstAgree, Rule, stop
+from cadet_magic.vote.tally import Ballot, Tally
+
+log = logging.getLogger("cadet_magic")
+
+#: The temperature candidates are sampled at (measured: ``python -m benchmarks.candidates``).
+TEMPERATURE = 0.7
+#: When the vote's outcome is clear enough to stop drawing candidates (measured likewise).
+RULE: Rule = FirstAgree(2)
+#: Rows of a competing answer the result keeps for its preview.
+PREVIEW_ROWS = 5
+#: The answer's warning when the candidates did not all give it.
+DISAGREE_WARNING = (
+    "The candidate answers disagree: {agreement} gave this answer{others}. It may be wrong; "
+    "compare the other answers shown."
+)
+
+# -- entering the phase ------------------------------------------------------------------------
+
+
+def enters(state: AskState) -> bool:
+    """Whether the run holds a vote (``candidates`` above 1)."""
+    return state.options.candidates > 1
+
+
+def limit(state: AskState) -> int:
+    """Candidates this phase draws at most (the first answer is the SQL phase's)."""
+    return state.options.candidates - 1
+
+
+def _first_ballot(state: AskState) -> Ballot | None:
+    """The SQL phase's answer as the vote's first candidate: its last attempt when it answered,
+    else the suspect result it kept; None when it found none."""
+    last = state.attempts[-1] if state.attempts else None
+    work = state.work
+    if last is not None and last.outcome == Outcome.ok and work.execution is not None:
+        warnings = sql_phase.warnings(state)
+        answer = Candidate(last.number, work.sql, work.execution, (), warnings)
+    elif state.kept is not None:
+        answer = state.kept
+    else:
+        return None
+    return ballot(0, answer)
+
+
+def ballot(index: int, answer: Candidate) -> Ballot:
+    """A candidate answer as a ballot of the vote (the answer itself kept with it)."""
+    run = answer.execution
+    return Ballot(
+        index,
+        answer.sql or "",
+        tuple(tuple(r) for r in run.rows),
+        tuple(run.columns),
+        bool(run.truncated),
+        extra=answer,
+    )
+
+
+def start(state: AskState, ctx: Context) -> AskState:
+    """Enters the vote, the SQL phase's answer (or its lack of one) the first candidate."""
+    first = _first_ballot(state)
+    log.info("[vote] up to %d candidate(s) more", limit(state))
+    tally = Tally().add(first)
+    return state.replace(phase=Phase.vote, work=SqlWork(1), vote=tally)
+
+
+# -- the steps ---------------------------------------------------------------------------------
+
+
+class _Sampled:
+    """``invoke(messages)``: the next of ``count`` replies sampled with seeds from ``seed`` (the
+    others wait in ``ctx.drawn``), for :func:`~cadet_magic.agent.steps.call_model`."""
+
+    def __init__(self, ctx: Context, count: int, seed: int) -> None:
+        self.ctx, self.count, self.seed = ctx, count, seed
+
+    def invoke(self, messages: Any) -> Any:
+        model = self.ctx.model
+        sample = self.ctx.sampler or getattr(model, "cadet_sample", None)
+        if sample is None:  # a scripted stand-in: its next reply
+            return model.invoke(messages)
+        replies = sample(messages, count=self.count, seed=self.seed, temperature=TEMPERATURE)
+        if not replies:
+            raise ModelCallError("The model returned no reply for a candidate answer.")
+        self.ctx.drawn = list(replies[1:])
+        return replies[0]
+
+
+def draw(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> Reply:
+    """One sampled reply to ``messages``: one kept from an earlier request asking for several,
+    else a new request (for all the candidates left at once where the provider answers several
+    in one request, else for this one)."""
+    if ctx.drawn:
+        reply = ctx.drawn.pop(0)
+        return Reply(content_text(getattr(reply, "content", reply)), usage_of(reply), 0.0)
+    batch = bool(getattr(ctx.sampler, "batch", False)) and state.attempt > 1
+    count = limit(state) - state.attempt + 1 if batch else 1
+    ctx.model_calls += 1
+    sampled = _Sampled(ctx, count, seed=state.attempt)
+    return call_model(sampled, messages, state.options.model_timeout, owner=ctx.model)
+
+
+def generate(state: AskState, ctx: Context) -> AskState:
+    """Asks the model for one more candidate: the SQL phase's first prompt, sampled."""
+    messages = build_messages(state.question, state.dialect, state.schema_text, [], ctx.preamble)
+    t0 = time.perf_counter()
+    ctx.prompts.append([{"role": role, "content": text} for role, text in messages])
+    try:
+        reply = draw(state, ctx, messages)
+    except (ModelCallError, ModelCallInterrupted) as e:
+        # the vote ends with the candidates drawn so far: the answer found stands
+        seconds = time.perf_counter() - t0
+        failed = state.with_work(model_error=str(e), reply=Reply(seconds=seconds), sql=None)
+        return failed.timed("generate", seconds)
+    seconds = time.perf_counter() - t0
+    answered = Reply(reply.text, reply.tokens, seconds)
+    return state.with_work(reply=answered, sql=extract_sql(reply.text)).timed("generate", seconds)
+
+
+def _diagnosis(state: AskState) -> Any:
+    """Why a candidate gave no answer (for its record: no feedback is sent)."""
+    work = state.work
+    if work.diagnosis is not None:  # the result check's own (a suspect result)
+        return work.diagnosis
+    if not work.sql:
+        return diagnose_failure(NoSQL(work.reply.text if work.reply is not None else ""))
+    where: dict[str, Any] = {"sql": work.sql, "dialect": state.dialect, "schema": state.schema}
+    if work.check is not None and not work.check.ok:
+        return diagnose_failure(SafetyRefusal(work.check.issues), **where)
+    return diagnose_failure(work.error, **where)
+
+
+def tally(state: AskState, ctx: Context) -> AskState:
+    """Adds the candidate's answer to the vote (none when it did not run cleanly)."""
+    assert state.vote is not None  # the phase starts with its tally
+    if sql_phase.ran_clean(state):
+        work = state.work
+        assert work.execution is not None
+        answer = Candidate(state.attempt, work.sql, work.execution, (), sql_phase.warnings(state))
+        return state.replace(vote=state.vote.add(ballot(state.attempt, answer)))
+    return state.replace(vote=state.vote.add(None)).with_work(diagnosis=_diagnosis(state))
+
+
+# -- the phase's hooks -------------------------------------------------------------------------
+
+
+def nothing_to_diagnose(state: AskState, ctx: Context) -> AskState:
+    """The phase's diagnosis step, never routed to: every candidate reaches :func:`tally`,
+    which records why one gave no answer (no feedback is sent)."""
+    return state
+
+
+def more(state: AskState) -> bool:
+    """Whether the vote's outcome is not clear yet (another candidate is drawn)."""
+    return state.vote is not None and not stop(RULE, state.vote, state.options.candidates)
+
+
+def keep(state: AskState) -> Candidate | None:
+    """The answer most candidates gave so far, with its warnings and the vote's (ranked first:
+    the vote decides over any answer kept before it)."""
+    vote = state.vote
+    winner = vote.winner if vote is not None else None
+    if winner is None:
+        return None
+    answer: Candidate = winner.first.extra
+    warnings = answer.warnings
+    if vote is not None and vote.split:
+        warnings = (*warnings, disagreement(vote))
+    return Candidate(answer.attempt, answer.sql, answer.execution, (), warnings)
+
+
+def disagreement(vote: Tally) -> str:
+    """The warning of an answer the candidates did not all give."""
+    agreement = vote.agreement
+    assert agreement is not None
+    others = len(vote.groups) - 1
+    failed = vote.drawn - vote.answered
+    parts = []
+    if others:
+        parts.append(f"{others} other answer{'s' if others > 1 else ''}")
+    if failed:
+        parts.append(f"{failed} gave none")
+    return DISAGREE_WARNING.format(
+        agreement=f"{agreement} candidate answers",
+        others=f" ({', '.join(parts)})" if parts else "",
+    )
+
+
+def close_attempt(state: AskState, feedback_sent: bool, ok: bool) -> Attempt:
+    """The candidate's record (``ok`` when it ran cleanly: it gave an answer to the vote)."""
+    return record.close_attempt(state, False, ok=sql_phase.ran_clean(state))
+
+
+def provisional_attempt(state: AskState) -> Attempt:
+    return record.provisional_attempt(state, ok=False if sql_phase.suspect_now(state) else None)
+
+
+def outcome(state: AskState) -> tuple[Agreement | None, list[Competing]]:
+    """What the result says of the vote: the agreement and the competing answers."""
+    vote = state.vote
+    if vote is None or vote.winner is None:
+        return None, []
+    competing = [
+        Competing(
+            g.first.sql,
+            g.votes,
+            g.first.columns,
+            g.first.rows[:PREVIEW_ROWS],
+            more=len(g.first.rows) > PREVIEW_ROWS or g.first.truncated,
+        )
+        for g in vote.groups[1:]
+    ]
+    return vote.agreement, competing
+
+
+def hands_over(state: AskState) -> bool:
+    """Whether the fallback may follow a vote that found no answer."""
+    return not state.work.model_error

@@ -1,0 +1,100 @@
+"""The vote in the loop, end to end with a scripted model on real SQLite and DuckDB
+(table-driven from ``data/vote_runs.json``): the candidates drawn after the SQL phase, each
+checked and run like an attempt; the answer most of them give, the first on a tie; the
+agreement, the competing answers and the warning; the fallback only when no candidate
+answered. Then the requests a real client sends (the scripted OpenAI-compatible server):
+the first prompt again, sampled with a seed per candidate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAI
+
+from cadet_magic import ask
+from cadet_magic.agent.run import run_agent
+from cadet_magic.db.connect import resolve_runner
+from cadet_magic.llm.spec import ScriptedModel
+from tests.helpers import connect_with, sql_reply
+
+DATA = json.loads((Path(__file__).parent / "data" / "vote_runs.json").read_text())
+RUNS = DATA["runs"]
+QUESTION = "How many singers are from France?"
+
+
+def reply(text: str) -> str:
+    return text if "```" in text else sql_reply(text)
+
+
+def frame_maker(columns, rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=columns)
+
+
+def in_process(code, df, **limits):
+    from cadet_magic.fallback.run import run_code
+
+    return run_code(code, df, timeout=limits.get("timeout", 10))
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+@pytest.mark.parametrize("case", RUNS, ids=[r["id"] for r in RUNS])
+def test_vote(case, engine):
+    con = connect_with(engine, DATA["setup"])
+    model = ScriptedModel({QUESTION: [reply(r) for r in case["replies"]]})
+    r = run_agent(QUESTION, model=model, runner=resolve_runner(con), code_runner=in_process,
+                  frame_maker=frame_maker, **case["options"])  # fmt: skip
+    rows = sorted(map(list, r.rows)) if r.rows else []
+    assert rows == sorted(case["rows"])
+    if case["sql_of"] is not None:
+        assert r.sql.rstrip(";") == case["replies"][case["sql_of"]]
+    assert bool(case.get("fallback")) == (r.answered_by == "fallback")
+    agreement = None if r.agreement is None else [r.agreement.votes, r.agreement.of]
+    assert agreement == case["agreement"]
+    assert [c.sql for c in r.competing] == case["competing"]
+    warned = any("candidate answers disagree" in w for w in r.warnings)
+    assert warned == case["warned"]
+    assert [a.outcome for a in r.candidates] == case["candidates"]
+    assert all(a.phase == "vote" and not a.feedback for a in r.candidates)
+    assert r.model_calls == case["calls"] and r.stop_reason == case["stop"]
+    assert len(r.prompts) == case["calls"]
+    con.close()
+
+
+def test_candidates_answer_the_first_prompt_sampled_with_a_seed_each():
+    con = connect_with("sqlite", DATA["setup"])
+    script = [sql_reply("SELECT COUNT(*) FROM singer WHERE country = 'France'"),
+              sql_reply("SELECT COUNT(*) FROM singer"),
+              sql_reply("SELECT COUNT(id) FROM singer WHERE country = 'France'")]  # fmt: skip
+    with FakeOpenAI(script) as srv:
+        r = ask(QUESTION, con=con, model="openai:m", base_url=srv.base_url, api_key="k",
+                temperature=0, candidates=3, live=False)  # fmt: skip
+        sent = srv.requests
+    assert r.ok and r.rows == [(2,)] and str(r.agreement) == "2 of 3"
+    assert "seed" not in sent[0] and sent[0]["temperature"] == 0
+    # the server answered one reply to a request for two: the rest is asked one by one
+    assert [(b.get("n"), b["seed"], b["temperature"]) for b in sent[1:]] == [
+        (None, 1, 0.7),
+        (None, 2, 0.7),
+    ]
+    assert all(b["messages"] == sent[0]["messages"] for b in sent)
+    assert r.tokens is not None and r.tokens.input == sum(a.tokens.input for a in r.all_attempts)
+    con.close()
+
+
+def test_a_server_answering_n_replies_gives_the_rest_in_one_request():
+    con = connect_with("sqlite", DATA["setup"])
+    script = [sql_reply("SELECT COUNT(*) FROM singer"), sql_reply("SELECT 1"),
+              sql_reply("SELECT 2"), sql_reply("SELECT 3"), sql_reply("SELECT 5")]  # fmt: skip
+    with FakeOpenAI(script, honours_n=True) as srv:
+        r = ask(QUESTION, con=con, model="openai:m", base_url=srv.base_url, api_key="k",
+                temperature=0, candidates=5, live=False)  # fmt: skip
+        sent = srv.requests
+    # the first candidate alone (it may agree at once), then the three left in one request
+    assert [(b.get("n"), b.get("seed")) for b in sent] == [(None, None), (None, 1), (3, 2)]
+    assert len(r.candidates) == 4 and r.model_calls == 3
+    assert str(r.agreement) == "1 of 5" and len(r.competing) == 4
+    con.close()
