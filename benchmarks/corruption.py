@@ -47,8 +47,7 @@ from benchmarks.corruption_data import (
     tpch_sources,
 )
 from benchmarks.corruption_mutate import MUTATIONS, Mutant
-from cadet_magic.db.errors import engine_error
-from cadet_magic.diagnose import diagnose
+from cadet_magic.db.errors import diagnose_error
 from cadet_magic.schema.model import ForeignKey, Schema
 
 TARGET_OVERALL = 0.97
@@ -156,7 +155,7 @@ def score_mutant(db: Database, engine: str, mutant: Mutant, result: Result) -> N
     if error is None:
         cell.add(raised=False, correct=False, hit=None)
         return
-    d = diagnose(engine_error(error), sql=mutant.sql, dialect=engine, schema=db.schemas[engine])
+    d = diagnose_error(error, engine=engine, sql=mutant.sql, schema=db.schemas[engine])
     correct = d.category.value == mutant.category and _found(d, mutant.detail)
     hit = _hit(d.suggestions, mutant.targets) if mutant.targets and correct else None
     if mutant.targets and not correct:

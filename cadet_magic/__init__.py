@@ -27,10 +27,10 @@ def __getattr__(name: str) -> Any:
         from cadet_magic.sql.validate import validate_sql
 
         return validate_sql
-    if name == "diagnose_error":  # the diagnosis's one entry, under its public name
-        from cadet_magic.diagnose.failures import diagnose
+    if name == "diagnose_error":  # an engine's error read by its engine's reader, diagnosed
+        from cadet_magic.db.errors import diagnose_error
 
-        return diagnose
+        return diagnose_error
     if name in (
         "llm",
         "api",

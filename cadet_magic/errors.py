@@ -29,6 +29,10 @@ Example:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
 
 class CadetError(Exception):
     """Base class of every error cadet_magic raises on purpose."""
@@ -96,28 +100,106 @@ class ModelCallError(CadetError):
     """Calling the chat model failed: network, authentication, rate limit, server error."""
 
 
+class ErrorKind(StrEnum):
+    """What an engine's error is, in portable words: read by the engine's own reader at the
+    edge (``cadet_magic.db``), so that the diagnosis never reads an engine's message. The
+    values are the diagnosis' categories of engine errors.
+
+    Example:
+        >>> ErrorKind("column_not_found") is ErrorKind.column_not_found
+        True
+    """
+
+    column_not_found = "column_not_found"
+    table_not_found = "table_not_found"
+    syntax_error = "syntax_error"
+    type_mismatch = "type_mismatch"
+    join_error = "join_error"
+    aggregation_error = "aggregation_error"
+    function_not_found = "function_not_found"
+    division_by_zero = "division_by_zero"
+    datetime_format = "datetime_format"
+    timeout = "timeout"
+    permission_denied = "permission_denied"
+    connection_error = "connection_error"
+    multiple_statements = "multiple_statements"
+    unknown = "unknown"
+
+
+class Fact(StrEnum):
+    """What an engine's message says besides its kind, in portable words.
+
+    Example:
+        >>> sorted(Fact)[:2]
+        [<Fact.aggregate_in_where: 'aggregate_in_where'>, <Fact.alias_required: 'alias_required'>]
+    """
+
+    #: The missing table is a qualifier (``x.col``) the statement's FROM clause lacks.
+    qualifier = "qualifier"
+    #: The statement nests deeper than the engine's parser allows.
+    too_deep = "too_deep"
+    #: A derived table (a subquery in FROM) lacks the alias the engine requires.
+    alias_required = "alias_required"
+    #: An aggregate is nested inside another aggregate.
+    nested_aggregate = "nested_aggregate"
+    #: An aggregate is used in WHERE.
+    aggregate_in_where = "aggregate_in_where"
+    #: The engine met a bind parameter (a placeholder) with no value bound to it.
+    parameter = "parameter"
+
+
+@dataclass(frozen=True)
+class EngineText:
+    """Text quoted from an engine's message (a name, a token or a value as the engine printed
+    it), never a name resolved against the schema: what passes it on can tell the engine's
+    words apart from the schema's by type.
+
+    Example:
+        >>> EngineText("amout").text
+        'amout'
+    """
+
+    text: str
+
+
 class EngineError(CadetError):
-    """An error the database engine raised, read at the edge (by the runner of that engine)
-    into fields the portable diagnosis reads without knowing any driver.
+    """An error the database engine raised, read at the edge (by the runner of that engine,
+    through the engine's own table of errors) into fields the portable diagnosis reads without
+    knowing any driver or any engine's wording.
 
     Attributes:
-        message: the engine's own words, as the attempt's record shows them.
-        plain: the message without what the driver wrapped it in (MySQL's ``(1054, "...")``,
-            Spark's ``[CONDITION]`` and ``SQLSTATE`` tail), when the driver keeps it apart;
-            None: ``message`` is plain already.
+        message: the engine's own words, as the attempt's record shows them (functions named
+            as the model wrote them, and no echo of a statement the model did not write).
+        plain: the message as the diagnosis reads it, without what the driver or a library
+            wrapped it in (MySQL's ``(1054, "...")``, Spark's ``[CONDITION]`` and ``SQLSTATE``
+            tail, SQLAlchemy's and jupysql's decorations), when it differs from ``message``.
         sqlstate: the standard SQLSTATE (``42703``), when the engine or the runner knows it.
         code: the engine's own code: SQLite's error name, Spark's error condition, MySQL's
             server error number.
         kinds: the names the driver classes the error by (exception classes, outermost first,
-            and Spark's condition), which the category rules key on besides the SQLSTATE.
+            and Spark's condition).
         position: the 1-based character position in the statement, when the engine says.
         suggestion: the engine's own hint (PostgreSQL's ``HINT``), if any.
         details: engine-specific facts (Spark's message parameters, MySQL's own SQLSTATE).
+        kind: what the error is (:class:`ErrorKind`), read by the engine's table.
+        primary: the message's first line, without the engine's class prefix.
+        identifier: the name the engine could not resolve (a column, table, function, or the
+            ambiguous or ungrouped one), as the engine quoted it.
+        near: where a syntax error is, as the engine quoted it.
+        value: what did not convert or compare (type and date/time errors), as the engine
+            quoted it.
+        candidates: the names the engine proposes itself, in its order.
+        caret: the 1-based column of the caret under the engine's echo of the statement's line.
+        facts: what else the message says (:class:`Fact`).
+        engine: the engine whose table read the error (None: not read by one).
 
     Example:
-        >>> e = EngineError("no such column: amout", code="SQLITE_ERROR", kinds=("OperationalError",))
-        >>> str(e), e.text, e.kinds
-        ('no such column: amout', 'no such column: amout', ('OperationalError',))
+        >>> e = EngineError("no such column: amout", code="SQLITE_ERROR", kinds=("OperationalError",),
+        ...                 kind=ErrorKind.column_not_found, identifier=EngineText("amout"))
+        >>> str(e), e.text, e.kinds, e.kind.value, e.identifier.text
+        ('no such column: amout', 'no such column: amout', ('OperationalError',), 'column_not_found', 'amout')
+        >>> e.with_fields(identifier=None).identifier, e.with_fields(identifier=None).code
+        (None, 'SQLITE_ERROR')
     """
 
     def __init__(
@@ -131,6 +213,15 @@ class EngineError(CadetError):
         position: int | None = None,
         suggestion: str | None = None,
         details: dict | None = None,
+        kind: ErrorKind = ErrorKind.unknown,
+        primary: str | None = None,
+        identifier: EngineText | None = None,
+        near: EngineText | None = None,
+        value: EngineText | None = None,
+        candidates: tuple[EngineText, ...] = (),
+        caret: int | None = None,
+        facts: frozenset[Fact] = frozenset(),
+        engine: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -141,11 +232,36 @@ class EngineError(CadetError):
         self.position = position
         self.suggestion = suggestion
         self.details = dict(details or {})
+        self.kind = ErrorKind(kind)
+        self.primary = primary if primary is not None else self.text.strip().split("\n")[0]
+        self.identifier = identifier
+        self.near = near
+        self.value = value
+        self.candidates = tuple(candidates)
+        self.caret = caret
+        self.facts = frozenset(facts)
+        self.engine = engine
 
     @property
     def text(self) -> str:
         """The message the diagnosis reads: :attr:`plain` when the driver kept it apart."""
         return self.plain if self.plain is not None else self.message
+
+    def fields(self) -> dict[str, Any]:
+        """Every field, by the name :class:`EngineError` takes it."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    def with_fields(self, **changes: Any) -> EngineError:
+        """A copy with ``changes`` (the driver's exception it was read from stays its cause)."""
+        copy = EngineError(**{**self.fields(), **changes})
+        copy.__cause__ = self.__cause__
+        return copy
+
+
+_FIELDS = (
+    "message plain sqlstate code kinds position suggestion details kind primary identifier "
+    "near value candidates caret facts engine"
+).split()
 
 
 class QueryTimeout(CadetError):

@@ -4,8 +4,10 @@ A runner wraps one user connection. ``run`` executes one already-checked stateme
 nothing can persist, fetches at most ``limit`` rows and at most about ``max_bytes`` bytes of
 values, stops the engine after ``timeout`` seconds (raising
 :class:`~cadet_magic.errors.QueryTimeout`) and leaves the connection as usable as it found it.
-Any other failure is the engine's own exception, raised unchanged for the diagnosis to read.
-The runners themselves are edges, one per connection kind, in :mod:`cadet_magic.db`.
+Any other failure is raised as a :class:`~cadet_magic.errors.EngineError`: the engine's error
+read at the edge by that engine's reader (its kind, the name or value it is about, the names
+the engine proposes), so that the diagnosis never reads a driver's exception or an engine's
+wording. The runners themselves are edges, one per connection kind, in :mod:`cadet_magic.db`.
 
 Example:
     >>> r = RunResult(columns=["n"], rows=[(3,)])

@@ -36,6 +36,8 @@ CORE_MODULES = (
     "shared_files",
     "db.base",
     "db.fetch",
+    "db.error_table",
+    "db.error_reader",
 )
 #: Third-party packages the core may import (anywhere), and those it may import lazily only.
 CORE_LIBRARIES = {"sqlglot", "sqlparse"}
@@ -231,3 +233,24 @@ def test_no_package_cycles():
     for core in ("diagnose", "fallback"):
         assert "agent" not in edges[core], core
     assert "fallback" not in edges["diagnose"] and "diagnose" not in edges["fallback"]
+
+
+def test_the_diagnosis_holds_no_engine_wording():
+    """diagnose/ holds none of the engines' exception classes, codes or hint markers: each
+    engine's error table (db/) reads them into the EngineError fields the diagnosis reads."""
+    from cadet_magic.db.error_reader import ENGINES, table_for
+
+    words: set[str] = set()
+    for name in ENGINES:
+        table = table_for(name)
+        for rule in table.rules:
+            words |= set(rule.classes) | set(rule.codes)
+        words |= set(table.hint_lines)
+    assert len(words) > 40  # the engines' tables were read
+    found = sorted(
+        (path.name, word)
+        for path in (ROOT / "diagnose").rglob("*.py")
+        for word in words
+        if word in path.read_text()
+    )
+    assert not found

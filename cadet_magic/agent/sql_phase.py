@@ -116,8 +116,8 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
     elif work.check is not None and not work.check.ok:
         diagnosis = diagnose_failure(SafetyRefusal(work.check.issues), **where)
     else:
-        # The diagnosis names functions as the model wrote them (the check's CheckedQuery
-        # knows what it renamed); below samples its feedback is the shareable copy's.
+        # The runner read the engine's error in terms of the CheckedQuery (functions named as
+        # the model wrote them); below samples the feedback is the shareable copy's.
         diagnosis = with_shared_feedback(
             diagnose_failure(work.error, **where), work.error, share=state.options.share, **where
         )

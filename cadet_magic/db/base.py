@@ -27,6 +27,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from cadet_magic.db.error_reader import read, table_for
+from cadet_magic.db.error_table import ErrorTable
 from cadet_magic.db.fetch import FIRST_CHUNK, fetch_bounded, rows_bytes
 from cadet_magic.errors import (
     CadetError,
@@ -160,16 +162,49 @@ class BaseRunner:
 
     def engine_error(self, error: BaseException) -> EngineError:
         """The driver's exception as an :class:`EngineError` (each engine's reader adds what
-        its driver knows: SQLSTATE, error codes, positions, hints)."""
+        its driver knows: SQLSTATE, error codes, positions, hints); :meth:`read_error` then
+        reads it through the engine's table."""
         return read_exception(error)
+
+    @property
+    def engine(self) -> str:
+        """The engine's name, under which its error table is registered: its dialect's name,
+        unless the runner names another."""
+        return self.dialect
+
+    @property
+    def error_table(self) -> ErrorTable:
+        """The table that reads this engine's errors (every known one when no table is
+        registered under :attr:`engine`)."""
+        return table_for(self.engine)
+
+    def read_error(self, error: EngineError, sql: str | CheckedQuery) -> EngineError:
+        """``error`` read through :attr:`error_table`, in terms of the query the model wrote:
+        functions the check spelled in the dialect's own way named as written, and no echo of
+        a statement line the model did not write."""
+        if isinstance(sql, CheckedQuery):
+            return read(error, self.error_table, renamed=sql.renamed, written=sql.written)
+        return read(error, self.error_table, written=str(sql))
 
     # -- the skeleton ----------------------------------------------------------------------
 
     def run(
         self, sql: str | CheckedQuery, *, limit: int, timeout: float, max_bytes: int | None = None
     ) -> RunResult:
-        """Runs ``sql`` (the check's :class:`CheckedQuery`, or a text) read-only, at most ``limit`` rows and about ``max_bytes`` bytes of
-        values, stopped after ``timeout`` seconds; the connection is left as it was found."""
+        """Runs ``sql`` (the check's :class:`CheckedQuery`, or a text) read-only, at most
+        ``limit`` rows and about ``max_bytes`` bytes of values, stopped after ``timeout``
+        seconds; the connection is left as it was found. A failure of the engine anywhere
+        (opening the transaction as well as running the statement) is raised read."""
+        try:
+            return self._run(sql, limit, timeout, max_bytes)
+        except PASSED_ON:
+            raise
+        except Exception as e:  # the engine failed before or after the statement ran
+            raise self.read_error(self.engine_error(e), sql) from e
+
+    def _run(
+        self, sql: str | CheckedQuery, limit: int, timeout: float, max_bytes: int | None
+    ) -> RunResult:
         control = RunControl(timeout, max_bytes)
         timer = None
         try:
@@ -235,7 +270,10 @@ class BaseRunner:
         except PASSED_ON:
             raise
         except Exception as e:
-            raise self.failure(e, control) from e
+            failed = self.failure(e, control)
+            if isinstance(failed, EngineError):
+                failed = self.read_error(failed, sql)
+            raise failed from e
         if control.user_stop.is_set():
             raise KeyboardInterrupt
         return [tuple(r) for r in rows], truncated, why

@@ -22,7 +22,8 @@ import re
 from typing import Any
 
 from cadet_magic.db.base import read_exception
-from cadet_magic.errors import EngineError
+from cadet_magic.db.error_table import ErrorTable, Name, Rule
+from cadet_magic.errors import EngineError, ErrorKind
 
 #: Server (and client) error numbers -> the standard SQLSTATE of the same mistake.
 ERRNO_SQLSTATE: dict[int, str] = {
@@ -145,3 +146,62 @@ def mysql_error(error: BaseException) -> EngineError:
         kinds=base.kinds,
         details=details,
     )
+
+
+_PRINTED = re.compile(
+    r"^\s*\((?:pymysql|MySQLdb|mysql\.connector)[\w.]*\.(?P<cls>\w+)\)\s*"
+    r"(?P<tuple>\(\d{3,5}, .*?\))\s*(?:\n\[SQL:.*)?$",
+    re.S,
+)
+
+
+def mysql_printed(text: str) -> EngineError | None:
+    """A MySQL driver's error as SQLAlchemy prints it (``(pymysql.err.X) (1054, "...")``):
+    its number and SQLSTATE read as from the exception; None for any other text.
+
+    Example:
+        >>> e = mysql_printed('(pymysql.err.OperationalError) (1054, "Unknown column `a`")')
+        >>> e.plain, e.sqlstate, e.kinds
+        ('Unknown column `a`', '42703', ('OperationalError',))
+    """
+    m = _PRINTED.match(text)
+    if m is None:
+        return None
+    read = mysql_error(_Printed(m.group("tuple")))
+    return EngineError(
+        text,
+        plain=read.plain,
+        sqlstate=read.sqlstate,
+        code=read.code,
+        kinds=(m.group("cls"),),
+        details=read.details,
+    )
+
+
+class _Printed(Exception):
+    """A driver's error known only from its printed text."""
+
+
+K = ErrorKind
+
+#: MySQL's and MariaDB's errors: :func:`mysql_error` gives each the SQLSTATE of the standard
+#: table; here the server's wording, where it names what it is about.
+MYSQL = ErrorTable(
+    "mysql",
+    driver=mysql_error,
+    printed=mysql_printed,
+    rules=(
+        Rule(K.aggregation_error, pattern=r"not in GROUP BY"),
+        Rule(K.function_not_found, sqlstates=("42883",)),
+    ),
+    names=(
+        Name(K.column_not_found, r"^Unknown column '([^']+)' in"),
+        Name(K.table_not_found, r"^Table '(?:[^'.]+\.)?([^']+)' doesn't exist"),
+        Name(K.table_not_found, r"^Unknown table '(?:[^'.]+\.)?([^']+)'"),
+        Name(K.join_error, r"^Column '([^']+)' in .* is ambiguous"),
+        Name(K.join_error, r"^Not unique table/alias: '([^']+)'"),
+        Name(K.aggregation_error, r"^'([^']+)' isn't in GROUP BY"),
+        Name(K.function_not_found, r"^FUNCTION (?:\w+\.)?(\w+) does not exist"),
+        Name(K.syntax_error, r"near '([^\s']+)"),  # the first word it names
+    ),
+)

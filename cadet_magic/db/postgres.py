@@ -13,7 +13,8 @@ import re
 from typing import Any
 
 from cadet_magic.db.base import read_exception
-from cadet_magic.errors import EngineError, exception_chain
+from cadet_magic.db.error_table import ErrorTable, Name, Reading, Rule, Said, Value, datetime_state
+from cadet_magic.errors import EngineError, ErrorKind, Fact, exception_chain
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 
 # PostgreSQL catalog queries: the relations visible through the session's search_path
@@ -242,3 +243,116 @@ def postgres_error(error: BaseException) -> EngineError:
     return read_exception(
         error, sqlstate=sqlstate, suggestion=str(hint) if hint else None, position=position
     )
+
+
+#: Built-in functions PostgreSQL has: "function f(types) does not exist" on one of them means
+#: arguments of the wrong types (a type mismatch), not a missing function.
+_COMMON_FUNCTIONS = frozenset(
+    "abs avg ceil ceiling coalesce concat count date_part date_trunc extract floor greatest "
+    "least length lower ltrim max min nullif position replace round rtrim sign sqrt strpos "
+    "substr substring sum trim trunc upper left right lpad rpad split_part to_char to_date "
+    "to_timestamp now age length char_length octet_length md5 power mod log ln exp".split()
+)
+
+
+def _missing_function(r: Reading) -> bool:
+    """Undefined function (``42883``) names a missing function, not an operator or a real
+    function given arguments of the wrong types."""
+    if re.match(r"operator does not exist", r.primary, re.I):
+        return False
+    m = re.match(r"^function (\w+)\(", r.primary, re.I)
+    if m and m.group(1).lower() in _COMMON_FUNCTIONS:
+        return False
+    return not re.search(r"No function matches the given name and argument types '", r.primary)
+
+
+K = ErrorKind
+
+#: PostgreSQL's errors: its SQLSTATEs are the common vocabulary (in the standard table); here
+#: psycopg's classes, the server's wording, its echo of the statement line and its HINT.
+POSTGRES = ErrorTable(
+    "postgres",
+    driver=postgres_error,
+    rules=(
+        Rule(
+            K.timeout,
+            classes=("QueryCanceled", "QueryCanceledError"),
+            pattern=r"statement timeout|canceling statement",
+        ),
+        Rule(
+            K.connection_error,
+            sqlstates=("57P01", "57P02", "57P03", "53300"),
+            classes=("ConnectionTimeout",),
+            pattern=r"connection to server|server closed the connection|terminating connection|"
+            r"connection already closed",
+        ),
+        Rule(K.permission_denied, classes=("InsufficientPrivilege", "ReadOnlySqlTransaction")),
+        Rule(K.multiple_statements, pattern=r"cannot insert multiple commands"),
+        Rule(
+            K.aggregation_error,
+            classes=("GroupingError",),
+            pattern=r"must appear in the GROUP BY|cannot contain aggregates|"
+            r"aggregate functions? (calls )?(are|is) not allowed|aggregate function calls cannot|"
+            r"cannot be nested|window functions are not allowed in",
+        ),
+        Rule(
+            K.join_error,
+            classes=("AmbiguousColumn", "AmbiguousAlias", "DuplicateAlias"),
+            pattern=r"specified more than once",
+        ),
+        Rule(
+            K.column_not_found, classes=("UndefinedColumn",), pattern=r"^column .* does not exist"
+        ),
+        Rule(
+            K.table_not_found,
+            classes=("UndefinedTable", "InvalidSchemaName"),
+            pattern=r"relation .* does not exist|missing FROM-clause entry|^table .* does not exist",
+        ),
+        Rule(K.division_by_zero, classes=("DivisionByZero",)),
+        Rule(K.datetime_format, classes=("InvalidDatetimeFormat", "DatetimeFieldOverflow")),
+        Rule(
+            K.datetime_format,
+            pattern=r"date/time|datestyle|invalid (date|time|timestamp)|"
+            r"invalid input syntax for type .*",
+            check=datetime_state,
+        ),
+        Rule(
+            K.function_not_found,
+            sqlstates=("42883",),
+            classes=("UndefinedFunction",),
+            pattern=r"^function .* does not exist",
+            check=_missing_function,
+        ),
+        Rule(
+            K.type_mismatch,
+            classes=("InvalidTextRepresentation",),
+            pattern=r"operator does not exist|invalid input syntax|argument of .* must be type|"
+            r"must be type|out of range for type|No operator matches|"
+            r"^function \w+\(.*\) does not exist",
+        ),
+        Rule(K.syntax_error, pattern=r"must have an alias"),
+    ),
+    names=(
+        Name(K.column_not_found, r'^column "([^"]+)" does not exist'),
+        Name(K.column_not_found, r'^column "?([^"\s]+?)"? does not exist'),
+        Name(K.table_not_found, r'relation "?([^"\s]+)"? does not exist'),
+        Name(K.table_not_found, r'missing FROM-clause entry for table "?([^"\s]+)"?'),
+        Name(K.join_error, r'column reference "?([^"\s]+)"? is ambiguous'),
+        Name(K.join_error, r'table name "?([^"\s]+)"? specified more than once'),
+        Name(K.aggregation_error, r'column "?([^"\s]+?)"? must appear in the GROUP BY'),
+        Name(K.function_not_found, r"^function (\w+)\("),
+        Name(K.syntax_error, r'at or near "([^"]*)"'),
+    ),
+    values=(
+        Value(r"invalid input syntax for type ([\w ]+): (\".*?\")", "{1} as {0}"),
+        Value(r"operator does not exist: (.+)$"),
+        Value(r"(?:field format|out of range): (\".*?\")"),
+    ),
+    facts=(
+        Said(Fact.qualifier, r"missing FROM-clause", (K.table_not_found,), "primary"),
+        Said(Fact.alias_required, r"must have an alias", (K.syntax_error,), "primary"),
+    ),
+    hint_proposals=("Perhaps you meant",),
+    echoes=(r"^LINE \d+: ?(?P<text>.*)$",),
+    hint_lines=("HINT:",),
+)

@@ -16,7 +16,8 @@ import re
 from typing import Any
 
 from cadet_magic.db.base import read_exception
-from cadet_magic.errors import EngineError, exception_chain
+from cadet_magic.db.error_table import ErrorTable, Name, Reading, Rule, datetime_state
+from cadet_magic.errors import EngineError, ErrorKind, exception_chain
 
 
 def _condition(e: BaseException) -> str:
@@ -118,3 +119,65 @@ def spark_error(error: BaseException) -> EngineError:
         kinds=tuple(kinds),
         details=details,
     )
+
+
+def _datetime_cast(r: Reading) -> bool:
+    """A cast of a malformed value to a date or timestamp (``CAST_INVALID_INPUT``)."""
+    target = str((r.details.get("parameters") or {}).get("targetType", "")).upper()
+    condition = str(r.details.get("condition", ""))
+    return "DATE" in target or "TIMESTAMP" in target or "DATETIME" in condition or datetime_state(r)
+
+
+K = ErrorKind
+
+#: Spark's errors: its error conditions (the head of the kinds) and its wording.
+SPARK = ErrorTable(
+    "spark",
+    driver=spark_error,
+    rules=(
+        Rule(K.timeout, classes=("OPERATION_CANCELED",)),
+        Rule(
+            K.aggregation_error,
+            classes=(
+                "MISSING_AGGREGATION",
+                "MISSING_GROUP_BY",
+                "GROUP_BY_AGGREGATE",
+                "GROUP_BY_POS_AGGREGATE",
+                "INVALID_WHERE_CONDITION",
+                "NESTED_AGGREGATE_FUNCTION",
+            ),
+        ),
+        Rule(
+            K.join_error,
+            classes=(
+                "AMBIGUOUS_REFERENCE",
+                "AMBIGUOUS_COLUMN_OR_FIELD",
+                "AMBIGUOUS_LATERAL_COLUMN_ALIAS",
+            ),
+        ),
+        Rule(K.column_not_found, classes=("UNRESOLVED_COLUMN", "UNRESOLVED_FIELD")),
+        Rule(K.table_not_found, classes=("TABLE_OR_VIEW_NOT_FOUND",)),
+        Rule(K.division_by_zero, classes=("DIVIDE_BY_ZERO",)),
+        Rule(
+            K.datetime_format,
+            classes=("CAST_INVALID_INPUT", "INCONSISTENT_BEHAVIOR_CROSS_VERSION"),
+            check=_datetime_cast,
+        ),
+        Rule(K.function_not_found, classes=("UNRESOLVED_ROUTINE", "WRONG_NUM_ARGS")),
+        Rule(
+            K.type_mismatch,
+            classes=("DATATYPE_MISMATCH", "CAST_INVALID_INPUT", "CAST_OVERFLOW", "INVALID_FORMAT"),
+        ),
+        Rule(K.syntax_error, classes=("PARSE_SYNTAX_ERROR",)),
+    ),
+    names=(
+        Name(K.column_not_found, r'with name "([^"]+)" cannot be resolved'),
+        Name(K.table_not_found, r'The table or view "([^"]+)" cannot be found'),
+        Name(K.join_error, r'Reference "([^"]+)" is ambiguous'),
+        Name(K.aggregation_error, r'non-aggregating expression "([^"]+)"'),
+        Name(K.function_not_found, r'Cannot resolve routine "([^"]+)"'),
+        Name(K.function_not_found, r'^The "(\w+)" requires \d+ parameters'),
+        Name(K.syntax_error, r"near '([^\s']+)"),
+    ),
+    proposals=("Did you mean",),
+)

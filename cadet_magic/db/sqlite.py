@@ -28,11 +28,12 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from cadet_magic.db.base import BaseRunner, RunControl, Statement, read_exception
+from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
 from cadet_magic.db.kept import Stamp, stamp, unchanging
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.errors import EngineError, ResultTooLarge, exception_chain
+from cadet_magic.db.sqlite_errors import sqlite_error
+from cadet_magic.errors import EngineError, ResultTooLarge
 from cadet_magic.options import RESULT_BYTES
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
@@ -380,19 +381,3 @@ def sqlite_schema(
                 schema, lambda q: con.execute(q).fetchall(), skip=views, time_budget=time_budget
             )
     return schema
-
-
-def sqlite_error(error: BaseException) -> EngineError:
-    """A ``sqlite3`` error as an :class:`EngineError`: its words and SQLite's error name
-    (``SQLITE_ERROR``, ``SQLITE_READONLY`` ...) as the code.
-
-    Example:
-        >>> try:
-        ...     sqlite3.connect(":memory:").execute("SELECT amout")
-        ... except sqlite3.Error as e:
-        ...     err = sqlite_error(e)
-        >>> err.message, err.code, err.kinds
-        ('no such column: amout', 'SQLITE_ERROR', ('OperationalError',))
-    """
-    names = [getattr(e, "sqlite_errorname", None) for e in exception_chain(error)]
-    return read_exception(error, code=next((n for n in names if isinstance(n, str)), None))

@@ -1,6 +1,7 @@
 """Every failure an attempt can have, and the one entry point that diagnoses it.
 
-A failure is an engine error (an exception of any wrapping, or its message), a safety refusal
+A failure is an engine error (read by its engine's reader at the edge into an
+:class:`~cadet_magic.errors.EngineError`: see :func:`cadet_magic.diagnose_error`), a safety refusal
 (:class:`~cadet_magic.sql.refusal.SafetyRefusal`) or one of the plain records below (a reply
 without SQL; in the fallback, a reply without both blocks, a SELECT that is not simple, too
 many rows, refused pandas code, a failed code run; after a run, a result the result check
@@ -13,10 +14,12 @@ Example:
     >>> d = diagnose(NoSQL("Sorry, I cannot."))
     >>> d.category, str(d.outcome), d.error
     (<Category.no_sql: 'no_sql'>, 'no_sql', 'The reply contained no SQL.')
-    >>> d = diagnose(ValueError("no such column: amout"), sql="SELECT amout FROM t",
-    ...              schema={"t": ["amount"]})
-    >>> d.category.value, str(d.outcome), d.error, type(d.exception).__name__
-    ('column_not_found', 'error', 'no such column: amout', 'ValueError')
+    >>> from cadet_magic.errors import EngineError, EngineText, ErrorKind
+    >>> e = EngineError("no such column: amout", kind=ErrorKind.column_not_found,
+    ...                 identifier=EngineText("amout"))
+    >>> d = diagnose(e, sql="SELECT amout FROM t", schema={"t": ["amount"]})
+    >>> d.category.value, str(d.outcome), d.error, d.suggestions
+    ('column_not_found', 'error', 'no such column: amout', ['t.amount'])
 """
 
 from __future__ import annotations
@@ -106,12 +109,8 @@ def diagnose(
     sql: str | None = None,
     dialect: str | None = None,
     schema: Schema | Mapping[str, Iterable[str]] | None = None,
-    message: str | None = None,
 ) -> Diagnosis:
     """The :class:`Diagnosis` of any failure (see the module's description).
-
-    ``message`` replaces an engine error's text for the diagnosis (the record keeps the
-    engine's own words and the exception).
 
     Example:
         >>> diagnose(TooManyRows(100)).error
@@ -183,7 +182,7 @@ def diagnose(
             error=check.problems(),
         )
     if isinstance(failure, SafetyRefusal | BaseException | str):
-        return engine_diagnosis(failure, sql=sql, dialect=dialect, schema=schema, message=message)
+        return engine_diagnosis(failure, sql=sql, dialect=dialect, schema=schema)
     raise TypeError(f"not a failure: {failure!r}")
 
 

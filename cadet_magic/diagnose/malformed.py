@@ -224,11 +224,3 @@ def unsupported(sql: str | None, dialect: str | None) -> tuple[str, str] | None:
             if test(node):
                 return name, instead
     return None
-
-
-#: Engine messages of a query nested deeper than its parser allows.
-TOO_DEEP = re.compile(
-    r"parser stack overflow|expression depth|stack depth limit|expression tree is too large|"
-    r"too deeply nested|maximum recursion depth",
-    re.I,
-)

@@ -10,9 +10,9 @@ import re
 from typing import Any
 
 from cadet_magic.diagnose import suggest
-from cadet_magic.diagnose.error_info import ErrorInfo
 from cadet_magic.diagnose.model import Category
 from cadet_magic.diagnose.sqlcontext import SqlContext, parse_tree
+from cadet_magic.errors import EngineError
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.dialect import dialect_key
 
@@ -94,14 +94,14 @@ def _table_columns(
 def suggest_names(
     category: Category,
     details: dict[str, Any],
-    info: ErrorInfo | None,
+    info: EngineError | None,
     ctx: SqlContext,
     sch: Schema,
     dialect: str | None,
     sql: str | None = None,
 ) -> list[str]:
     ident = details.get("identifier")
-    engine = suggest.engine_candidates(info) if info is not None else []
+    engine = [c.text for c in info.candidates] if info is not None else []
     if details.get("truncated"):
         return _completions(details["truncated"]["completions"], ctx, sch, sql)
     if details.get("missing_join"):

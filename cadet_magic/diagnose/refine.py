@@ -1,8 +1,8 @@
-"""Corrections the failed query itself makes possible, after the engine's error is classified
-(stdlib + sqlglot): another reading of the name the engine missed (a date part read as a
-column, an alias of an outer query, a field of a column), marks for the feedback (a string in
-double quotes, a derived table's alias), the aggregation mistake, a missing join, and an
-unfinished or malformed reply (:func:`read_malformed`). Used by :mod:`.router`.
+"""Corrections the failed query itself makes possible, after the engine's reader has classed
+its error (stdlib + sqlglot): another reading of the name the engine missed (a date part read
+as a column, an alias of an outer query), marks for the feedback (a string in double quotes,
+a derived table's alias), the aggregation mistake, a missing join, and an unfinished or
+malformed reply (:func:`read_malformed`). Used by :mod:`.router`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 
 from cadet_magic.diagnose import malformed, suggest
 from cadet_magic.diagnose.aggregates import aggregate_mistake
-from cadet_magic.diagnose.error_info import ErrorInfo
 from cadet_magic.diagnose.joins import missing_join
 from cadet_magic.diagnose.model import Category
 from cadet_magic.diagnose.sqlcontext import SqlContext, sql_context
+from cadet_magic.errors import EngineError, Fact
 from cadet_magic.schema.model import Schema
 
 _DATE_PARTS = frozenset(
@@ -40,7 +40,7 @@ def _missing_qualified_column(alias: str, ctx: SqlContext, sql: str, schema: Sch
 def refine(
     category: Category,
     details: dict[str, Any],
-    info: ErrorInfo,
+    info: EngineError,
     ctx: SqlContext,
     sql: str | None,
     schema: Schema,
@@ -49,11 +49,10 @@ def refine(
     """Corrections the query itself makes possible, in order: nesting too deep, another
     reading of the missing name (:func:`_renamed`), marks for the feedback (:func:`_mark`),
     the aggregation mistake, a missing join, a date function."""
-    if malformed.TOO_DEEP.search(info.message):
+    if Fact.too_deep in info.facts:
         details["too_deep"] = True
         return Category.syntax_error
     ident = (details.get("identifier") or "").strip('"')  # as the engine named it
-    category = _field_of_column(category, details, info, sql)
     renamed = _renamed(category, details, info, ctx, sql, schema, ident)
     if renamed is not None:
         return renamed
@@ -72,23 +71,10 @@ def refine(
     return category
 
 
-def _field_of_column(
-    category: Category, details: dict[str, Any], info: ErrorInfo, sql: str | None
-) -> Category:
-    """DuckDB reads ``x.y``, ``x`` not in FROM, as field ``y`` of a column ``x``: a column."""
-    field = re.search(
-        r"Cannot extract field '([^']+)' from expression \"?([^\"\s]+)\"?", info.primary
-    )
-    if category is Category.unknown and field and sql:
-        details["identifier"] = f"{field.group(2)}.{field.group(1)}"
-        return Category.column_not_found
-    return category
-
-
 def _renamed(
     category: Category,
     details: dict[str, Any],
-    info: ErrorInfo,
+    info: EngineError,
     ctx: SqlContext,
     sql: str | None,
     schema: Schema,
@@ -108,10 +94,11 @@ def _renamed(
     if (
         category is Category.table_not_found
         and ident.lower() in ctx.aliases
-        and re.match(r"Referenced table", info.primary)
+        and Fact.qualifier in info.facts
     ):
-        # DuckDB, in a subquery: T1.bad_column is looked up in the outer query too and
-        # reported as a missing table "T1"; the alias exists, the column does not.
+        # A qualifier the engine did not find although the query defines it: in a subquery,
+        # T1.bad_column is looked up in the outer query too and reported as a missing table
+        # "T1" (DuckDB); the alias exists, the column does not.
         bad = _missing_qualified_column(ident, ctx, sql, schema)
         if bad:
             details["identifier"] = bad
@@ -122,7 +109,7 @@ def _renamed(
 def _mark(
     category: Category,
     details: dict[str, Any],
-    info: ErrorInfo,
+    info: EngineError,
     ctx: SqlContext,
     sql: str | None,
     ident: str,
@@ -135,7 +122,7 @@ def _mark(
             details["double_quoted_string"] = True
     derived = {d.lower() for d in ctx.derived}
     if (
-        (category is Category.syntax_error and "must have an alias" in info.primary)
+        (category is Category.syntax_error and Fact.alias_required in info.facts)
         or (
             category is Category.column_not_found
             and "." in ident
@@ -147,17 +134,16 @@ def _mark(
 
 
 def _aggregation(
-    details: dict[str, Any], info: ErrorInfo, sql: str | None, dialect: str | None
+    details: dict[str, Any], info: EngineError, sql: str | None, dialect: str | None
 ) -> None:
-    """Which aggregation mistake the query makes (unparsable: what the message says)."""
+    """Which aggregation mistake the query makes (unparsable: what the engine said)."""
     mistake = aggregate_mistake(sql, dialect)
     if mistake is None:
-        low = info.primary.lower()
         kind = (
             "nested_aggregate"
-            if "nested" in low
+            if Fact.nested_aggregate in info.facts
             else "aggregate_in_where"
-            if "where" in low
+            if Fact.aggregate_in_where in info.facts
             else None
         )
         mistake = {"kind": kind} if kind else None
@@ -170,7 +156,7 @@ def _aggregation(
 def _missing_join(
     category: Category,
     details: dict[str, Any],
-    info: ErrorInfo,
+    info: EngineError,
     ctx: SqlContext,
     sql: str,
     schema: Schema,
@@ -183,9 +169,8 @@ def _missing_join(
     if not ident:
         return None
     if category is Category.table_not_found:
-        # PostgreSQL "missing FROM-clause entry for table x", DuckDB "Referenced table x not
-        # found": x.column was written, and x is not in FROM.
-        if not re.search(r"missing FROM-clause|Referenced table", info.primary, re.I):
+        # x.column was written, and x is not in FROM (the engine said so: a qualifier).
+        if Fact.qualifier not in info.facts:
             return None
         if ident.lower() in ctx.aliases:
             return None
@@ -225,7 +210,7 @@ def _missing_join(
 def read_malformed(
     category: Category,
     details: dict[str, Any],
-    info: ErrorInfo | None,
+    info: EngineError | None,
     sql: str | None,
     schema: Schema,
     dialect: str | None,
@@ -237,7 +222,6 @@ def read_malformed(
         return category
     if details.get("too_deep"):
         return Category.syntax_error
-    message = info.message if info is not None else str(details.get("message") or "")
     found = malformed.placeholders(sql)
     if found:
         bare = (details.get("identifier") or details.get("near") or "").strip('"`').lower()
@@ -246,7 +230,8 @@ def read_malformed(
         if (
             category in (Category.syntax_error, Category.unknown, Category.type_mismatch)
             or bare in bound
-            or re.search(r"binding|parameter", message, re.I)
+            or (info is not None and Fact.parameter in info.facts)
+            or (info is None and re.search(r"binding|parameter", details.get("message", ""), re.I))
         ):
             details["placeholders"] = found
             return Category.syntax_error

@@ -1,10 +1,9 @@
 """Real names to suggest: the engine's own candidates merged with a similarity search.
 
-Engines name candidates themselves: DuckDB's ``Candidate bindings: "amount"`` and
-``Did you mean "orders"?``, PostgreSQL's HINT ``Perhaps you meant to reference the column
-"o.amount".``, DuckDB's ``(use: 'orders.id' or 'customers.id')``. They come with the
-query's aliases; here they are resolved to real tables, merged with a similarity search
-over the schema (favouring the tables the query uses) and ranked (stdlib only).
+Engines name candidates themselves (their readers put them in
+:attr:`~cadet_magic.errors.EngineError.candidates`), often with the query's aliases; here
+they are resolved to real tables, merged with a similarity search over the schema (favouring
+the tables the query uses) and ranked (stdlib only).
 
 Example:
     >>> from cadet_magic.schema.model import Schema
@@ -20,38 +19,12 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from cadet_magic.diagnose.error_info import ErrorInfo
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.dialect import dialect_key
 
-_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'")
 _WORDS = re.compile(r"[a-z]+|\d+")
 _ENGINE_BONUS = 0.12
 _MIN_SCORE = 0.5
-
-
-def engine_candidates(info: ErrorInfo) -> list[str]:
-    """Names the engine itself proposes, in its order (possibly alias-qualified).
-
-    Example:
-        >>> from cadet_magic.diagnose.error_info import read_error
-        >>> engine_candidates(read_error('Binder Error: Referenced column "amout" not found '
-        ...     'in FROM clause!\\nCandidate bindings: "amount", "status"'))
-        ['amount', 'status']
-    """
-    found: list[str] = []
-    texts: list[str] = []
-    for marker in ("Candidate bindings:", "Did you mean", "(use:"):
-        for part in info.body.split(marker)[1:]:
-            texts.append(part.split("\n\n")[0] if marker != "(use:" else part.split(")")[0])
-    if info.hint and "Perhaps you meant" in info.hint:
-        texts.append(info.hint)
-    for text in texts:
-        for m in _QUOTED.finditer(text):
-            name = (m.group(1) or m.group(2)).strip()
-            if name and name not in found:
-                found.append(name)
-    return found
 
 
 def _tokens(name: str) -> set[str]:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import engine_error
-from cadet_magic.diagnose import diagnose
+from cadet_magic.db.errors import diagnose_error
 
 HERE = Path(__file__).parent / "data"
 SCHEMA = json.loads((HERE / "engine_cases.json").read_text())["schema"]
@@ -39,7 +38,7 @@ CLASSES = {
 @pytest.mark.parametrize("case", RECORDED, ids=[c["id"] for c in RECORDED])
 def test_recorded_duckdb15(case):
     for error in (CLASSES[case["class"]](case["message"]), case["message"]):
-        d = diagnose(engine_error(error), sql=case["sql"], dialect="duckdb", schema=SCHEMA)
+        d = diagnose_error(error, engine="duckdb", sql=case["sql"], schema=SCHEMA)
         assert d.category.value == case["expect"], case["message"]
         if case["suggestion"]:
             assert case["suggestion"] in d.suggestions[:3]
@@ -47,5 +46,6 @@ def test_recorded_duckdb15(case):
 
 def test_ambiguous_candidates_in_double_quotes():
     msg = next(c["message"] for c in RECORDED if c["id"] == "join")
-    d = diagnose(msg, sql="SELECT customer_id FROM orders JOIN customers ON 1=1", schema=SCHEMA)
+    sql = "SELECT customer_id FROM orders JOIN customers ON 1=1"
+    d = diagnose_error(msg, engine="duckdb", sql=sql, schema=SCHEMA)
     assert d.suggestions[:2] == ["orders.customer_id", "customers.customer_id"]

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import engine_error
-from cadet_magic.diagnose import diagnose
+from cadet_magic.db.errors import diagnose_error
 from tests.conftest import need
 
 DATA = json.loads((Path(__file__).parent / "data" / "engine_cases.json").read_text())
@@ -23,7 +22,7 @@ def _check(case: dict, engine: str, error: BaseException | None, dialect: str) -
         assert error is None, f"{case['id']}: {engine} was expected to accept it: {error}"
         return
     assert error is not None, f"{case['id']}: {engine} accepted it, expected {expected}"
-    d = diagnose(engine_error(error), sql=case["sql"], dialect=dialect, schema=SCHEMA)
+    d = diagnose_error(error, engine=dialect, sql=case["sql"], schema=SCHEMA)
     assert d.category.value == expected, f"{case['id']} on {engine}: {error}"
     if case["suggestion"]:
         assert case["suggestion"] in d.suggestions[:3], (case["id"], d.suggestions)
@@ -158,11 +157,9 @@ def test_jupysql_wrapped(monkeypatch, ipython_shell):
         ip.run_line_magic("sql", s)
     with pytest.raises(Exception) as info:
         ip.run_line_magic("sql", "SELECT amout FROM orders")
-    d = diagnose(
-        engine_error(info.value), sql="SELECT amout FROM orders", dialect="duckdb", schema=SCHEMA
-    )
+    d = diagnose_error(info.value, engine="duckdb", sql="SELECT amout FROM orders", schema=SCHEMA)
     assert d.category.value == "column_not_found"
     assert d.suggestions[0] == "orders.amount"
-    d2 = diagnose(engine_error(str(info.value)), schema=SCHEMA)
+    d2 = diagnose_error(str(info.value), schema=SCHEMA)  # an engine not named: every reader
     assert d2.category.value == "column_not_found" and d2.details["identifier"] == "amout"
     ip.run_line_magic("sql", "--close diagtest")

@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 import cadet_magic.diagnose.failures as failures
+from cadet_magic.db.errors import diagnose_error, engine_error
 from cadet_magic.diagnose.failures import (
     CodeFailed,
     CodeRefused,
@@ -35,7 +36,7 @@ CASES = [
     (CodeFailed(CodeError("timeout", "Timeout", "too slow")), "code_timeout", Outcome.timeout, None),
     (CodeFailed(CodeError("error", "KeyError", "'x'", 1), ["a"]), "python_error", Outcome.error, None),
     (SafetyRefusal([Issue("forbidden_statement", "DROP")]), "forbidden", Outcome.refused, "DROP"),
-    ("no such table: x", "table_not_found", Outcome.error, "no such table: x"),
+    (engine_error("no such table: x", "sqlite"), "table_not_found", Outcome.error, "no such table: x"),
 ]  # fmt: skip
 
 
@@ -53,19 +54,16 @@ def test_unknown_failure():
 
 
 def test_the_exception_stays_with_the_diagnosis():
-    """Naming a function as the model wrote it no longer drops the exception (class, state)."""
+    """Naming a function as the model wrote it keeps the driver's exception (class, state)."""
     con = sqlite3.connect(":memory:")
     with pytest.raises(sqlite3.OperationalError) as info:
         con.execute("SELECT percentile_cont(1)")
-    message = "no such function: MEDIAN"  # the engine's words, naming what the model wrote
-    d = diagnose(info.value, sql="SELECT median(1)", dialect="sqlite", message=message)
-    assert d.exception is info.value
-    assert "MEDIAN" in d.details["message"].upper()
+    d = diagnose_error(info.value, engine="sqlite", sql="SELECT median(1)")
+    assert d.exception.__cause__ is info.value and d.exception.kinds == ("OperationalError",)
     # the record names what the model wrote, not what the check regenerated for SQLite
+    assert "MEDIAN" in d.details["message"].upper()
     assert d.error == "no such function: MEDIAN" and "percentile" not in d.feedback.lower()
-    # the same without the agent's rewriting: the diagnosis finds the renaming itself
-    d = diagnose(info.value, sql="SELECT median(1)", dialect="sqlite")
-    assert d.error == "no such function: MEDIAN" and d.details["identifier"] == "MEDIAN"
+    assert d.details["identifier"] == "MEDIAN"
 
 
 def test_combine_labels_and_retryable():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import engine_error
+from cadet_magic.db.errors import diagnose_error, engine_error
 from cadet_magic.diagnose import diagnose
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 
@@ -39,7 +39,7 @@ def _check(case: dict, engine: str, error: BaseException | None) -> None:
         assert error is None, f"{case['id']}: {engine} was expected to accept it: {error}"
         return
     assert error is not None, f"{case['id']}: {engine} accepted it, expected {expected}"
-    d = diagnose(engine_error(error), sql=case["sql"], dialect=engine, schema=SCHEMA)
+    d = diagnose_error(error, engine=engine, sql=case["sql"], schema=SCHEMA)
     assert d.category.value == expected, (case["id"], engine, str(error)[:300], d.details)
     if case.get("suggestion"):
         assert case["suggestion"] in d.suggestions[:3], (case["id"], engine, d.suggestions)
@@ -138,16 +138,16 @@ def test_refused_by_the_check(sql, detail, text, dialect):
 
 def test_case_advice_never_on_case_insensitive_engines():
     """A name differing from a real one only in case is never the cause on SQLite/DuckDB."""
+    missing = engine_error("no such column: nme", "sqlite")  # the same missing column on each
     for dialect in ("sqlite", "duckdb", "mysql"):
-        d = diagnose("no such column: nme", sql='SELECT nme FROM "Artists"', dialect=dialect,
-                           schema=SCHEMA)  # fmt: skip
+        d = diagnose(missing, sql='SELECT nme FROM "Artists"', dialect=dialect, schema=SCHEMA)
         assert "case_sensitive" not in d.details and "double quotes" not in d.feedback
-    d = diagnose('column "name" does not exist', sql='SELECT "name" FROM "Artists"',
-                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    d = diagnose_error('column "name" does not exist', sql='SELECT "name" FROM "Artists"',
+                       engine="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.details["case_sensitive"] == "Artists.Name" and d.suggestions[0] == "Artists.Name"
     # only among the query's own tables: customers.name does not make "Name" a case slip
-    d = diagnose('column "Name" does not exist', sql='SELECT "Name" FROM orders',
-                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    d = diagnose_error('column "Name" does not exist', sql='SELECT "Name" FROM orders',
+                       engine="postgresql", schema=SCHEMA)  # fmt: skip
     assert "case_sensitive" not in d.details
 
 
@@ -159,9 +159,7 @@ def test_errors_name_what_the_model_wrote():
     try:
         con.execute("SELECT PERCENTILE_CONT(x, 0.5) FROM t")  # what the check regenerated
     except sqlite3.OperationalError as e:
-        d = diagnose(
-            engine_error(e), sql="SELECT median(x) FROM t", dialect="sqlite", schema={"t": ["x"]}
-        )
+        d = diagnose_error(e, engine="sqlite", sql="SELECT median(x) FROM t", schema={"t": ["x"]})
     assert d.error == "no such function: MEDIAN" and "MEDIAN" in d.feedback
     assert "PERCENTILE" not in d.error + d.feedback
 
@@ -175,7 +173,7 @@ ALIASED_NESTED = "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER
 def test_nested_aggregate_through_an_alias_names_both(engine, duck, lite):
     con = duck if engine == "duckdb" else lite
     error = _run(lambda q: con.execute(q).fetchall(), ALIASED_NESTED)
-    d = diagnose(engine_error(error), sql=ALIASED_NESTED, dialect=engine, schema=SCHEMA)
+    d = diagnose_error(error, engine=engine, sql=ALIASED_NESTED, schema=SCHEMA)
     assert d.category.value == "aggregation_error", (str(error), d.details)
     text = guidance(d.feedback)
     assert "MAX(n) takes MAX over COUNT(*)" in text and "ORDER BY COUNT(*) DESC LIMIT 1" in text

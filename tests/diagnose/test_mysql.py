@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import engine_error
-from cadet_magic.diagnose import diagnose
-from cadet_magic.diagnose.error_info import read_error
+from cadet_magic.db.errors import diagnose_error, engine_error
 
 HERE = Path(__file__).parent / "data"
 SHARED = json.loads((HERE / "engine_cases.json").read_text())
@@ -28,7 +26,7 @@ def _error(case: dict) -> BaseException:
 
 
 def _check(case: dict, error: BaseException | str) -> None:
-    d = diagnose(engine_error(error), sql=case["sql"], dialect="mysql", schema=SCHEMA)
+    d = diagnose_error(error, engine="mysql", sql=case["sql"], schema=SCHEMA)
     assert d.category.value == case["expect"], (case["id"], str(error))
     if case["suggestion"]:
         assert case["suggestion"] in d.suggestions[:3], (case["id"], d.suggestions)
@@ -50,12 +48,12 @@ def test_recorded_sqlalchemy_text(case):
     _check(case, engine_error(text))
 
 
-def test_error_info_keeps_the_server_number_and_state():
+def test_the_reader_keeps_the_server_number_and_state():
     case = next(c for c in ERRORS if c["id"] == "col")
     error = engine_error(_error(case))
-    info = read_error(error)
-    assert info.primary == "Unknown column 'amout' in 'SELECT'"
-    assert info.sqlstate == "42703"
+    assert error.primary == "Unknown column 'amout' in 'SELECT'"
+    assert error.sqlstate == "42703" and error.code == "1054" and error.engine == "mysql"
+    assert error.kind.value == "column_not_found" and error.identifier.text == "amout"
     assert error.details == {"mysql_errno": 1054, "mysql_sqlstate": "42S22"}
 
 
@@ -84,7 +82,7 @@ def test_error_info_keeps_the_server_number_and_state():
 )
 def test_error_numbers(errno, message, category):
     pymysql = pytest.importorskip("pymysql")
-    d = diagnose(engine_error(pymysql.err.OperationalError(errno, message)), dialect="mysql")
+    d = diagnose_error(pymysql.err.OperationalError(errno, message), engine="mysql")
     assert d.category.value == category
 
 

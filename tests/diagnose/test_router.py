@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.diagnose import Category, Diagnosis, diagnose, no_sql_feedback, rules
+from cadet_magic.db import error_table
+from cadet_magic.db.errors import diagnose_error
+from cadet_magic.diagnose import Category, Diagnosis, diagnose, no_sql_feedback
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
@@ -42,19 +44,23 @@ def test_category_values_keep_the_contract():
 
 
 def test_one_entry():
-    """The diagnosis has one entry, also the package's public ``diagnose_error``."""
+    """The diagnosis has one entry; the package's public ``diagnose_error`` reads an engine's
+    error through that engine's reader, then diagnoses it there."""
     import cadet_magic
     import cadet_magic.diagnose as package
 
-    assert cadet_magic.diagnose_error is diagnose is package.diagnose
+    assert cadet_magic.diagnose_error is diagnose_error
+    assert package.diagnose is diagnose
     assert package.Category is Category and package.Diagnosis is Diagnosis
-    assert rules.RULES  # the priority-ordered rules are public
+    assert error_table.KIND_ORDER and error_table.STANDARD.rules  # the rules are public
 
 
 @pytest.mark.parametrize("case", MESSAGES, ids=[m["id"] for m in MESSAGES])
 def test_messages(case):
-    """Recorded messages (system errors, wrappers, other engines' texts) by category."""
-    d = diagnose(case["message"], sql=case.get("sql"), dialect=case.get("dialect"), schema=SCHEMA)
+    """Recorded messages (system errors, wrappers, other engines' texts) by category, each
+    read by its engine's reader (by every engine's when the engine is not known)."""
+    d = diagnose_error(case["message"], engine=case.get("engine"), sql=case.get("sql"),
+                       schema=SCHEMA)  # fmt: skip
     assert d.category.value == case["expect"]
     assert d.retryable is (case["expect"] not in ("permission_denied", "connection_error"))
     if "suggestion" in case:
@@ -64,9 +70,9 @@ def test_messages(case):
 
 
 def test_priority_group_by_beats_column():
-    d = diagnose('column "orders.status" must appear in the GROUP BY clause or be used in '
+    d = diagnose_error('column "orders.status" must appear in the GROUP BY clause or be used in '
                        "an aggregate function", sql="SELECT status, SUM(amount) FROM orders",
-                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+                       engine="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.category is Category.aggregation_error
     assert d.suggestions == ["orders.status"]
     assert "Keep every aggregation" in d.feedback and "orders.status" in d.feedback
@@ -74,12 +80,12 @@ def test_priority_group_by_beats_column():
 
 def test_sqlstate_attribute_wins_over_text():
     """The driver's SQLSTATE, read at the edge (the PostgreSQL runner's reader), classifies."""
-    from cadet_magic.db.postgres import postgres_error
 
     class UndefinedTable(Exception):
         sqlstate = "42P01"
 
-    d = diagnose(postgres_error(UndefinedTable('relation "ordrs" does not exist')), schema=SCHEMA)
+    d = diagnose_error(UndefinedTable('relation "ordrs" does not exist'), engine="postgresql",
+                       schema=SCHEMA)  # fmt: skip
     assert d.category is Category.table_not_found and d.suggestions[0] == "orders"
 
 
@@ -93,7 +99,7 @@ def test_wrapped_orig_and_cause():
             self.orig = orig
 
     wrapped = ProgrammingError(OperationalError("no such column: amout"))
-    d = diagnose(wrapped, sql="SELECT amout FROM orders", dialect="sqlite", schema=SCHEMA)
+    d = diagnose_error(wrapped, sql="SELECT amout FROM orders", engine="sqlite", schema=SCHEMA)
     assert d.category is Category.column_not_found and d.suggestions[0] == "orders.amount"
     assert d.details["exception"] == "OperationalError"
     assert d.details["position"] == 8
@@ -103,7 +109,7 @@ def test_wrapped_orig_and_cause():
         except OperationalError as e:
             raise RuntimeError("query failed") from e
     except RuntimeError as outer:
-        d = diagnose(outer, schema=SCHEMA)
+        d = diagnose_error(outer, schema=SCHEMA)
     assert d.category is Category.table_not_found and d.suggestions[0] == "orders"
 
 
@@ -139,33 +145,35 @@ def test_safety_refusal(code, expected):
 
 def test_schema_object_and_mapping_agree():
     err = "no such column: amout"
-    a = diagnose(err, sql="SELECT amout FROM orders", schema=SCHEMA)
-    b = diagnose(err, sql="SELECT amout FROM orders", schema=Schema.from_mapping(SCHEMA))
+    a = diagnose_error(err, engine="sqlite", sql="SELECT amout FROM orders", schema=SCHEMA)
+    b = diagnose_error(
+        err, engine="sqlite", sql="SELECT amout FROM orders", schema=Schema.from_mapping(SCHEMA)
+    )
     assert a.suggestions == b.suggestions == ["orders.amount"]
 
 
 def test_no_schema_keeps_engine_candidates():
-    d = diagnose('Binder Error: Referenced column "amout" not found in FROM clause!\n'
-                       'Candidate bindings: "amount", "status"')  # fmt: skip
+    d = diagnose_error('Binder Error: Referenced column "amout" not found in FROM clause!\n'
+                       'Candidate bindings: "amount", "status"', engine="duckdb")  # fmt: skip
     assert d.suggestions == ["amount", "status"]
 
 
 def test_case_sensitive_column_feedback():
-    d = diagnose('column "name" does not exist', sql="SELECT name FROM customers",
-                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    d = diagnose_error('column "name" does not exist', sql="SELECT name FROM customers",
+                       engine="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.suggestions[0] == "customers.Name" and d.details["case_sensitive"]
     assert "double quotes" in d.feedback
 
 
 def test_derived_table_alias_gets_cte_advice():
-    d = diagnose("no such column: t.x", sql="SELECT t.x FROM (SELECT amount AS y FROM orders) t",
-                       dialect="sqlite", schema=SCHEMA)  # fmt: skip
+    d = diagnose_error("no such column: t.x", sql="SELECT t.x FROM (SELECT amount AS y FROM orders) t",
+                       engine="sqlite", schema=SCHEMA)  # fmt: skip
     assert d.category is Category.column_not_found and "CTE" in d.feedback
 
 
 def test_dateadd_day_is_a_foreign_function():
-    d = diagnose('column "day" does not exist', sql="SELECT DATEADD(day, 1, created) FROM orders",
-                       dialect="postgresql", schema=SCHEMA)  # fmt: skip
+    d = diagnose_error('column "day" does not exist', sql="SELECT DATEADD(day, 1, created) FROM orders",
+                       engine="postgresql", schema=SCHEMA)  # fmt: skip
     assert d.category is Category.function_not_found and d.details["identifier"] == "DATEADD"
     assert "INTERVAL" in d.feedback
 
@@ -187,7 +195,7 @@ def test_dateadd_day_is_a_foreign_function():
     ],
 )
 def test_specific_feedback(message, dialect, needle):
-    d = diagnose(message, sql="SELECT 1", dialect=dialect, schema=SCHEMA)
+    d = diagnose_error(message, sql="SELECT 1", engine=dialect, schema=SCHEMA)
     assert needle in d.feedback, d.feedback
 
 
@@ -209,10 +217,10 @@ def test_no_sql_feedback():
 
 def test_double_quoted_string_literal():
     sql = 'SELECT status FROM orders WHERE status = "JetBlue Airways"'
-    d = diagnose('column "JetBlue Airways" does not exist', sql=sql, dialect="postgresql")
+    d = diagnose_error('column "JetBlue Airways" does not exist', sql=sql, engine="postgresql")
     assert d.category is Category.column_not_found and "single quotes" in d.feedback
 
 
 def test_subquery_without_alias():
-    d = diagnose("subquery in FROM must have an alias", sql="SELECT 1", dialect="postgresql")
+    d = diagnose_error("subquery in FROM must have an alias", sql="SELECT 1", engine="postgresql")
     assert d.category is Category.syntax_error and "CTE" in d.feedback

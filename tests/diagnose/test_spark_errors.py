@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import engine_error
-from cadet_magic.diagnose import diagnose
+from cadet_magic.db.errors import diagnose_error
 
 pytestmark = pytest.mark.spark
 
@@ -59,7 +58,7 @@ def test_spark_error_category(spark, case):
         assert error is None, error
         return
     assert error is not None, f"{case['id']}: Spark accepted it"
-    d = diagnose(engine_error(error), sql=sql, dialect="spark", schema=CASES["schema"])
+    d = diagnose_error(error, engine="spark", sql=sql, schema=CASES["schema"])
     assert d.category.value == expected, (case["id"], str(error)[:300])
     assert d.details.get("sqlstate") and d.details.get("code")  # Spark's SQLSTATE and condition
     suggestion = SPARK["suggestion"].get(case["id"], case["suggestion"])
