@@ -268,10 +268,16 @@ def _names_by_likelihood(schema: Schema, ctx: SqlContext) -> list[str]:
     """Real names, likeliest first for a query over ``ctx.tables``: the columns of its
     tables, then the other tables, then every other column (shorter names first in each)."""
     used = [t for name in ctx.tables if (t := schema.table(name)) is not None]
-    first = sorted({c for t in used for c in t.column_names()}, key=len)
-    tables = sorted(schema.table_names(), key=len)
-    rest = sorted({c for t in schema.tables for c in t.column_names()}, key=len)
+    first = sorted({c for t in used for c in t.column_names()}, key=_by_length)
+    tables = sorted(schema.table_names(), key=_by_length)
+    rest = sorted({c for t in schema.tables for c in t.column_names()}, key=_by_length)
     return list(dict.fromkeys([*first, *tables, *rest]))
+
+
+def _by_length(name: str) -> tuple[int, str]:
+    """Shorter names first, names of one length in their order (never the order of a set,
+    which changes from one process to the next)."""
+    return len(name), name
 
 
 #: Categories a malformed reply can show up as.
