@@ -18,7 +18,7 @@ what the model may see, and never filtered out of a text afterwards:
   never.
 
 The attempt's record keeps the whole failure for the user; only the feedback sent is built
-this way (:func:`cadet_magic.agent.sql_phase.diagnose`).
+this way (:func:`with_shared_feedback`, called by the SQL and fallback phases' diagnose steps).
 
 Example:
     >>> from cadet_magic.fallback.run import CodeError
