@@ -200,15 +200,20 @@ def run_follow(r: Runner) -> None:
 
 
 def write_kept(pairs: Sequence[Any], r: Runner, folder: Path) -> Path:
-    """The kept pairs as an examples file, each with its database's fingerprint."""
+    """The kept pairs as an examples file, each with its database's fingerprint, signed with
+    the user's key as ``%cadet keep`` signs them (only signed pairs enter a prompt)."""
+    from cadet_magic.kept_answers import FORMAT, line, signature, user_key
     from cadet_magic.provenance import database_fingerprint, public_url
 
     path = folder / "examples.jsonl"
+    key = user_key()
     with path.open("w") as f:
         for q in pairs:
             runner = r.db(q.db_id).runner()
             fp = database_fingerprint(runner.dialect, public_url(runner.label), runner.schema())
-            f.write(json.dumps({"question": q.question, "sql": q.gold, "database": fp}) + "\n")
+            pair = {"format": FORMAT, "question": q.question, "sql": q.gold, "database": fp}
+            pair["signature"] = signature(key, path, pair)
+            f.write(line(pair) + "\n")
     return path
 
 

@@ -17,6 +17,7 @@ def test_conversation_benchmark_runs_and_resumes(tmp_path, monkeypatch):
     # the scripted replies stay out of the checkout's store of the real model's replies (which
     # answers a request it has seen without asking the server: a second run sent nothing)
     monkeypatch.setattr(eval_benchmark, "REPLIES", tmp_path / "replies.jsonl")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the key kept pairs carry
     out = tmp_path / "results.jsonl"
     reply = "```sql\nSELECT count(*) FROM country\n```"
     with FakeOpenAI([reply] * 400) as server:
