@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -95,6 +96,18 @@ def _cached_wheel(wheels: Path, stamp: dict[str, Any]) -> Path | None:
     return None
 
 
+def cmake_args(flags: list[str], given: str = "") -> str:
+    """``CMAKE_ARGS`` for the build: the user's ``given`` ones, then ``flags``, each quoted whole
+    (the build splits the variable as a shell would, and the compiler flags hold spaces).
+
+    Example:
+        >>> import shlex
+        >>> shlex.split(cmake_args(list(FLAGS)))[1]
+        '-DCMAKE_C_FLAGS=-mno-amx-tile -mno-amx-int8 -mno-amx-bf16'
+    """
+    return " ".join([given, *(shlex.quote(flag) for flag in flags)]).strip()
+
+
 def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
     """Compiles llama-cpp-python into ``wheels`` (once: a wheel built with the same flags for
     the same CPU is reused), saying what it does and how long it took."""
@@ -121,7 +134,7 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
     )
     log = wheels / "build.log"
     env = dict(os.environ)
-    env["CMAKE_ARGS"] = " ".join([env.get("CMAKE_ARGS", ""), *stamp["flags"]]).strip()
+    env["CMAKE_ARGS"] = cmake_args(stamp["flags"], env.get("CMAKE_ARGS", ""))
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(n))
     started = time.monotonic()
     with log.open("wb") as out:
