@@ -119,12 +119,14 @@ def server(base_url: str | None, shared: bool = True) -> Iterator[str]:
         yield base_url
 
 
-def log_start(n: int, seed: int, modes: Sequence[str], limit: int | None = None) -> str:
+def log_start(
+    n: int, seed: int, modes: Sequence[str], limit: int | None = None, candidates: int = 1
+) -> str:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     line = (
         f"{stamp} start: commit {commit()}, n={n}{f', limit={limit}' if limit else ''}, "
-        f"seed={seed}, modes={','.join(modes)}, "
+        f"seed={seed}, modes={','.join(modes)}, candidates={candidates}, "
         f"load average {load_average()}"
     )
     with (OUT_DIR / "runs.log").open("a", encoding="utf-8") as f:
@@ -230,6 +232,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
     p.add_argument("--model-timeout", type=float, default=MODEL_TIMEOUT)
     p.add_argument(
+        "--candidates",
+        type=int,
+        help="candidate answers that vote (default: the product's, AskOptions.candidates)",
+    )
+    p.add_argument(
         "--no-shared-replies",
         action="store_true",
         help="ask the server every time (by default identical requests share one reply)",
@@ -255,7 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.report_only:
         evaluation = report_only(args.n, args.seed, modes, label, args.limit)
     else:
-        print(log_start(args.n, args.seed, modes, args.limit), flush=True)
+        options = AskOptions(model_timeout=args.model_timeout)
+        if args.candidates is not None:
+            options = options.replace(candidates=args.candidates)
+        print(log_start(args.n, args.seed, modes, args.limit, options.candidates), flush=True)
         starts.append(load_average())
         dataset, chosen = questions(args.n, args.seed, args.limit)
         with server(args.base_url, shared=not args.no_shared_replies) as url:
@@ -268,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out=OUT_DIR / "spider.jsonl",
                 questions=chosen,
                 temperature=0.0,
-                options=AskOptions(model_timeout=args.model_timeout),
+                options=options,
                 progress=sys.stderr,
                 print_summary=False,
             )

@@ -1,6 +1,6 @@
-"""The evaluation's chart: an SVG of grouped bars, per feedback mode the three accuracies
-(first attempt, after self-correction, with the fallback) with their 95% Wilson intervals as
-whiskers. Plain SVG text, no plotting library.
+"""The evaluation's chart: an SVG of grouped bars, per feedback mode the accuracies (first
+attempt, after self-correction, after the vote, with the fallback) with their 95% Wilson
+intervals as whiskers. Plain SVG text, no plotting library.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ from cadet_magic.eval.figures import LEVELS, Accuracy, figures
 if TYPE_CHECKING:
     from cadet_magic.eval.run import Evaluation
 
-_COLOURS = ("#9bb7d4", "#3d7ab8", "#1d3f66")
+_COLOURS = ("#9bb7d4", "#3d7ab8", "#2a5a8c", "#1d3f66")
 
 
 def chart_svg(evaluation: Evaluation) -> str:
-    """Grouped bars: per mode, the three accuracies with their 95% intervals."""
+    """Grouped bars: per mode, the accuracies with their 95% intervals."""
     modes = list(evaluation.runs)
     figs = {m: figures(evaluation.runs[m].records) for m in modes}
     bar, gap, group_gap = 34, 6, 40
     left, top, height = 56, 40, 240
-    group = 3 * bar + 2 * gap
+    group = len(LEVELS) * bar + (len(LEVELS) - 1) * gap
     width = left + len(modes) * (group + group_gap) + 160
     total = top + height + 50
     y = lambda rate: top + height * (1 - rate)  # noqa: E731

@@ -3,14 +3,17 @@
 
 Figures (questions that could not run are counted apart, never as wrong):
 
-- execution accuracy of the first attempt, after self-correction (the SQL phase's answer) and
-  with the fallback (the answer the user got), each with its 95% Wilson interval;
-- the gains (after correction − first; with fallback − after correction) with a 95% paired
+- execution accuracy of the first attempt, after self-correction (the SQL phase's answer),
+  after the vote (the answer most candidates gave; the same when no vote was held) and with the
+  fallback (the answer the user got), each with its 95% Wilson interval;
+- the gains (after correction − first; after the vote − after correction; with fallback −
+  after the vote) with a 95% paired
   bootstrap interval, the questions gained and lost, and McNemar's exact p-value; between
   modes, the same on the questions both ran;
 - where answers are lost: first attempts that ran but were wrong (nothing for the loop to
   see), failures by the first attempt's category and what became of them, answers that were
-  right at first and wrong in the end, answers with warnings and how many were wrong;
+  right at first and wrong in the end, answers with warnings and how many were wrong (the
+  shares of wrong and of right answers that carry one), answers the candidates disagreed on;
 - calls, tokens and seconds per question (median, p90).
 
 Example:
@@ -36,6 +39,7 @@ from cadet_magic.eval.stats import Gain, gain, percentile, wilson
 LEVELS = (
     ("first", "first attempt"),
     ("corrected", "after self-correction"),
+    ("voted", "after the vote"),
     ("final", "with the fallback"),
 )
 #: How a first attempt that ran but was wrong is named in the category table.
@@ -71,14 +75,22 @@ class Figures:
     errors: Counter
     first: Accuracy
     corrected: Accuracy
+    voted: Accuracy
     final: Accuracy
     correction_gain: Gain
+    vote_gain: Gain
     fallback_gain: Gain
     answered: int
     warned: int
     warned_wrong: int
     ran_wrong: int
     made_worse: int
+    #: Answers given that were wrong (the warnings' share of them, and of the right ones).
+    answered_wrong: int = 0
+    #: Answers voted on, those the candidates did not all give, and how many were wrong.
+    voted_on: int = 0
+    uncertain: int = 0
+    uncertain_wrong: int = 0
     #: Why the runs that ended with a wrong answer stopped (``stop_reason``), by count.
     wrong_stops: Counter = field(default_factory=Counter)
     by_category: dict[str, Counter] = field(default_factory=dict)
@@ -93,8 +105,22 @@ def valid(records: Sequence[dict]) -> list[dict]:
 
 
 def corrected(r: dict) -> bool:
-    """Right after self-correction: the SQL phase answered right (no fallback ran)."""
+    """Right after self-correction: the SQL phase answered right, before any vote (no
+    fallback ran)."""
+    if r.get("sql_match") is not None:
+        return bool(r["sql_match"]) and not r.get("fallback")
+    return voted(r)
+
+
+def voted(r: dict) -> bool:
+    """Right after the vote (the SQL phase's answer when no vote was held; no fallback ran)."""
     return bool(r.get("final_match")) and not r.get("fallback")
+
+
+def uncertain(r: dict) -> bool:
+    """The candidates drawn did not all give the answer."""
+    a = r.get("agreement")
+    return a is not None and a[0] < a[1]
 
 
 def _first_kind(r: dict) -> str:
@@ -137,6 +163,7 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
     errors = Counter(_reason(str(r["error"])) for r in records if r.get("error"))
     first = [bool(r.get("first_match")) for r in ok]
     corr = [corrected(r) for r in ok]
+    vote = [voted(r) for r in ok]
     final = [bool(r.get("final_match")) for r in ok]
     by_category: dict[str, Counter] = {}
     for r in ok:
@@ -147,12 +174,15 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
         c["questions"] += 1
         if corrected(r):
             c["fixed by correction"] += 1
+        elif voted(r):
+            c["fixed by the vote"] += 1
         elif r.get("final_match"):
             c["fixed by the fallback"] += 1
         else:
             c["not fixed"] += 1
     answered = [r for r in ok if r.get("final_sql") is not None]
     warned = [r for r in answered if r.get("warnings")]
+    polled = [r for r in answered if r.get("agreement")]
     cost = {}
     for key in ("calls", "input_tokens", "output_tokens", "seconds", "model_seconds"):
         values = [r[key] for r in ok if isinstance(r.get(key), int | float)]
@@ -162,12 +192,18 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
         errors=errors,
         first=Accuracy(sum(first), len(ok)),
         corrected=Accuracy(sum(corr), len(ok)),
+        voted=Accuracy(sum(vote), len(ok)),
         final=Accuracy(sum(final), len(ok)),
         correction_gain=gain(first, corr, seed=seed),
-        fallback_gain=gain(corr, final, seed=seed),
+        vote_gain=gain(corr, vote, seed=seed),
+        fallback_gain=gain(vote, final, seed=seed),
         answered=len(answered),
         warned=len(warned),
         warned_wrong=sum(1 for r in warned if not r.get("final_match")),
+        answered_wrong=sum(1 for r in answered if not r.get("final_match")),
+        voted_on=len(polled),
+        uncertain=sum(1 for r in polled if uncertain(r)),
+        uncertain_wrong=sum(1 for r in polled if uncertain(r) and not r.get("final_match")),
         ran_wrong=sum(1 for r in ok if _first_kind(r) == RAN_WRONG and not r.get("first_match")),
         made_worse=sum(1 for r in ok if r.get("first_match") and not r.get("final_match")),
         by_category=by_category,
@@ -180,10 +216,11 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
 
 
 def paired(a: Sequence[dict], b: Sequence[dict], level: str, seed: int = 0) -> Gain:
-    """The gain of mode ``a`` over mode ``b`` at ``level`` (``corrected`` or ``final``) on the
-    questions both ran."""
+    """The gain of mode ``a`` over mode ``b`` at ``level`` (``corrected``, ``voted`` or
+    ``final``) on the questions both ran."""
     key = lambda r: (r["db_id"], r["question"], r["gold"])  # noqa: E731
-    pick = corrected if level == "corrected" else (lambda r: bool(r.get(f"{level}_match")))
+    picks = {"corrected": corrected, "voted": voted}
+    pick = picks.get(level) or (lambda r: bool(r.get(f"{level}_match")))
     other = {key(r): r for r in valid(b)}
     both = [(pick(other[key(r)]), pick(r)) for r in valid(a) if key(r) in other]
     return gain([x for x, _ in both], [y for _, y in both], seed=seed)

@@ -146,11 +146,21 @@ def summary_markdown(
     for attr, label in LEVELS:
         row(f"execution accuracy, {label}", lambda f, a=attr: getattr(f, a).text())
     row("gain of self-correction", lambda f: gain_text(f.correction_gain))
+    row("gain of the vote", lambda f: gain_text(f.vote_gain))
     row("gain of the fallback", lambda f: gain_text(f.fallback_gain))
     row("first attempt ran but was wrong (nothing to correct)", lambda f: f.ran_wrong)
     row("right at first, wrong in the end (made worse)", lambda f: f.made_worse)
     row("answered", lambda f: f.answered)
     row("answered with warnings (of those wrong)", lambda f: f"{f.warned} ({f.warned_wrong})")
+    row("wrong answers with a warning", lambda f: share_text(f.warned_wrong, f.answered_wrong))
+    row(
+        "right answers with a warning",
+        lambda f: share_text(f.warned - f.warned_wrong, f.answered - f.answered_wrong),
+    )
+    row(
+        "candidates disagreed, of the answers voted on (of those wrong)",
+        lambda f: f"{f.uncertain} of {f.voted_on} ({f.uncertain_wrong})" if f.voted_on else "–",
+    )
     for key, label, digits in (
         ("calls", "model calls per question, median / p90", 0),
         ("input_tokens", "input tokens per question, median / p90", 0),
@@ -176,11 +186,12 @@ def summary_markdown(
         pairs = [(a, b) for i, a in enumerate(modes) for b in modes[i + 1 :]]
         lines.append(
             _table(
-                ["", "after self-correction", "with the fallback"],
+                ["", "after self-correction", "after the vote", "with the fallback"],
                 [
                     [
                         f"{a} − {b}",
                         gain_text(paired(runs[a].records, runs[b].records, "corrected")),
+                        gain_text(paired(runs[a].records, runs[b].records, "voted")),
                         gain_text(paired(runs[a].records, runs[b].records, "final")),
                     ]
                     for a, b in pairs
@@ -197,7 +208,8 @@ def summary_markdown(
             "",
             "Questions whose first attempt was not right, by what the first attempt did "
             "(its diagnosis category, or it ran and gave a wrong answer), and what became of "
-            "them: fixed by self-correction / fixed by the fallback / not fixed, of all:",
+            "them: fixed by self-correction / fixed by the vote / fixed by the fallback / not "
+            "fixed, of all:",
             "",
         ]
 
@@ -206,8 +218,8 @@ def summary_markdown(
             if not c:
                 return "–"
             return (
-                f"{c['fixed by correction']} / {c['fixed by the fallback']} / "
-                f"{c['not fixed']} of {c['questions']}"
+                f"{c['fixed by correction']} / {c['fixed by the vote']} / "
+                f"{c['fixed by the fallback']} / {c['not fixed']} of {c['questions']}"
             )
 
         lines.append(
@@ -229,6 +241,19 @@ def summary_markdown(
     return "\n".join(lines) + "\n"
 
 
+def share_text(k: int, n: int) -> str:
+    """E.g. ``18 of 82: 22.0% [14.4–32.0]``, with the 95% Wilson interval.
+
+    Example:
+        >>> share_text(1, 4)
+        '1 of 4: 25.0% [4.6–69.9]'
+    """
+    if not n:
+        return "–"
+    lo, hi = Accuracy(k, n).interval
+    return f"{k} of {n}: {100 * k / n:.1f}% [{100 * lo:.1f}–{100 * hi:.1f}]"
+
+
 def _share(k: int, n: int) -> str:
     return f"{k} of {n}" + (f" ({100 * k / n:.0f}%)" if n else "")
 
@@ -247,7 +272,7 @@ def losses_markdown(figs: dict[str, Figures]) -> list[str]:
         ...     print(line)
         Where answers are lost (counts):
         <BLANKLINE>
-        - targeted, 3 questions: the first attempt ran without error but answered wrong on 1 of 3 (33%) (nothing for the loop to see); it failed on 1 of 3 (33%), of which self-correction fixed 1, the fallback 0, and 0 stayed wrong; 0 right at first were wrong in the end; 0 answered with warnings (0 of them wrong).
+        - targeted, 3 questions: the first attempt ran without error but answered wrong on 1 of 3 (33%) (nothing for the loop to see); it failed on 1 of 3 (33%), of which self-correction fixed 1, the vote 0, the fallback 0, and 0 stayed wrong; 0 right at first were wrong in the end; 0 answered with warnings (0 of them wrong).
     """
     out = ["Where answers are lost (counts):", ""]
     for mode, f in figs.items():
@@ -259,7 +284,8 @@ def losses_markdown(figs: dict[str, Figures]) -> list[str]:
             f"- {mode}, {f.n} questions: the first attempt ran without error but answered "
             f"wrong on {_share(f.ran_wrong, f.n)} (nothing for the loop to see); it failed on "
             f"{_share(failed['questions'], f.n)}, of which self-correction fixed "
-            f"{failed['fixed by correction']}, the fallback {failed['fixed by the fallback']}, "
+            f"{failed['fixed by correction']}, the vote {failed['fixed by the vote']}, the "
+            f"fallback {failed['fixed by the fallback']}, "
             f"and {failed['not fixed']} stayed wrong; {f.made_worse} right at first were wrong "
             f"in the end; {f.warned} answered with warnings ({f.warned_wrong} of them wrong)."
             + (

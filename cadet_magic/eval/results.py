@@ -16,7 +16,7 @@ from typing import Any
 
 from cadet_magic.eval.data import Question
 from cadet_magic.eval.match import execution_match
-from cadet_magic.eval.rows import Database, answer_rows, first_rows
+from cadet_magic.eval.rows import Database, answer_rows, first_rows, sql_phase_rows
 from cadet_magic.eval.usage import Usage
 from cadet_magic.result import AskResult
 from cadet_magic.text import first_line
@@ -41,6 +41,9 @@ KEYS = (
     "model_seconds",
     "stop_reason",
     "error",
+    "sql_match",
+    "agreement",
+    "candidates",
 )
 #: Characters of the first line of an error message a results line keeps.
 ERROR_CHARS = 300
@@ -114,7 +117,32 @@ def record_of(
         warnings=list(result.warnings),
         stop_reason=str(result.stop_reason) if result.stop_reason else None,
     )
+    if result.agreement is not None or result.candidates:
+        rec.update(vote_fields(result, gold_rows, ordered, db, timeout))
     return rec
+
+
+def vote_fields(
+    result: AskResult, gold_rows: list[tuple], ordered: bool, db: Database, timeout: float
+) -> dict[str, Any]:
+    """What a results line says of the vote: the SQL phase's own answer's match before it
+    (``sql_match``), the agreement (``[votes, of]``) and each candidate drawn."""
+    before = sql_phase_rows(result, db, timeout)
+    agreement = result.agreement
+    return {
+        "sql_match": before is not None and execution_match(gold_rows, before, ordered=ordered),
+        "agreement": [agreement.votes, agreement.of] if agreement is not None else None,
+        "candidates": [
+            {
+                "outcome": str(a.outcome),
+                "category": a.category,
+                "sql": a.sql,
+                "output_tokens": a.tokens.output if a.tokens is not None else None,
+                "model_seconds": a.model_seconds,
+            }
+            for a in result.candidates
+        ],
+    }
 
 
 def read_results(path: Path | None) -> dict[tuple[str, str, str], dict]:

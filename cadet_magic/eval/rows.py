@@ -129,8 +129,31 @@ def first_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] |
     if first.outcome not in (Outcome.ok, Outcome.suspect) or not first.sql:
         return None
     if len(result.attempts) == 1 and result.ok and result.answered_by == "sql":
-        return answer_rows(result, db, timeout)
+        if result.sql == first.sql:  # (a vote may have answered with another candidate)
+            return answer_rows(result, db, timeout)
     try:
         return run_rows(db, first.sql, timeout)
+    except Exception:  # noqa: BLE001 - it ran in the agent; if it cannot now, it did not answer
+        return None
+
+
+def sql_phase_rows(result: AskResult, db: Database, timeout: float) -> list[tuple] | None:
+    """The rows of the SQL phase's own answer, before the vote weighed it: its last attempt's
+    when it answered, else its last suspect result's (the result kept; when several were
+    suspect it keeps the one with fewer missing values, which is nearly always the last);
+    None when it found none."""
+    attempts = result.attempts
+    if not attempts:
+        return None
+    last = attempts[-1]
+    answer = last if last.outcome == Outcome.ok else None
+    if answer is None:
+        answer = next((a for a in reversed(attempts) if a.outcome == Outcome.suspect), None)
+    if answer is None or not answer.sql:
+        return None
+    if answer.sql == result.sql and result.ok and result.answered_by == "sql":
+        return answer_rows(result, db, timeout)
+    try:
+        return run_rows(db, answer.sql, timeout)
     except Exception:  # noqa: BLE001 - it ran in the agent; if it cannot now, it did not answer
         return None

@@ -16,6 +16,7 @@ from cadet_magic.eval import KEYS, evaluate
 from cadet_magic.eval.__main__ import main
 from cadet_magic.eval.run import MODEL_ERROR, mode_path
 from cadet_magic.llm import ScriptedModel
+from cadet_magic.options import AskOptions
 from tests.eval.conftest import TINY, make_spider, scripted_replies
 from tests.helpers import sql_reply
 
@@ -327,3 +328,21 @@ def test_a_line_records_the_fallbacks_attempts(tmp_path):
         .records
     )
     assert plain["fallback_attempts"] == [] and plain["fallback"] is False
+
+
+def test_a_vote_s_line_says_what_the_sql_phase_answered_and_what_the_candidates_did(tmp_path):
+    question = {"db_id": "shop", "question": "How many orders are there?",
+                "query": "SELECT count(*) FROM orders",
+                "replies": ["```sql\nSELECT count(*) - 1 FROM orders\n```",
+                            "```sql\nSELECT count(*) FROM orders\n```",
+                            "```sql\nSELECT count(order_id) FROM orders\n```"]}  # fmt: skip
+    root = make_spider(tmp_path / "spider", [question])
+    spec = f"scripted:{scripted_replies(tmp_path / 'replies.json', [question])}"
+    out = tmp_path / "vote.jsonl"
+    run(root, spec, out=out, options=AskOptions(candidates=3))
+    (rec,) = lines(out)
+    assert list(rec) == list(KEYS)
+    assert rec["first_match"] is False and rec["sql_match"] is False  # the SQL phase's answer
+    assert rec["final_match"] is True and rec["agreement"] == [2, 3]  # the vote's
+    assert [c["outcome"] for c in rec["candidates"]] == ["ok", "ok"] and rec["calls"] == 3
+    assert any("disagree" in w for w in rec["warnings"])

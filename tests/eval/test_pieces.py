@@ -222,7 +222,7 @@ def test_report_markdown_and_chart(tmp_path):
     assert "Load average 1.0 (test)." in text
     doc = xml.dom.minidom.parseString(chart_svg(evaluation))
     assert doc.documentElement.tagName == "svg"
-    assert len(doc.getElementsByTagName("rect")) == 2 * 3 + 3  # bars and the legend
+    assert len(doc.getElementsByTagName("rect")) == 2 * 4 + 4  # bars (4 levels) and the legend
 
 
 def test_empty_report():
@@ -311,3 +311,33 @@ def test_report_names_its_data_without_a_path_of_the_machine(monkeypatch, tmp_pa
     monkeypatch.chdir("/")
     monkeypatch.setenv("CADET_DATA", str(tmp_path / "elsewhere"))
     assert "data `spider-dev/dev.json`" in summary_markdown(evaluation)
+
+
+def test_the_vote_s_figures_beside_the_sql_phase_s():
+    def rec(first, sql, final, agreement, warned=False):
+        return {"db_id": "d", "question": f"q{id(object())}", "gold": "g", "error": None,
+                "first_match": first, "sql_match": sql, "final_match": final,
+                "fallback": False, "final_sql": "S", "agreement": agreement,
+                "warnings": ["w"] if warned else [], "stop_reason": "success",
+                "attempts": [{"category": None, "outcome": "ok"}], "calls": 2}  # fmt: skip
+
+    recs = [
+        rec(True, True, True, [2, 2]),
+        rec(False, False, True, [2, 3], warned=True),  # the vote fixed it
+        rec(True, True, False, [2, 3], warned=True),  # the vote made it worse
+        rec(False, False, True, [2, 3], warned=True),
+        rec(False, False, False, [1, 3], warned=True),
+        rec(False, False, False, [3, 3]),
+    ]
+    f = figures(recs)
+    assert (f.first.k, f.corrected.k, f.voted.k, f.final.k) == (2, 2, 3, 3)
+    assert (f.vote_gain.gained, f.vote_gain.lost) == (2, 1)
+    assert (f.voted_on, f.uncertain, f.uncertain_wrong) == (6, 4, 2)
+    assert (f.answered_wrong, f.warned_wrong, f.warned) == (3, 2, 4)
+    evaluation = Evaluation(model="m", temperature=0.0, data="dev.json", questions=6, seed=0,
+                            scripted=True, runs={"targeted": ModeRun("targeted", None, recs)})  # fmt: skip
+    text = summary_markdown(evaluation)
+    assert "| gain of the vote | +16.7 pts [" in text
+    assert "| wrong answers with a warning | 2 of 3: 66.7% [" in text
+    assert "| right answers with a warning | 2 of 3: 66.7% [" in text
+    assert "| candidates disagreed, of the answers voted on (of those wrong) | 4 of 6 (2) |" in text
