@@ -115,6 +115,32 @@ def frame_maker(ctx: Context) -> Callable[[list[str], list[tuple]], Any]:
     return make_frame
 
 
+def repeated_itself(state: AskState) -> bool:
+    """Whether the SQL phase ended because the model wrote its failed SQL again after being
+    told it repeats itself (the retry policy's unchanged guard)."""
+    sql = [a for a in state.attempts if a.phase == Phase.sql]
+    if state.phase == Phase.sql:  # the SQL phase decides on its attempt in progress
+        return (
+            len(sql) >= 2
+            and record.same_query(state, sql[-1])
+            and record.same_query(state, sql[-2], later=sql[-1])
+        )
+    return (
+        len(sql) >= 3
+        and record.same_query(state, sql[-2], later=sql[-1])
+        and record.same_query(state, sql[-3], later=sql[-2])
+    )
+
+
+def enters(state: AskState) -> bool:
+    """Whether the fallback runs after the phases before it found no answer: when the option
+    allows it, and not after a model that kept writing the same failed SQL. Its SELECT then
+    repeated that SQL too: on the evaluation's questions (the real local model, the fixed Spider
+    sample, targeted and raw feedback) the fallback answered none of the 79 questions it ran
+    on after that, while spending more than one call on each."""
+    return state.options.fallback and not repeated_itself(state)
+
+
 def start(state: AskState, ctx: Context) -> AskState:
     """Enters the fallback, seeded with the SQL attempts in ``state``: its attempt counter
     restarts and its code runner gets ready while the model writes."""

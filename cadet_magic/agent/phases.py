@@ -55,7 +55,7 @@ FALLBACK_PHASE = PhaseSpec(
     begin=fb.CodeWork,
     start=fb.start,
     prepare=fb.prepare,
-    enters=sql.fallback_due,
+    enters=fb.enters,
 )
 
 #: The vote: more candidate answers (the SQL phase's first prompt, sampled), each checked, run

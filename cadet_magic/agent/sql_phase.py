@@ -222,8 +222,3 @@ def hands_over(state: AskState) -> bool:
     """Whether the SQL phase may hand over to the phase that follows it (the vote when it holds
     one, the fallback when it is allowed and no answer was found): not after a model error."""
     return not state.work.model_error
-
-
-def fallback_due(state: AskState) -> bool:
-    """Whether the fallback runs after a phase that found no answer (the option allows it)."""
-    return state.options.fallback

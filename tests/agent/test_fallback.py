@@ -237,13 +237,20 @@ def test_no_fallback_on_a_model_error(runner):
     assert r.stop_reason == "model_error" and r.fallback is None and r.model_calls == 1
 
 
-def test_repeated_sql_is_told_then_the_fallback_answers(runner):
+def test_repeated_sql_is_told_and_the_fallback_does_not_follow(runner):
     """A model that writes the failed SQL again is told so (with the exact columns of the
-    tables involved) and the fallback still runs when the SQL attempts are spent."""
+    tables involved); when it writes it once more the fallback does not run (its SELECT
+    repeated that SQL too on the evaluation's questions): no call is spent on it."""
     r, model, _ = ask(runner, FAILED_SQL[0], FAILED_SQL[0], FAILED_SQL[0], fallback_reply())
-    assert r.fallback is not None and r.model_calls == 4
+    assert r.fallback is None and r.model_calls == 3 and not r.ok
+    assert r.stop_reason in ("max_attempts", "unchanged_sql")
     assert "again" in r.attempts[1].feedback and "exactly these columns" in r.attempts[1].feedback
     assert "again" in model.prompts[2][-1][1]
+
+
+def test_a_model_that_repeated_itself_once_still_gets_the_fallback(runner):
+    r, _, _ = ask(runner, FAILED_SQL[0], FAILED_SQL[0], FAILED_SQL[1], fallback_reply())
+    assert r.fallback is not None and r.ok and r.model_calls == 4
 
 
 def test_a_model_error_in_the_fallback_keeps_both_phases_in_the_message(runner):
