@@ -40,13 +40,36 @@ BUDGETS = (3, 5, 7, 9)
 class Outcome:
     """One question's vote: the winner's match (False without a winner), candidates drawn,
     whether a winner exists, and the two warnings (``split``: not all drawn gave the winner;
-    ``contested``: another answer competed)."""
+    ``contested``: another answer competed); the winner's votes; the seconds the candidates
+    after the first took."""
 
     right: bool
     drawn: int
     answered: bool
     split: bool
     contested: bool
+    votes: int = 0
+    added_seconds: float = 0.0
+
+    def warned(self, how: str) -> bool:
+        """Whether the answer warns under the warning ``how`` (:data:`WARNINGS`)."""
+        if how == "split":
+            return self.split
+        if how == "contested":
+            return self.contested
+        return self.votes / self.drawn <= float(how.removeprefix("share<="))
+
+
+WARNING_NAMES = {
+    "split": "not all agree",
+    "contested": "another answer competed",
+    "share<=0.5": "winner at most half",
+    "share<=0.6": "winner at most 60%",
+    "share<=0.75": "winner at most 75%",
+}
+#: The warnings compared: not all drawn agree, another answer competed, the winner's share of
+#: the drawn at most s.
+WARNINGS = ("split", "contested", "share<=0.5", "share<=0.6", "share<=0.75")
 
 
 def replay(records: Sequence[dict], rule: Rule, budget: int) -> Outcome:
@@ -58,10 +81,12 @@ def replay(records: Sequence[dict], rule: Rule, budget: int) -> Outcome:
         t = t.add(None if group is None else Ballot(i, str(group), ((group,),), extra=rec))
         if stop(rule, t, min(budget, len(records))):
             break
+    added = sum(float(r.get("seconds") or 0.0) for r in records[1 : t.drawn])
     w = t.winner
     if w is None:
-        return Outcome(False, t.drawn, False, False, False)
-    return Outcome(bool(w.first.extra["match"]), t.drawn, True, t.split, t.contested)
+        return Outcome(False, t.drawn, False, False, False, 0, added)
+    right = bool(w.first.extra["match"])
+    return Outcome(right, t.drawn, True, t.split, t.contested, w.votes, added)
 
 
 def question_records(paths: Sequence[Path]) -> list[list[dict]]:
@@ -79,18 +104,18 @@ def _pct(k: int, n: int) -> str:
     return f"{k}/{n} ({k / n:.0%})" if n else "0/0"
 
 
-def warning_cells(outcomes: Sequence[Outcome], attr: str) -> str:
+def warning_cells(outcomes: Sequence[Outcome], how: str) -> str:
     """``precision; recall; false alarms`` of one warning over the answers given."""
     given = [o for o in outcomes if o.answered]
-    warned = [o for o in given if getattr(o, attr)]
+    warned = [o for o in given if o.warned(how)]
     wrong = [o for o in given if not o.right]
     right = [o for o in given if o.right]
     hits = sum(not o.right for o in warned)
     low, high = wilson(hits, len(warned))
     return (
         f"{_pct(hits, len(warned))} [{low:.0%}-{high:.0%}]; "
-        f"{_pct(sum(getattr(o, attr) for o in wrong), len(wrong))}; "
-        f"{_pct(sum(getattr(o, attr) for o in right), len(right))}"
+        f"{_pct(sum(o.warned(how) for o in wrong), len(wrong))}; "
+        f"{_pct(sum(o.warned(how) for o in right), len(right))}"
     )
 
 
@@ -100,11 +125,12 @@ def setting_row(questions: list[list[dict]], rule: Rule, budget: int) -> str:
     voted = [o.right for o in outcomes]
     g = gain(greedy, voted, seed=0)
     drawn = [o.drawn for o in outcomes]
+    added = statistics.median(o.added_seconds for o in outcomes)
     return (
         f"| {rule}, at most {budget} | {sum(voted)}/{len(voted)} | {g.diff * 100:+.1f} pts "
         f"[{g.low * 100:+.1f}, {g.high * 100:+.1f}]; +{g.gained}/−{g.lost}; p={g.p_value:.3f} | "
         f"{statistics.mean(drawn):.2f} / {statistics.median(drawn):g} / {max(drawn)} | "
-        f"{warning_cells(outcomes, 'split')} | {warning_cells(outcomes, 'contested')} |"
+        f"{added:.1f} | " + " | ".join(warning_cells(outcomes, how) for how in WARNINGS) + " |"
     )
 
 
@@ -114,12 +140,15 @@ def vote_table(questions: list[list[dict]], budgets: Sequence[int] = BUDGETS) ->
     oracle = sum(any(c["match"] for c in r) for r in questions)
     lines = [
         f"{n} questions; greedy first attempt right on {greedy}; some candidate right on "
-        f"{oracle} (the most any vote could reach).",
+        f"{oracle} (the most any vote could reach). Each warning: precision (wrong among the "
+        "warned answers, 95% interval); recall (warned among the wrong answers); false alarms "
+        "(warned among the right answers).",
         "",
         "| rule, budget | right | against greedy (paired) | drawn: mean / median / max | "
-        "warning 'not all agree': precision; recall; false alarms | "
-        "warning 'another answer competed': precision; recall; false alarms |",
-        "|---|---|---|---|---|---|",
+        "added seconds per question, median | "
+        + " | ".join(f"warning '{WARNING_NAMES[h]}'" for h in WARNINGS)
+        + " |",
+        "|" + "---|" * (5 + len(WARNINGS)),
     ]
     for rule in RULES:
         for budget in budgets:
