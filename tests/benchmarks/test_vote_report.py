@@ -1,0 +1,45 @@
+"""The vote's before/after report (``python -m benchmarks.vote_report``) on results folders
+written here (no model): paired accuracy, the warnings' shares of wrong and right answers, the
+seconds, and each goal met or not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks import vote_report
+
+
+def folder(path: Path, lines: list[tuple[bool, bool, float]]) -> Path:
+    """A results folder: per question (right, warned, seconds), in targeted mode."""
+    path.mkdir(parents=True)
+    recs = [
+        {"db_id": "d", "question": f"q{i}", "gold": "g", "final_sql": "S", "final_match": right,
+         "first_match": right, "warnings": ["w"] if warned else [], "calls": 1,
+         "seconds": seconds, "fallback": False}
+        for i, (right, warned, seconds) in enumerate(lines)
+    ]  # fmt: skip
+    (path / "spider.targeted.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    return path
+
+
+def test_the_goals_from_the_two_folders(tmp_path):
+    before = folder(tmp_path / "before", [(False, False, 2.0)] * 10 + [(True, False, 2.0)] * 10)
+    after = folder(
+        tmp_path / "after",
+        [(True, False, 3.0)] * 8 + [(False, True, 3.0)] * 2 + [(True, False, 3.0)] * 10,
+    )
+    text = vote_report.report(before, after, with_peers=False)
+    assert "| final answer right | 10/20 (50%" in text and "18/20 (90%" in text
+    assert "| wrong answers with a warning | 0/10 (0%" in text and "2/2 (100%" in text
+    assert "carry a warning: 2/2 (100%, 34%-100%): **met**" in text
+    assert "At most 15% of the right answers do: 0/18 (0%, 0%-18%): **met**" in text
+    assert "+40.0 pts [" in text and "p=0.008: **met**" in text
+    assert "2.0 -> 3.0 s: **met**" in text
+
+
+def test_nothing_to_compare_yet(tmp_path):
+    before = folder(tmp_path / "before", [(True, False, 1.0)])
+    (tmp_path / "after").mkdir()
+    text = vote_report.report(before, tmp_path / "after", with_peers=False)
+    assert "No targeted-mode questions on both sides yet." in text
