@@ -94,7 +94,7 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
     prepared = []
     for d in items:
         ctx = steps.Context(model=model, runner=runner, schema=schemas[d["db_id"]])
-        state = steps.read_schema(initial_state(d["question"], dialect="sqlite"), ctx)
+        state = steps.read_schema(initial_state(d["question"], target="sqlite"), ctx)
         prepared.append((d["query"], state, ctx))
 
     def attempt(sql: str, state: Any, ctx: Any, fail: bool) -> float:

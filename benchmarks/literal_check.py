@@ -216,7 +216,7 @@ def _run_check(runner: Any, sql: str, schema: Schema, score: EngineScore) -> Val
 
     vc = check_result(
         sql, attempt=1, rows=len(ran.rows), schema=schema, fetch=fetch,
-        dialect=runner.dialect, timeout=10,
+        target=runner.target, timeout=10,
     )  # fmt: skip
     score.out_of_budget += int(vc.out_of_budget)
     score.unknown += sum(f.occurs is None for f in vc.findings)
@@ -248,7 +248,7 @@ def score_gold(
             score.gold_absent_suspect += int(f.suspect)
             score.absent.append((f.filter.where, f.filter.value, f.close))
     missing = {f.filter.key for f in vc.missing}
-    for f in literal_filters(sql, runner.dialect, schema):
+    for f in literal_filters(sql, runner.target, schema):
         if f.key in missing or not values.occurs(f):
             continue
         for kind, mutate in MUTATE.items():

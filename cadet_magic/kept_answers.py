@@ -309,7 +309,9 @@ class Examples:
 
 
 def select_examples(question: str, path: str | Path, runner: Any, schema: Any) -> Examples:
-    """The kept pairs most similar to ``question`` on the database behind ``runner``."""
+    """The kept pairs most similar to ``question`` on the database behind ``runner`` (each
+    pair's SQL passing the check against that database's target, as a query of the run)."""
+    from cadet_magic.runner import target_of
     from cadet_magic.sql.validate import validate_sql
 
     found = read_examples(path, key=own_key)
@@ -329,7 +331,7 @@ def select_examples(question: str, path: str | Path, runner: Any, schema: Any) -
         ((similarity(question, p["question"]), i, p) for i, p in enumerate(found.pairs)),
         key=lambda t: (-t[0], -t[1]),
     )
-    tables = schema.table_names() if getattr(schema, "tables", ()) else None
+    target = target_of(runner).with_schema(schema)
     room = BUDGET
     for score, _, pair in ranked:
         if score <= 0 or len(chosen.used) >= MAX_EXAMPLES:
@@ -339,13 +341,7 @@ def select_examples(question: str, path: str | Path, runner: Any, schema: Any) -
         size = len(pair["question"]) + len(pair["sql"])
         if size > room:
             continue
-        verdict = validate_sql(
-            pair["sql"],
-            dialect,
-            tables,
-            getattr(schema, "functions", None),
-            ansi_quotes=getattr(schema, "ansi_quotes", False),
-        )
+        verdict = validate_sql(pair["sql"], target)
         if not verdict.ok:
             chosen.dropped.append(
                 f"kept answer {pair['question']!r} dropped: its SQL no longer passes the check "

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.target import Target
 
 
 @dataclass
@@ -53,3 +54,20 @@ class Runner(Protocol):
     ) -> RunResult: ...
 
     def schema(self) -> Schema: ...
+
+
+def target_of(runner: Runner) -> Target:
+    """The :class:`~cadet_magic.sql.target.Target` of what ``runner`` runs on, with nothing
+    known of its schema yet: its own (a runner of :mod:`cadet_magic.db` makes it once), else
+    its dialect resolved once, under the engine name it gives (its dialect's by default).
+
+    Example:
+        >>> class Plain:
+        ...     dialect, label = "postgresql", "pg"
+        >>> target_of(Plain()).engine, target_of(Plain()).read
+        ('postgres', 'postgres')
+    """
+    own = getattr(runner, "target", None)
+    if isinstance(own, Target):
+        return own
+    return Target.named(runner.dialect, getattr(runner, "engine", None))

@@ -16,7 +16,7 @@ the tests that let an attempt go on; the phase itself is a declaration
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
-    >>> s = initial_state("q", dialect="sqlite").replace(work=CodeWork(code="result = df"))
+    >>> s = initial_state("q", target="sqlite").replace(work=CodeWork(code="result = df"))
     >>> has_blocks(s), has_sql(s)
     (True, False)
 """
@@ -163,7 +163,7 @@ def generate(state: AskState, ctx: Context) -> AskState:
     context = f"\n\n{ctx.preamble.strip()}" if ctx.preamble.strip() else ""
     messages = build_fallback_messages(
         state.question + context,
-        state.dialect,
+        state.target.name,
         state.schema_text,
         shared_attempts(sql_attempts, share),
         shared_attempts(record.same_phase(state), share),
@@ -180,7 +180,7 @@ def check(state: AskState, ctx: Context) -> AskState:
     checked = check_sql(state, ctx)
     verdict = checked.work.check
     if verdict is not None and verdict.ok:
-        simple = check_simple_select(verdict.sql, state.dialect)
+        simple = check_simple_select(verdict.sql, state.target)
         if not simple.ok:
             checked = checked.with_work(check=Validation(False, simple.issues, verdict.sql))
     return checked
@@ -245,7 +245,7 @@ def diagnosis(state: AskState) -> Diagnosis:
     work = code_work(state)
     sql, code = work.sql, work.code
     verdict, code_check = work.check, work.code_check
-    where: dict[str, Any] = {"sql": sql, "dialect": state.dialect, "schema": state.schema}
+    where: dict[str, Any] = {"sql": sql, "dialect": state.target.name, "schema": state.schema}
     found: list[tuple[Any, str | None]] = []
     if not sql or not code:
         found.append((NoBlocks(bool(sql), bool(code)), None))
@@ -290,7 +290,7 @@ def change(state: AskState) -> str | None:
     sql_change = None
     if work.sql:
         same = record.same_query(state, previous[-1])
-        sql_change = sql_diff(previous[-1].sql, work.sql, dialect=state.dialect, same=same)
+        sql_change = sql_diff(previous[-1].sql, work.sql, target=state.target, same=same)
     return _with_code_diff(sql_change, previous[-1].code, work.code)
 
 

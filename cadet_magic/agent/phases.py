@@ -10,7 +10,7 @@ finish) are the same for all three (:mod:`cadet_magic.agent.pipeline`,
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
-    >>> waiting = initial_state("q", dialect="sqlite").replace(work=fb.CodeWork(code="result = df"))
+    >>> waiting = initial_state("q", target="sqlite").replace(work=fb.CodeWork(code="result = df"))
     >>> [s.name for s in FALLBACK_PHASE.steps if s.when(waiting)]
     ['generate', 'check_code', 'execute', 'run_code']
     >>> [str(name) for name in PHASES]

@@ -7,7 +7,7 @@ The outcome and the message are derived once, from the attempt's diagnosis.
 Example:
     >>> from cadet_magic.agent.state import initial_state
     >>> from cadet_magic.runner import RunResult
-    >>> s = initial_state("q", dialect="sqlite").with_work(sql="SELECT 1", execution=RunResult([], []))
+    >>> s = initial_state("q", target="sqlite").with_work(sql="SELECT 1", execution=RunResult([], []))
     >>> a = close_attempt(s, feedback_sent=False)
     >>> str(a.outcome), a.category, a.feedback
     ('ok', None, None)
@@ -58,7 +58,7 @@ def normal_form(state: AskState) -> str:
     if not work.sql:
         return ""
     query = work.check.query if work.check is not None else None
-    return query.normalized if query is not None else normalize_sql(work.sql, state.dialect)
+    return query.normalized if query is not None else normalize_sql(work.sql, state.target)
 
 
 def form_of(state: AskState, attempt: Attempt) -> str:
@@ -67,7 +67,7 @@ def form_of(state: AskState, attempt: Attempt) -> str:
     for done, form in zip(state.attempts, state.forms, strict=False):
         if done is attempt:
             return form
-    return normalize_sql(attempt.sql, state.dialect) if attempt.sql else ""
+    return normalize_sql(attempt.sql, state.target) if attempt.sql else ""
 
 
 def same_query(state: AskState, earlier: Attempt, later: Attempt | None = None) -> bool:
@@ -78,7 +78,7 @@ def same_query(state: AskState, earlier: Attempt, later: Attempt | None = None) 
     Example:
         >>> from cadet_magic.agent.state import initial_state
         >>> first = Attempt(1, "SELECT a FROM t", "error")
-        >>> s = initial_state("q", dialect="sqlite").replace(attempts=(first,))
+        >>> s = initial_state("q", target="sqlite").replace(attempts=(first,))
         >>> same_query(s.with_work(sql="select a\\nfrom t;"), first)
         True
         >>> same_query(s.with_work(sql=None), first)
@@ -104,7 +104,7 @@ def sql_change(state: AskState) -> str | None:
     if not (previous and state.work.sql):
         return None
     same = same_query(state, previous[-1])
-    return sql_diff(previous[-1].sql, state.work.sql, dialect=state.dialect, same=same)
+    return sql_diff(previous[-1].sql, state.work.sql, target=state.target, same=same)
 
 
 def _reply_fields(state: AskState) -> dict[str, Any]:
@@ -128,7 +128,7 @@ def provisional_attempt(
 
     Example:
         >>> from cadet_magic.agent.state import initial_state
-        >>> s = initial_state("q", dialect="sqlite").with_work(sql="SELECT 1").timed("generate", 0.1)
+        >>> s = initial_state("q", target="sqlite").with_work(sql="SELECT 1").timed("generate", 0.1)
         >>> a = provisional_attempt(s)
         >>> a.running, str(a.outcome), a.sql
         (True, 'ok', 'SELECT 1')

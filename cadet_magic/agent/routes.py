@@ -18,13 +18,13 @@ Example (the SQL phase, declared in :mod:`cadet_magic.agent.phases`):
     >>> from cadet_magic.agent.phases import SQL_PHASE
     >>> from cadet_magic.agent.state import initial_state
     >>> from cadet_magic.diagnose.model import Category, Diagnosis
-    >>> s = initial_state("q", dialect="duckdb", fallback=False).with_work(
+    >>> s = initial_state("q", target="duckdb", fallback=False).with_work(
     ...     number=3, sql="x", diagnosis=Diagnosis(Category.column_not_found, True))
     >>> str(decide(s, SQL_PHASE))
     'max_attempts'
     >>> decide(s.replace(options=s.options.replace(fallback=True)), SQL_PHASE)
     'hand_over'
-    >>> route(SQL_PHASE, "generate", initial_state("q", dialect="duckdb"))  # no SQL in the reply
+    >>> route(SQL_PHASE, "generate", initial_state("q", target="duckdb"))  # no SQL in the reply
     'diagnose'
 """
 

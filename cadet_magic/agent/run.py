@@ -29,7 +29,7 @@ from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
-from cadet_magic.runner import Runner
+from cadet_magic.runner import Runner, target_of
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
 
@@ -92,8 +92,8 @@ class Event:
 
     @property
     def dialect(self) -> str:
-        """The dialect of the connection the run asks."""
-        return self.state.dialect
+        """The dialect of the connection the run asks (its name)."""
+        return self.state.target.name or ""
 
     @property
     def connection(self) -> str:
@@ -182,7 +182,7 @@ def run_agent(
         sampler=sampler,
     )
     state = initial_state(
-        question, dialect=runner.dialect, connection=getattr(runner, "label", ""), options=opts
+        question, target=target_of(runner), connection=getattr(runner, "label", ""), options=opts
     )
     first = next(iter(phases.values()))
     state = state.replace(phase=first.name, work=first.begin(1))
@@ -216,7 +216,7 @@ def truncation_note(why: str, state: AskState) -> str:
     """Why an answer was cut, in the words the displays show.
 
     Example:
-        >>> truncation_note("bytes", initial_state("q", dialect="sqlite"))
+        >>> truncation_note("bytes", initial_state("q", target="sqlite"))
         'truncated at the 64 MiB result budget (AskMagic.result_bytes): more rows exist'
     """
     if why == "bytes":
@@ -288,7 +288,7 @@ def to_result(
         stop_reason=state.stop_reason,
         model=model_label,
         scripted=scripted,
-        dialect=state.dialect,
+        dialect=state.target.name,
         connection=state.connection,
         elapsed=elapsed,
         model_calls=ctx.model_calls,

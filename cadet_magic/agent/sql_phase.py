@@ -17,7 +17,7 @@ when no clean answer follows.
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
-    >>> has_sql(initial_state("q", dialect="sqlite").with_work(sql="SELECT 1"))
+    >>> has_sql(initial_state("q", target="sqlite").with_work(sql="SELECT 1"))
     True
 """
 
@@ -49,7 +49,7 @@ def generate(state: AskState, ctx: Context) -> AskState:
     ``AskMagic.share`` lets the model see them)."""
     attempts = shared_attempts(same_phase(state), state.options.share)
     messages = build_messages(
-        state.question, state.dialect, state.schema_text, attempts, ctx.preamble
+        state.question, state.target.name, state.schema_text, attempts, ctx.preamble
     )
     return ask_model(state, ctx, messages)
 
@@ -72,7 +72,7 @@ def check_result(state: AskState, ctx: Context) -> AskState:
         attempt=state.attempt,
         rows=len(work.execution.rows),
         schema=state.schema,
-        dialect=state.dialect,
+        target=state.target,
         timeout=state.options.timeout,
     )
     checked = state.with_work(value_check=vc).timed("check_result", time.perf_counter() - t0)
@@ -90,7 +90,7 @@ def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
         >>> from cadet_magic.agent.state import initial_state
         >>> a = (Attempt(1, "SELECT a FROM t", "error", phase=Phase.sql),
         ...      Attempt(2, "SELECT b FROM t", "error", phase=Phase.sql))
-        >>> s = initial_state("q", dialect="sqlite").replace(attempts=a)
+        >>> s = initial_state("q", target="sqlite").replace(attempts=a)
         >>> repeated_attempt(s.with_work(sql="select a from t"))
         (1, False)
         >>> repeated_attempt(s.with_work(sql="SELECT b  FROM t"))
@@ -110,7 +110,7 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
     through :func:`cadet_magic.diagnose.failures.diagnose`)."""
     t0 = time.perf_counter()
     work = state.work
-    where: dict[str, Any] = {"sql": work.sql, "dialect": state.dialect, "schema": state.schema}
+    where: dict[str, Any] = {"sql": work.sql, "dialect": state.target.name, "schema": state.schema}
     if not work.sql:
         diagnosis = diagnose_failure(NoSQL(work.reply.text if work.reply is not None else ""))
     elif work.check is not None and not work.check.ok:
@@ -129,7 +129,7 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
             again[0],
             last=again[1],
             schema=state.schema,
-            dialect=state.dialect,
+            dialect=state.target.name,
         )
     return state.with_work(diagnosis=diagnosis).timed("diagnose", time.perf_counter() - t0)
 

@@ -12,9 +12,9 @@ the steps' timings. A phase whose attempts hold more extends it (the SQL phase's
 starts from a new record.
 
 Example:
-    >>> s = initial_state("How many?", dialect="sqlite", max_attempts=2)
-    >>> s.options.max_attempts, s.options.row_limit, str(s.phase), s.attempt
-    (2, 1000, 'sql', 1)
+    >>> s = initial_state("How many?", target="sqlite", max_attempts=2)
+    >>> s.options.max_attempts, s.options.row_limit, str(s.phase), s.attempt, s.target.read
+    (2, 1000, 'sql', 1, 'sqlite')
     >>> s = s.with_work(sql="SELECT 1").timed("generate", 0.5)
     >>> s.work.sql, dict(s.work.timings), s.question
     ('SELECT 1', {'generate': 0.5}, 'How many?')
@@ -34,8 +34,8 @@ from cadet_magic.result import Attempt, Phase, Tokens
 from cadet_magic.result_check.findings import ValueCheck
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target, as_target
 from cadet_magic.sql.validate import Validation
 from cadet_magic.vote.tally import Tally
 
@@ -125,10 +125,12 @@ def better(a: Candidate | None, b: Candidate | None) -> Candidate | None:
 class AskState:
     """Everything one question's run knows.
 
-    Inputs: ``question``, ``dialect``, ``connection`` (the runner's label), ``options`` (the
-    run's :class:`~cadet_magic.options.AskOptions`, whole: every step reads its options there).
-    Read once: ``schema``, ``schema_text`` (what the prompt shows of it), ``allowed_tables``,
-    ``functions`` (the engine's function allow-list, or None). ``phase``: the phase in
+    Inputs: ``question``, ``target`` (the :class:`~cadet_magic.sql.target.Target` the run
+    asks: its engine and dialect, and once the schema is read its tables, columns, function
+    allow-list and ``ansi_quotes``, which the check, the runner and the diagnosis take whole),
+    ``connection`` (the runner's label), ``options`` (the run's
+    :class:`~cadet_magic.options.AskOptions`, whole: every step reads its options there). Read
+    once: ``schema``, ``schema_text`` (what the prompt shows of it). ``phase``: the phase in
     progress. ``work``: the attempt in progress. Done: ``attempts`` (every phase's, in order;
     ``forms``: their SQL's normal forms, made once from the checked tree as each attempt closes,
     to tell a later attempt that writes the same query), ``kept`` (the best candidate answer so far), ``answer`` (the candidate that answered, when
@@ -137,14 +139,12 @@ class AskState:
     """
 
     question: str
-    dialect: str
+    target: Target
     options: AskOptions = field(default_factory=AskOptions)
     connection: str = ""
     phase: Phase = Phase.sql
     schema: Schema = field(default_factory=Schema)
     schema_text: str = ""
-    allowed_tables: tuple[str, ...] | None = None
-    functions: FunctionCatalog | None = None
     work: Work = field(default_factory=SqlWork)
     attempts: tuple[Attempt, ...] = ()
     forms: tuple[str, ...] = ()
@@ -174,17 +174,19 @@ class AskState:
 def initial_state(
     question: str,
     *,
-    dialect: str,
+    target: Target | str | None,
     connection: str = "",
     options: AskOptions | None = None,
     **overrides: Any,
 ) -> AskState:
-    """The state a run starts from: the question, the connection's dialect and label, and the
-    inputs of ``options`` (an :class:`AskOptions`, default its defaults; ``overrides`` are
-    option names such as ``max_attempts=2`` applied on top); its first SQL attempt waits."""
+    """The state a run starts from: the question, what the run asks (a
+    :class:`~cadet_magic.sql.target.Target`, or a dialect's name resolved once here) and the
+    connection's label, and the inputs of ``options`` (an :class:`AskOptions`, default its
+    defaults; ``overrides`` are option names such as ``max_attempts=2`` applied on top); its
+    first SQL attempt waits."""
     return AskState(
         question=question,
-        dialect=dialect,
+        target=as_target(target),
         connection=connection,
         options=merged(options, **overrides),
     )

@@ -29,6 +29,7 @@ from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.schema.share import shared_schema, with_stats
+from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line
 
@@ -184,15 +185,7 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> AskState:
 def check_sql(state: AskState, ctx: Context) -> AskState:
     """Runs the safety check on the attempt's SQL (every phase's SQL goes through it)."""
     t0 = time.perf_counter()
-    schema = state.schema
-    verdict = validate_sql(
-        state.work.sql or "",
-        state.dialect,
-        state.allowed_tables,
-        state.functions,
-        columns={t.name: t.column_names() for t in schema.tables},
-        ansi_quotes=schema.ansi_quotes,
-    )
+    verdict = validate_sql(state.work.sql or "", state.target)
     checked = state.with_work(check=verdict)
     query = verdict.query
     if query is not None and query.double_quoted:
@@ -202,7 +195,8 @@ def check_sql(state: AskState, ctx: Context) -> AskState:
 
 def read_schema(state: AskState, ctx: Context) -> AskState:
     """The run's first step: takes the schema once per question (the runners cache it per
-    connection) and what the prompt shows of it."""
+    connection), what the prompt shows of it, and the run's target knowing its names (the
+    tables, columns, functions and quoting the check and the diagnosis take from it)."""
     try:
         schema = ctx.schema if ctx.schema is not None else ctx.runner.schema()
     except (FailedTransactionError, ResultTooLarge):
@@ -211,32 +205,25 @@ def read_schema(state: AskState, ctx: Context) -> AskState:
         log.warning("[schema] could not be read: %s", error_text(e))
         schema = Schema()
     log.info("[schema] %d table(s)", len(schema.tables))
-    shown = shared_view(schema, state, ctx)
+    target = state.target.with_schema(schema)
+    shown = shared_view(schema, state, ctx, target)
     return state.replace(
         schema=schema,
         schema_text=link(shown, state.question, state.options.schema_budget).text,
-        allowed_tables=tuple(schema.table_names()) if schema.tables else None,
-        functions=schema.functions,
+        target=target,
     )
 
 
-def shared_view(schema: Schema, state: AskState, ctx: Context) -> Schema:
+def shared_view(schema: Schema, state: AskState, ctx: Context, target: Target) -> Schema:
     """The schema as ``AskMagic.share`` lets the model see it (``stats`` reads its figures
-    through the runner, each query passed by the safety check first)."""
+    through the runner, each query passed by the safety check of ``target`` first)."""
     options = state.options
     shown = shared_schema(schema, options.share)
     if options.share != "stats" or not schema.tables or ctx.rerun:
         return shown  # (a rerun sends no prompt: no figures to read)
-    tables, functions = schema.table_names(), schema.functions
 
     def fetch(sql: str, timeout: float) -> list[tuple]:
         run = ctx.runner.run(sql, limit=1, timeout=min(timeout, options.timeout), max_bytes=2**16)
         return run.rows
 
-    return with_stats(
-        shown,
-        fetch,
-        lambda sql: validate_sql(
-            sql, state.dialect, tables, functions, ansi_quotes=schema.ansi_quotes
-        ),
-    )
+    return with_stats(shown, fetch, lambda sql: validate_sql(sql, target))

@@ -20,7 +20,7 @@ answer, the fallback follows as it follows the SQL phase.
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
-    >>> enters(initial_state("q", dialect="sqlite", candidates=3)), enters(initial_state("q", dialect="sqlite"))
+    >>> enters(initial_state("q", target="sqlite", candidates=3)), enters(initial_state("q", target="sqlite"))
     (True, False)
 """
 
@@ -145,7 +145,9 @@ def draw(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> Repl
 
 def generate(state: AskState, ctx: Context) -> AskState:
     """Asks the model for one more candidate: the SQL phase's first prompt, sampled."""
-    messages = build_messages(state.question, state.dialect, state.schema_text, [], ctx.preamble)
+    messages = build_messages(
+        state.question, state.target.name, state.schema_text, [], ctx.preamble
+    )
     t0 = time.perf_counter()
     ctx.prompts.append([{"role": role, "content": text} for role, text in messages])
     try:
@@ -167,7 +169,7 @@ def _diagnosis(state: AskState) -> Any:
         return work.diagnosis
     if not work.sql:
         return diagnose_failure(NoSQL(work.reply.text if work.reply is not None else ""))
-    where: dict[str, Any] = {"sql": work.sql, "dialect": state.dialect, "schema": state.schema}
+    where: dict[str, Any] = {"sql": work.sql, "dialect": state.target.name, "schema": state.schema}
     if work.check is not None and not work.check.ok:
         return diagnose_failure(SafetyRefusal(work.check.issues), **where)
     return diagnose_failure(work.error, **where)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from cadet_magic.db.error_reader import read, table_for
@@ -40,6 +41,7 @@ from cadet_magic.errors import (
 from cadet_magic.runner import RunResult
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.sql.target import Target
 from cadet_magic.text import error_text
 
 #: Failures a runner raises as they are (ours, and a refusal of the engine's own plan check).
@@ -171,6 +173,12 @@ class BaseRunner:
         """The engine's name, under which its error table is registered: its dialect's name,
         unless the runner names another."""
         return self.dialect
+
+    @cached_property
+    def target(self) -> Target:
+        """What this runner runs on, as the check and the diagnosis take it: its dialect
+        resolved once, under :attr:`engine` (the schema's names are added when it is read)."""
+        return Target.named(self.dialect, self.engine)
 
     @property
     def error_table(self) -> ErrorTable:

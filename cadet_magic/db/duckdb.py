@@ -56,6 +56,7 @@ from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target
 from cadet_magic.sql.views import without_withheld
 
 __all__ = [  # the schema reading stays importable from here
@@ -320,7 +321,11 @@ def first_rows_sql(sql: str | CheckedQuery, n: int) -> str:
     """
     from cadet_magic.sql.limit import add_limit
 
-    return add_limit(sql, "duckdb", n) if _ORDER_BY.search(str(sql)) else str(sql)
+    return add_limit(sql, _DUCKDB, n) if _ORDER_BY.search(str(sql)) else str(sql)
+
+
+#: What a DuckDB runner runs on (its dialect resolved once).
+_DUCKDB = Target.named("duckdb")
 
 
 def _wait(done: threading.Event, ends: float) -> bool:

@@ -251,7 +251,7 @@ class MySQLRunner(BaseRunner):
     ) -> Statement:
         from cadet_magic.sql.limit import add_limit
 
-        handle.execute(self._statement(add_limit(sql, "mysql", limit + 1), control.timeout))
+        handle.execute(self._statement(add_limit(sql, self.target, limit + 1), control.timeout))
         return Statement([d[0] for d in handle.description or ()], handle.fetchmany)
 
     def fetched(self, handle: Any, why: str) -> None:

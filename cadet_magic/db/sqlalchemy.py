@@ -185,7 +185,7 @@ class SQLAlchemyRunner(BaseRunner):
         if self.dialect == "postgres" and server_cursors(raw):
             rows_cur = raw.cursor(name="cadet_magic_rows")
         close = rows_cur.close if rows_cur is not cur else None
-        limited = add_limit(sql, self.dialect, limit + 1)
+        limited = add_limit(sql, self.target, limit + 1)
         try:
             if self.dialect == "postgres":
                 # The server bounds what it sends: a row past the byte budget fails there.

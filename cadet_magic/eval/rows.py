@@ -62,20 +62,14 @@ class GoldRefused(ValueError):
 
 
 def checked(db: Database, sql: str) -> str:
-    """``sql`` as the agent's safety check passes it on ``db`` (its tables, its function
-    catalog, how it reads double quotes), or ``ValueError`` naming the first refusal."""
+    """``sql`` as the agent's safety check passes it on ``db`` (the target the agent's run
+    checks against: its tables and columns, its function catalog, how it reads double
+    quotes), or ``ValueError`` naming the first refusal."""
+    from cadet_magic.runner import target_of
     from cadet_magic.sql.validate import validate_sql
 
     runner = db.runner()
-    schema = runner.schema()
-    tables = schema.table_names() if getattr(schema, "tables", ()) else None
-    verdict = validate_sql(
-        sql,
-        runner.dialect,
-        tables,
-        getattr(schema, "functions", None),
-        ansi_quotes=getattr(schema, "ansi_quotes", False),
-    )
+    verdict = validate_sql(sql, target_of(runner).with_schema(runner.schema()))
     if not verdict.ok:
         raise ValueError("; ".join(str(getattr(i, "message", i)) for i in verdict.issues))
     return verdict.sql

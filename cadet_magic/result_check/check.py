@@ -60,6 +60,7 @@ from cadet_magic.result_check.values import Filter, find_column, literal_filters
 from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target
 
 log = logging.getLogger("cadet_magic")
 
@@ -88,7 +89,7 @@ def check_values(
     schema: Schema,
     fetch: Fetch,
     *,
-    dialect: str | None,
+    target: Target,
     timeout: float,
     budget: float = BUDGET,
     clock: Callable[[], float] = time.perf_counter,
@@ -109,7 +110,7 @@ def check_values(
         >>> _ = con.executescript("CREATE TABLE t (c TEXT); INSERT INTO t VALUES ('france');")
         >>> fetch = lambda sql, timeout: con.execute(sql).fetchall()
         >>> fs = [Filter("t", None, "c", "France", "="), Filter("t", None, "c", "france", "=")]
-        >>> found, queries, _ = check_values(fs, Schema(), fetch, dialect="sqlite", timeout=1)
+        >>> found, queries, _ = check_values(fs, Schema(), fetch, target=Target.named("sqlite"), timeout=1)
         >>> [(f.filter.value, f.occurs, f.close) for f in found], queries
         ([('France', False, ('france',)), ('france', True, ())], 2)
     """
@@ -146,7 +147,7 @@ def check_values(
                 continue
         ask.append(f)
     if ask:
-        rows = run(occurs_sql(ask, dialect))
+        rows = run(occurs_sql(ask, target))
         flags = list(rows[0]) if rows else [None] * len(ask)
         for f, flag in zip(ask, flags, strict=False):
             if flag is None:
@@ -154,7 +155,7 @@ def check_values(
             elif int(flag):  # type: ignore[call-overload]
                 known[f] = Finding(f, True)
             else:
-                known[f] = Finding(f, False, _close(f, schema, run, dialect, expired))
+                known[f] = Finding(f, False, _close(f, schema, run, target, expired))
     return tuple(known[f] for f in filters), queries, out_of_budget
 
 
@@ -162,7 +163,7 @@ def _close(
     f: Filter,
     schema: Schema,
     run: Callable[[str], Sequence[Sequence[object]] | None],
-    dialect: str | None,
+    target: Target,
     expired: Callable[[], bool] = lambda: False,
 ) -> tuple[str, ...]:
     """The stored values close to a missing filter value (samples first, then queries)."""
@@ -174,7 +175,7 @@ def _close(
     samples, complete = _samples(schema, f)
     if complete:
         return close_to_pattern(f.value, samples) if like else close_values(f.value, samples)
-    rows = run(same_up_to_case_sql(f, dialect))
+    rows = run(same_up_to_case_sql(f, target))
     same = [r[0] for r in rows or () if r and isinstance(r[0], str) and r[0] != f.value]
     if same:
         return tuple(dict.fromkeys(same))[:MAX_CLOSE]
@@ -183,19 +184,19 @@ def _close(
         return near
     found: list[object] = []
     for by_ends in (True, False) if slip_ends(f) is not None else (False,):
-        rows = run(candidates_sql(f, dialect, by_ends=by_ends))
+        rows = run(candidates_sql(f, target, by_ends=by_ends))
         found = [r[0] for r in rows or () if r]
         near = close_to_pattern(f.value, found) if like else close_values(f.value, found)
         if near:
             return near
-    return () if like else _same_date(f, [*samples, *found], run, dialect)
+    return () if like else _same_date(f, [*samples, *found], run, target)
 
 
 def _same_date(
     f: Filter,
     stored: list[object],
     run: Callable[[str], Sequence[Sequence[object]] | None],
-    dialect: str | None,
+    target: Target,
 ) -> tuple[str, ...]:
     """The filter's date written as the column's stored text writes dates, when it occurs so
     (a date compared in another format than the stored one matches nothing)."""
@@ -203,7 +204,7 @@ def _same_date(
     if not variants:
         return ()
     probes = [dataclasses.replace(f, value=v) for v in variants]
-    rows = run(occurs_sql(probes, dialect))
+    rows = run(occurs_sql(probes, target))
     flags = list(rows[0]) if rows else []
     return tuple(v for v, flag in zip(variants, flags, strict=False) if flag)
 
@@ -215,7 +216,7 @@ def check_result(
     rows: int,
     schema: Schema,
     fetch: Fetch,
-    dialect: str | None,
+    target: Target,
     timeout: float,
     budget: float = BUDGET,
 ) -> ValueCheck:
@@ -229,22 +230,22 @@ def check_result(
         >>> s = Schema((Table("country", (Column("name", "TEXT"),)),))
         >>> c = check_result("SELECT * FROM country WHERE name = 'France'", attempt=1, rows=0,
         ...                  schema=s, fetch=lambda q, t: con.execute(q).fetchall(),
-        ...                  dialect="sqlite", timeout=5)
+        ...                  target=Target.named("sqlite"), timeout=5)
         >>> c.suspect, c.warnings()
         (True, ["The answer may be wrong: 'France' does not occur in country.name; it holds 'france'."])
     """
     t0 = time.perf_counter()
     query = sql if isinstance(sql, CheckedQuery) else None
-    filters = literal_filters(sql, dialect, schema)
+    filters = literal_filters(sql, target, schema)
     findings, queries, out = (
-        check_values(filters, schema, fetch, dialect=dialect, timeout=timeout, budget=budget)
+        check_values(filters, schema, fetch, target=target, timeout=timeout, budget=budget)
         if filters
         else ((), 0, False)
     )
     ranges: tuple[str, ...] = ()
     if rows == 0 and not any(f.occurs is False for f in findings):
         left = budget - (time.perf_counter() - t0)
-        ranges, more = _out_of_range(number_filters(sql, dialect, schema), fetch, dialect, left)
+        ranges, more = _out_of_range(number_filters(sql, target, schema), fetch, target, left)
         queries += more
     return ValueCheck(
         attempt=attempt,
@@ -260,7 +261,7 @@ def check_result(
 
 
 def _out_of_range(
-    filters: Sequence[NumberFilter], fetch: Fetch, dialect: str | None, budget: float
+    filters: Sequence[NumberFilter], fetch: Fetch, target: Target, budget: float
 ) -> tuple[tuple[str, ...], int]:
     """The numeric comparisons of an empty result that no stored value can meet, in words
     (one MIN/MAX query per column, within ``budget`` seconds); and the queries run."""
@@ -273,7 +274,7 @@ def _out_of_range(
             break
         queries += 1
         try:
-            low, high = fetch(range_sql(f, dialect), left)[0]
+            low, high = fetch(range_sql(f, target), left)[0]
             low, high = float(low), float(high)  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - an unanswered check claims nothing
             continue
@@ -295,7 +296,7 @@ def check_through(
     attempt: int,
     rows: int,
     schema: Schema,
-    dialect: str | None,
+    target: Target,
     timeout: float,
 ) -> ValueCheck:
     """:func:`check_result` asking through ``runner``'s read-only path (each query fetches at
@@ -313,7 +314,7 @@ def check_through(
             rows=rows,
             schema=schema,
             fetch=fetch,
-            dialect=dialect,
+            target=target,
             timeout=timeout,
         )
     except Exception as e:  # noqa: BLE001 - the check must never cost the user the answer

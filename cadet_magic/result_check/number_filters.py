@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from cadet_magic.result_check.values import resolve_column, walk_scopes
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.target import Target
 
 _NUMBER_TYPES = ("int", "real", "float", "double", "numeric", "decimal", "number")
 _RANGE_OPS: dict[type, str] = {exp.EQ: "=", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<="}
@@ -73,17 +74,17 @@ def _number(node: Any) -> float | None:
     return None
 
 
-def number_filters(sql: str, dialect: str | None, schema: Schema) -> list[NumberFilter]:
+def number_filters(sql: str, target: Target, schema: Schema) -> list[NumberFilter]:
     """Every comparison of a numeric column of a catalog table with numbers in ``sql``.
 
     Example:
         >>> from cadet_magic.schema.model import Column, Schema, Table
         >>> s = Schema((Table("t", (Column("age", "INT"), Column("name", "TEXT"))),))
         >>> [f.text() for f in number_filters(
-        ...     "SELECT * FROM t WHERE age > 200 AND 5 >= age AND age BETWEEN 1 AND 9", "sqlite", s)]
+        ...     "SELECT * FROM t WHERE age > 200 AND 5 >= age AND age BETWEEN 1 AND 9", Target.named("sqlite"), s)]
         ['age > 200', 'age <= 5', 'age BETWEEN 1 AND 9']
     """
-    walked = walk_scopes(sql, dialect)
+    walked = walk_scopes(sql, target)
     if walked is None:
         return []
     tree, scopes = walked

@@ -14,6 +14,7 @@ from sqlglot import exp
 from cadet_magic.result_check.close_values import MAX_CLOSE
 from cadet_magic.result_check.number_filters import NumberFilter
 from cadet_magic.result_check.values import Filter
+from cadet_magic.sql.target import Target
 
 #: Rows scanned for candidate values when looking for a spelling slip.
 SCAN_ROWS = 10_000
@@ -42,11 +43,11 @@ def _match(f: Filter, col: exp.Expression, value: str) -> exp.Expression:
     return exp.Like(this=col, expression=lit)
 
 
-def occurs_sql(filters: Sequence[Filter], dialect: str | None) -> str:
+def occurs_sql(filters: Sequence[Filter], target: Target) -> str:
     """One query, one row: a 0/1 flag per filter, 1 when some row matches its comparison.
 
     Example:
-        >>> print(occurs_sql([Filter("t", None, "c", "it's", "=")], "sqlite"))
+        >>> print(occurs_sql([Filter("t", None, "c", "it's", "=")], Target.named("sqlite")))
         SELECT CASE WHEN EXISTS(SELECT 1 FROM "t" WHERE "c" = 'it''s') THEN 1 ELSE 0 END AS f0
     """
     flags = []
@@ -54,15 +55,15 @@ def occurs_sql(filters: Sequence[Filter], dialect: str | None) -> str:
         probe = exp.select("1").from_(_table(f)).where(_match(f, _col(f), f.value))
         flag = exp.Case().when(exp.Exists(this=probe), exp.Literal.number(1))
         flags.append(exp.alias_(flag.else_(exp.Literal.number(0)), f"f{i}"))
-    return exp.select(*flags).sql(dialect=dialect)
+    return exp.select(*flags).sql(dialect=target.dialect)
 
 
-def same_up_to_case_sql(f: Filter, dialect: str | None, limit: int = MAX_CLOSE) -> str:
+def same_up_to_case_sql(f: Filter, target: Target, limit: int = MAX_CLOSE) -> str:
     """The stored values equal to (or, for LIKE, matching) the filter's value once case and
     surrounding spaces are ignored.
 
     Example:
-        >>> print(same_up_to_case_sql(Filter("t", "s", "c", " Ab ", "="), "postgres"))
+        >>> print(same_up_to_case_sql(Filter("t", "s", "c", " Ab ", "="), Target.named("postgres")))
         SELECT DISTINCT "c" FROM "s"."t" WHERE LOWER(TRIM("c")) = 'ab' LIMIT 3
     """
     cond: exp.Expression
@@ -76,7 +77,7 @@ def same_up_to_case_sql(f: Filter, dialect: str | None, limit: int = MAX_CLOSE) 
         folded = exp.Lower(this=exp.Trim(this=_col(f)))
         cond = exp.EQ(this=folded, expression=exp.Literal.string(f.value.strip().lower()))
     query = exp.select(_col(f)).distinct().from_(_table(f)).where(cond).limit(limit)
-    return query.sql(dialect=dialect)
+    return query.sql(dialect=target.dialect)
 
 
 def slip_ends(f: Filter) -> tuple[str, str] | None:
@@ -90,7 +91,7 @@ def slip_ends(f: Filter) -> tuple[str, str] | None:
 
 def candidates_sql(
     f: Filter,
-    dialect: str | None,
+    target: Target,
     scan_rows: int = SCAN_ROWS,
     limit: int = MAX_CANDIDATES,
     by_ends: bool = True,
@@ -100,9 +101,9 @@ def candidates_sql(
     first ``scan_rows``.
 
     Example:
-        >>> print(candidates_sql(Filter("t", None, "c", "Kaubl", "="), "duckdb", 100, 10))
+        >>> print(candidates_sql(Filter("t", None, "c", "Kaubl", "="), Target.named("duckdb"), 100, 10))
         SELECT DISTINCT v FROM (SELECT "c" AS v FROM "t" WHERE NOT "c" IS NULL AND (LOWER("c") LIKE 'ka%' OR LOWER("c") LIKE '%bl') LIMIT 100) AS s LIMIT 10
-        >>> print(candidates_sql(Filter("t", None, "c", "x", "="), "sqlite", 100, 10))
+        >>> print(candidates_sql(Filter("t", None, "c", "x", "="), Target.named("sqlite"), 100, 10))
         SELECT DISTINCT v FROM (SELECT "c" AS v FROM "t" WHERE NOT "c" IS NULL LIMIT 100) AS s LIMIT 10
     """
     cond: Any = exp.not_(exp.Is(this=_col(f), expression=exp.null()))
@@ -113,14 +114,20 @@ def candidates_sql(
         finishes = exp.Like(this=lowered.copy(), expression=exp.Literal.string("%" + ends[1]))
         cond = exp.and_(cond, exp.paren(exp.or_(starts, finishes)))
     inner = exp.select(exp.alias_(_col(f), "v")).from_(_table(f)).where(cond).limit(scan_rows)
-    return exp.select("v").distinct().from_(inner.subquery("s")).limit(limit).sql(dialect=dialect)
+    return (
+        exp.select("v")
+        .distinct()
+        .from_(inner.subquery("s"))
+        .limit(limit)
+        .sql(dialect=target.dialect)
+    )
 
 
-def range_sql(f: NumberFilter, dialect: str | None) -> str:
+def range_sql(f: NumberFilter, target: Target) -> str:
     """The stored range of a numeric filter's column.
 
     Example:
-        >>> print(range_sql(NumberFilter("t", None, "age", ">", (200,)), "sqlite"))
+        >>> print(range_sql(NumberFilter("t", None, "age", ">", (200,)), Target.named("sqlite")))
         SELECT MIN("age"), MAX("age") FROM "t"
     """
     col = exp.column(f.column, quoted=True)
@@ -128,4 +135,8 @@ def range_sql(f: NumberFilter, dialect: str | None) -> str:
         this=exp.to_identifier(f.table, quoted=True),
         db=exp.to_identifier(f.db, quoted=True) if f.db else None,
     )
-    return exp.select(exp.Min(this=col), exp.Max(this=col.copy())).from_(table).sql(dialect=dialect)
+    return (
+        exp.select(exp.Min(this=col), exp.Max(this=col.copy()))
+        .from_(table)
+        .sql(dialect=target.dialect)
+    )

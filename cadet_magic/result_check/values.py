@@ -9,7 +9,7 @@ Example:
     >>> from cadet_magic.schema.model import Column, Schema, Table
     >>> s = Schema((Table("country", (Column("id", "INT"), Column("name", "TEXT"))),))
     >>> [(f.table, f.column, f.value, f.op) for f in
-    ...  literal_filters("SELECT id FROM country AS c WHERE c.name = 'France'", "sqlite", s)]
+    ...  literal_filters("SELECT id FROM country AS c WHERE c.name = 'France'", Target.named("sqlite"), s)]
     [('country', 'name', 'France', '=')]
 """
 
@@ -34,6 +34,7 @@ from cadet_magic.result_check.close_values import (  # noqa: F401 - the close va
 )
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target
 
 _TEXT_TYPES = ("char", "text", "string", "clob", "enum", "citext", "name")
 
@@ -228,20 +229,20 @@ def _resolve_in(
     return None
 
 
-def walk_scopes(sql: str, dialect: str | None) -> tuple[Any, dict[int, Any]] | None:
+def walk_scopes(sql: str, target: Target) -> tuple[Any, dict[int, Any]] | None:
     """The query's tree (the checked one when ``sql`` is a CheckedQuery) and its scopes by node id;
     None for a tree that cannot be walked (such a query is simply not checked)."""
     from sqlglot.optimizer.scope import traverse_scope
 
     try:
         query = sql if isinstance(sql, CheckedQuery) else None
-        tree = query.tree if query is not None else sqlglot.parse_one(sql, read=dialect)
+        tree = query.tree if query is not None else sqlglot.parse_one(sql, read=target.dialect)
         return tree, {id(s.expression): s for s in traverse_scope(tree)}
     except Exception:  # noqa: BLE001 - a tree we cannot walk is simply not checked
         return None
 
 
-def literal_filters(sql: str, dialect: str | None, schema: Schema) -> list[Filter]:
+def literal_filters(sql: str, target: Target, schema: Schema) -> list[Filter]:
     """Every comparison of a text column of a catalog table with a string literal in ``sql``.
 
     Example:
@@ -250,10 +251,10 @@ def literal_filters(sql: str, dialect: str | None, schema: Schema) -> list[Filte
         ...             Table("u", (Column("k", "TEXT"), Column("m", "TEXT")))))
         >>> sql = ("SELECT * FROM t JOIN u AS x ON t.k = x.k WHERE m IN ('a', 'b') "
         ...        "AND x.k LIKE 'c%' AND n = '3' AND 'd' = t.k")
-        >>> [(f.where, f.value, f.op) for f in literal_filters(sql, "duckdb", s)]
+        >>> [(f.where, f.value, f.op) for f in literal_filters(sql, Target.named("duckdb"), s)]
         [('u.m', 'a', 'IN'), ('u.m', 'b', 'IN'), ('u.k', 'c%', 'LIKE'), ('t.k', 'd', '=')]
     """
-    walked = walk_scopes(sql, dialect)
+    walked = walk_scopes(sql, target)
     if walked is None:
         return []
     tree, scopes = walked

@@ -4,12 +4,13 @@ The notebook world names dialects its own way (SQLAlchemy's ``postgresql``, ``ms
 driver's ``sqlite3``); sqlglot has its own names. :func:`dialect_key` maps a name without
 asking sqlglot (for tables keyed by dialect), :func:`resolve_dialect` also checks that sqlglot
 knows it, and :func:`dialect_of` is sqlglot's dialect object for a resolved name (each made
-once per name; a :class:`~cadet_magic.sql.query.CheckedQuery` carries it). :func:`quiet_sqlglot` silences sqlglot's parse warnings during one block.
+once per name; a :class:`~cadet_magic.sql.target.Target` and a
+:class:`~cadet_magic.sql.query.CheckedQuery` carry it, and the functions here take it). :func:`quiet_sqlglot` silences sqlglot's parse warnings during one block.
 
 Example:
     >>> dialect_key("PostgreSQL"), resolve_dialect("sqlite3"), resolve_dialect("nonsense")
     ('postgres', 'sqlite', None)
-    >>> [type(t).__name__ for t in parse_statements("SELECT 1; SELECT 2;", "duckdb")]
+    >>> [type(t).__name__ for t in parse_statements("SELECT 1; SELECT 2;", dialect_of("duckdb"))]
     ['Select', 'Select']
 """
 
@@ -102,18 +103,19 @@ def quiet_sqlglot() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def parse_statements(sql: str, dialect: str | None) -> list[exp.Expression]:
-    """The statements of ``sql``, without the empty ones a trailing ``;`` or comment leaves.
+def parse_statements(sql: str, dialect: sqlglot.Dialect) -> list[exp.Expression]:
+    """The statements of ``sql`` read in ``dialect`` (sqlglot's dialect object), without the
+    empty ones a trailing ``;`` or comment leaves.
 
     Raises:
         sqlglot.errors.SqlglotError: when the SQL does not tokenize or parse.
 
     Example:
-        >>> len(parse_statements("SELECT 1;  -- done", None))
+        >>> len(parse_statements("SELECT 1;  -- done", dialect_of(None)))
         1
     """
     with quiet_sqlglot():
-        trees = sqlglot.parse(sql, read=dialect_of(dialect))
+        trees = sqlglot.parse(sql, read=dialect)
     return [
         cast(exp.Expression, t) for t in trees if t is not None and not isinstance(t, exp.Semicolon)
     ]
@@ -154,18 +156,19 @@ def _mysql_generator() -> type:
     return _MYSQL_GENERATOR
 
 
-def generate(tree: exp.Expression, dialect: str | None) -> str:
-    """The SQL text of ``tree`` in ``dialect``, comments dropped: what runs on the engine.
+def generate(tree: exp.Expression, dialect: sqlglot.Dialect) -> str:
+    """The SQL text of ``tree`` in ``dialect`` (sqlglot's dialect object), comments dropped:
+    what runs on the engine.
 
     For MySQL/MariaDB the text keeps the spellings both servers accept (sqlglot alone writes
     ``REGEXP`` as ``REGEXP_LIKE(...)``, which MariaDB lacks, and quotes ``DUAL`` as a table).
 
     Example:
-        >>> generate(parse_statements("SELECT 1 FROM DUAL WHERE 'a' RLIKE 'b'", "mysql")[0], "mysql")
+        >>> mysql = dialect_of("mysql")
+        >>> generate(parse_statements("SELECT 1 FROM DUAL WHERE 'a' RLIKE 'b'", mysql)[0], mysql)
         "SELECT 1 FROM DUAL WHERE 'a' REGEXP 'b'"
     """
     with quiet_sqlglot():
-        if dialect == "mysql":
-            mysql = dialect_of("mysql")
-            return _mysql_generator()(dialect=mysql, comments=False).generate(tree, copy=True)
-        return tree.sql(dialect=dialect_of(dialect), comments=False)
+        if type(dialect) is type(dialect_of("mysql")):
+            return _mysql_generator()(dialect=dialect, comments=False).generate(tree, copy=True)
+        return tree.sql(dialect=dialect, comments=False)

@@ -18,7 +18,8 @@ Nested subqueries and CTE bodies keep their own ``LIMIT``/``ORDER BY`` untouched
 so the engine returns exactly the first ``n`` rows of the unlimited query.
 
 Example:
-    >>> add_limit("SELECT name FROM singer ORDER BY age DESC;", "sqlite", 11)
+    >>> from cadet_magic.sql.target import Target
+    >>> add_limit("SELECT name FROM singer ORDER BY age DESC;", Target.named("sqlite"), 11)
     'SELECT name FROM singer ORDER BY age DESC LIMIT 11'
 """
 
@@ -28,8 +29,9 @@ from typing import cast
 
 from sqlglot import exp
 
-from cadet_magic.sql.dialect import generate, parse_statements, resolve_dialect
+from cadet_magic.sql.dialect import generate, parse_statements
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target
 
 #: Alias of the derived table when the query has to be wrapped.
 WRAP_ALIAS = "_cadet_limited"
@@ -53,9 +55,9 @@ def _limit_options_plain(node: exp.Expression) -> bool:
     return not (options.args.get("percent") or options.args.get("with_ties"))
 
 
-def _tighten(query: exp.Query, n: int, dialect: str | None) -> bool:
+def _tighten(query: exp.Query, n: int, target: Target) -> bool:
     """Sets ``query``'s own row limit to at most ``n``; False when it must be wrapped instead."""
-    if isinstance(query, _SET_OPERATIONS) and dialect == "tsql":
+    if isinstance(query, _SET_OPERATIONS) and target.read == "tsql":
         return False  # T-SQL has no TOP for a whole UNION
     current = query.args.get("limit")
     if current is None:
@@ -67,7 +69,7 @@ def _tighten(query: exp.Query, n: int, dialect: str | None) -> bool:
         m = _int_literal(current.expression)
         if (
             m is None
-            and dialect == "sqlite"
+            and target.read == "sqlite"
             and isinstance(current.expression, exp.Neg)
             and _int_literal(current.expression.this) is not None
         ):
@@ -102,19 +104,19 @@ def _wrap(query: exp.Expression, n: int) -> exp.Select:
     return outer
 
 
-def add_limit(sql: str | CheckedQuery, dialect: str | None, n: int) -> str:
+def add_limit(sql: str | CheckedQuery, target: Target, n: int) -> str:
     """Limits ``sql`` to its first ``n`` rows by editing the syntax tree.
 
     Args:
         sql: One read-only query: the :class:`~cadet_magic.sql.query.CheckedQuery` the check
-            made (its tree is limited, on a copy: nothing is parsed), or a text (comments and
-            a trailing ``;`` are fine).
-        dialect: The connection's dialect (sqlglot or SQLAlchemy name), or None.
+            made (its tree is limited in its own target's dialect, on a copy: nothing is
+            parsed), or a text (comments and a trailing ``;`` are fine).
+        target: The database it runs on (its dialect).
         n: The most rows to return (>= 0). Callers that want to know whether more rows
             existed pass ``limit + 1`` and fetch that many.
 
     Returns:
-        The SQL to run, generated from the tree in ``dialect`` without comments. SQL that
+        The SQL to run, generated from the tree in the dialect without comments. SQL that
         is not a single query (or does not parse) is returned unchanged: the safety check
         refuses it, and the engine's own error stays what the model sees.
 
@@ -122,35 +124,38 @@ def add_limit(sql: str | CheckedQuery, dialect: str | None, n: int) -> str:
         ValueError: if ``n`` is negative.
 
     Example:
-        >>> add_limit("SELECT * FROM (SELECT * FROM products LIMIT 50) AS sub", "duckdb", 5)
+        >>> duckdb = Target.named("duckdb")
+        >>> add_limit("SELECT * FROM (SELECT * FROM products LIMIT 50) AS sub", duckdb, 5)
         'SELECT * FROM (SELECT * FROM products LIMIT 50) AS sub LIMIT 5'
-        >>> add_limit("SELECT a FROM t UNION SELECT a FROM u ORDER BY a LIMIT 3", "postgres", 10)
+        >>> add_limit("SELECT a FROM t UNION SELECT a FROM u ORDER BY a LIMIT 3",
+        ...           Target.named("postgres"), 10)
         'SELECT a FROM t UNION SELECT a FROM u ORDER BY a LIMIT 3'
-        >>> add_limit("WITH c AS (SELECT a FROM t LIMIT 100) SELECT * FROM c", "sqlite", 20)
+        >>> add_limit("WITH c AS (SELECT a FROM t LIMIT 100) SELECT * FROM c",
+        ...           Target.named("sqlite"), 20)
         'WITH c AS (SELECT a FROM t LIMIT 100) SELECT * FROM c LIMIT 20'
     """
     if isinstance(sql, CheckedQuery):  # checked: its tree, no parse
         if n < 0:
             raise ValueError(f"row limit must be >= 0, got {n}")
-        limited = limit_tree(sql.tree.copy(), sql.read, n)
+        limited = limit_tree(sql.tree.copy(), sql.target, n)
         return str(sql) if limited is None else limited
-    read = resolve_dialect(dialect)
     try:
-        statements = parse_statements(sql, read)
+        statements = parse_statements(sql, target.dialect)
     except Exception:  # noqa: BLE001 - unparsable SQL goes to the engine unchanged
         return sql
     if len(statements) != 1:
         return sql
-    limited = limit_tree(statements[0], read, n)
+    limited = limit_tree(statements[0], target, n)
     return sql if limited is None else limited
 
 
-def limit_tree(tree: exp.Expression, read: str | None, n: int) -> str | None:
-    """The SQL of ``tree`` (which it edits) limited to ``n`` rows; None when it is not a
-    query.
+def limit_tree(tree: exp.Expression, target: Target, n: int) -> str | None:
+    """The SQL of ``tree`` (which it edits) limited to ``n`` rows in ``target``'s dialect;
+    None when it is not a query.
 
     Example:
-        >>> limit_tree(parse_statements("SELECT a FROM t LIMIT 50", "duckdb")[0], "duckdb", 5)
+        >>> duckdb = Target.named("duckdb")
+        >>> limit_tree(parse_statements("SELECT a FROM t LIMIT 50", duckdb.dialect)[0], duckdb, 5)
         'SELECT a FROM t LIMIT 5'
     """
     if n < 0:
@@ -162,12 +167,12 @@ def limit_tree(tree: exp.Expression, read: str | None, n: int) -> str | None:
     ):
         tree = tree.this  # redundant outer parentheses
     if isinstance(tree, exp.Values):
-        return tree.sql(dialect=read, comments=False)  # literal rows: nothing to materialize
+        return tree.sql(dialect=target.dialect, comments=False)  # literal rows: nothing to run
     if isinstance(tree, (exp.Select, exp.Subquery, *_SET_OPERATIONS)):
-        if not _tighten(cast(exp.Query, tree), n, read):
+        if not _tighten(cast(exp.Query, tree), n, target):
             tree = _wrap(tree, n)
     elif isinstance(tree, exp.Query | exp.Pivot):
         tree = _wrap(cast(exp.Expression, tree), n)
     else:
         return None
-    return generate(tree, read)
+    return generate(tree, target.dialect)

@@ -16,12 +16,15 @@ import re
 
 import sqlglot
 
+from cadet_magic.sql.target import Target
 
-def normalize_sql(sql: str, dialect: str | None = None) -> str:
-    """A canonical form of a query's text: comments, case of keywords, whitespace and a trailing
-    ``;`` ignored (a checked query's own form is :attr:`CheckedQuery.normalized`, made from its
-    tree)."""
+
+def normalize_sql(sql: str, target: Target | None = None) -> str:
+    """A canonical form of a query's text read in ``target``'s dialect (None: generic SQL):
+    comments, case of keywords, whitespace and a trailing ``;`` ignored (a checked query's own
+    form is :attr:`CheckedQuery.normalized`, made from its tree)."""
     text = sql.strip().rstrip(";").strip()
+    dialect = target.dialect if target is not None else None
     try:
         trees = sqlglot.parse(text, read=dialect)
         if len(trees) == 1 and trees[0] is not None:
@@ -32,10 +35,10 @@ def normalize_sql(sql: str, dialect: str | None = None) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-def same_sql(a: str | None, b: str | None, dialect: str | None = None) -> bool:
+def same_sql(a: str | None, b: str | None, target: Target | None = None) -> bool:
     """Whether ``a`` and ``b`` are the same query up to formatting (:func:`normalize_sql`);
     never when either is missing."""
-    return bool(a and b) and normalize_sql(a or "", dialect) == normalize_sql(b or "", dialect)
+    return bool(a and b) and normalize_sql(a or "", target) == normalize_sql(b or "", target)
 
 
 def _words(sql: str) -> list[str]:
@@ -48,17 +51,17 @@ def sql_diff(
     before: str | None,
     after: str | None,
     max_changes: int = 4,
-    dialect: str | None = None,
+    target: Target | None = None,
     same: bool | None = None,
 ) -> str:
-    """Describes what changed between two SQL texts (in ``dialect``), with the actual
-    snippets; ``same``: whether they are the same query up to formatting, when the caller knows
-    (else :func:`same_sql` tells)."""
+    """Describes what changed between two SQL texts (in ``target``'s dialect), with the
+    actual snippets; ``same``: whether they are the same query up to formatting, when the
+    caller knows (else :func:`same_sql` tells)."""
     if not before:
         return "First attempt"
     if not after:
         return "No SQL"
-    if same if same is not None else same_sql(before, after, dialect):
+    if same if same is not None else same_sql(before, after, target):
         return "No functional changes (formatting only)"
     a, b = _words(before), _words(after)
     changes: list[str] = []

@@ -1,8 +1,9 @@
 """The query the safety check let through, made once and handed on whole (stdlib + sqlglot).
 
 :func:`~cadet_magic.sql.validate.validate_sql` parses the model's SQL once; when the query may
-run, its :class:`CheckedQuery` carries the checked syntax tree, the resolved dialect, the text
-that runs (generated from the tree) and the text as the model wrote it. The runner limits the
+run, its :class:`CheckedQuery` carries the checked syntax tree, the
+:class:`~cadet_magic.sql.target.Target` it was checked against (its dialect resolved once), the
+text that runs (generated from the tree) and the text as the model wrote it. The runner limits the
 rows on a copy of the tree (:func:`~cadet_magic.sql.limit.add_limit`), the result check reads the filters
 from the tree, and the diagnosis reads the query's tables and aliases from it and names
 functions as the model wrote them (:attr:`CheckedQuery.renamed`): no step parses it again.
@@ -15,7 +16,7 @@ Example:
     >>> q.renamed
     {'PERCENTILE_CONT': 'MEDIAN'}
     >>> from cadet_magic.sql.limit import add_limit
-    >>> add_limit(q, "sqlite", 11)  # on a copy of its tree: not parsed again
+    >>> add_limit(q, q.target, 11)  # on a copy of its tree: not parsed again
     'SELECT PERCENTILE_CONT(amount, 0.5) FROM orders LIMIT 11'
 """
 
@@ -27,7 +28,8 @@ from functools import cached_property
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.sql.dialect import dialect_of, quiet_sqlglot, resolve_dialect
+from cadet_magic.sql.dialect import quiet_sqlglot, resolve_dialect
+from cadet_magic.sql.target import Target
 
 
 class CheckedQuery(str):
@@ -36,10 +38,11 @@ class CheckedQuery(str):
 
     Attributes:
         tree: the checked syntax tree (never changed: steps that edit work on a copy).
+        target: the :class:`~cadet_magic.sql.target.Target` the query was checked against.
         read: the resolved sqlglot dialect's name (``"postgres"`` for ``postgresql``; None:
             sqlglot's generic SQL).
-        dialect: the resolved sqlglot dialect itself, resolved once (by the check) and handed
-            to sqlglot by every step that reads or writes the query.
+        dialect: the resolved sqlglot dialect itself, resolved once (with the target) and
+            handed to sqlglot by every step that reads or writes the query.
         sql: the text that runs, generated from the tree (``str(query)``).
         written: the text as the model wrote it (double-quoted strings in single quotes
             when the check was given the columns: :mod:`cadet_magic.sql.quotes`).
@@ -48,17 +51,16 @@ class CheckedQuery(str):
     """
 
     tree: exp.Expression
-    read: str | None
-    dialect: sqlglot.Dialect
+    target: Target
     written: str
     double_quoted: tuple[str, ...] = ()
 
-    def __new__(cls, tree: exp.Expression, read: str | None, sql: str, written: str):
+    def __new__(cls, tree: exp.Expression, target: Target, sql: str, written: str):
         self = super().__new__(cls, sql)
         self.tree = tree
-        self.read = read
-        self.dialect = dialect_of(read)
+        self.target = target
         self.written = written
+        read = target.read
         _KNOWN[(written, read)] = self
         _KNOWN.move_to_end((written, read))
         while len(_KNOWN) > _KNOWN_MAX:
@@ -69,6 +71,16 @@ class CheckedQuery(str):
     def sql(self) -> str:
         """The text that runs."""
         return str(self)
+
+    @property
+    def read(self) -> str | None:
+        """sqlglot's name of the target's dialect (None: generic SQL)."""
+        return self.target.read
+
+    @property
+    def dialect(self) -> sqlglot.Dialect:
+        """sqlglot's dialect object of the target, resolved once."""
+        return self.target.dialect
 
     @cached_property
     def renamed(self) -> dict[str, str]:

@@ -34,6 +34,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.tokens import TokenType
 
+from cadet_magic.sql.target import Target
+
 #: Dialects (sqlglot's names) where a double-quoted token can be a string literal.
 STRING_QUOTE_DIALECTS = frozenset({"sqlite", "mysql"})
 
@@ -134,11 +136,11 @@ def string_identifiers(
     return out
 
 
-def _requote(written: str, read: str, values: set[str]) -> str:
+def _requote(written: str, target: Target, values: set[str]) -> str:
     """``written`` with each double-quoted token that is a string (a name in ``values`` on
     SQLite; any double-quoted string on MySQL) in single quotes; the rest untouched."""
     try:
-        tokens = sqlglot.Dialect.get_or_raise(read).tokenize(written)
+        tokens = target.dialect.tokenize(written)
     except Exception:  # noqa: BLE001 - text we cannot tokenize is left as written
         return written
     out, last = [], 0
@@ -148,7 +150,7 @@ def _requote(written: str, read: str, values: set[str]) -> str:
         if (
             tok.token_type is TokenType.IDENTIFIER
             and tok.text in values
-            or (tok.token_type is TokenType.STRING and read == "mysql")
+            or (tok.token_type is TokenType.STRING and target.read == "mysql")
         ):
             out.append(written[last : tok.start])
             out.append("'" + tok.text.replace("'", "''") + "'")
@@ -159,31 +161,35 @@ def _requote(written: str, read: str, values: set[str]) -> str:
 
 
 def single_quoted(
-    tree: exp.Expression, read: str | None, written: str, columns: Mapping[str, Iterable[str]]
+    tree: exp.Expression, target: Target, written: str
 ) -> tuple[exp.Expression, str, tuple[str, ...]]:
-    """The tree and the written text with the double-quoted strings in single quotes, and the
-    values that were double-quoted (the tree is changed in place; nothing changes outside
+    """The tree and the written text with the double-quoted strings in single quotes (SQLite:
+    those naming none of the target's columns in scope), and the values that were
+    double-quoted (the tree is changed in place; nothing changes outside
     :data:`STRING_QUOTE_DIALECTS`).
 
     Example:
+        >>> from cadet_magic.sql.target import Target
+        >>> sqlite = Target.named("sqlite").with_names(["t"], {"t": ["a", "b"]})
         >>> t = sqlglot.parse_one('SELECT a FROM t WHERE b IN ("x", "it\\'s")', read="sqlite")
-        >>> tree, text, values = single_quoted(t, "sqlite", 'SELECT a FROM t WHERE b IN ("x", "it\\'s")', {"t": ["a", "b"]})
+        >>> tree, text, values = single_quoted(t, sqlite, 'SELECT a FROM t WHERE b IN ("x", "it\\'s")')
         >>> text, values
         ("SELECT a FROM t WHERE b IN ('x', 'it''s')", ('x', "it's"))
     """
+    read = target.read
     if read not in STRING_QUOTE_DIALECTS or '"' not in written:
         return tree, written, ()
     values: list[str] = []
     if read == "sqlite":
-        for col in string_identifiers(tree, columns):
+        for col in string_identifiers(tree, target.columns or {}):
             values.append(col.name)
             col.replace(exp.Literal.string(col.name))
     elif '"' in written:
         values = [
             t.text
-            for t in sqlglot.Dialect.get_or_raise(read).tokenize(written)
+            for t in target.dialect.tokenize(written)
             if t.token_type is TokenType.STRING and written[t.start : t.start + 1] == '"'
         ]
     if not values:
         return tree, written, ()
-    return tree, _requote(written, read, set(values)), tuple(dict.fromkeys(values))
+    return tree, _requote(written, target, set(values)), tuple(dict.fromkeys(values))

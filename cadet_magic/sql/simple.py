@@ -7,11 +7,12 @@ aggregation (aggregate functions, ``GROUP BY``, ``HAVING``, ``DISTINCT``), no wi
 or ``QUALIFY``, no CTEs, no subqueries, no set operations (``UNION``, ...), no ``PIVOT``.
 
 Example:
+    >>> duckdb = Target.named("duckdb")
     >>> check_simple_select("SELECT c.name, o.amount FROM orders o JOIN customers c "
-    ...                     "ON c.id = o.customer_id WHERE o.amount > 10", "duckdb").ok
+    ...                     "ON c.id = o.customer_id WHERE o.amount > 10", duckdb).ok
     True
     >>> [i.code for i in check_simple_select(
-    ...     "SELECT name, sum(amount) FROM orders GROUP BY name", "duckdb").issues]
+    ...     "SELECT name, sum(amount) FROM orders GROUP BY name", duckdb).issues]
     ['not_simple', 'not_simple']
 """
 
@@ -20,8 +21,9 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from cadet_magic.sql.dialect import parse_statements, resolve_dialect
+from cadet_magic.sql.dialect import parse_statements
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import Issue, Validation
 
 #: Aggregate functions sqlglot may parse as anonymous calls in some dialects.
@@ -120,29 +122,28 @@ def _clauses(tree: exp.Expression) -> list[tuple[str, str]]:
     return found
 
 
-def check_simple_select(sql: str, dialect: str | None) -> Validation:
+def check_simple_select(sql: str, target: Target) -> Validation:
     """Checks that ``sql`` is a simple SELECT (see the module). Run it after ``validate_sql``.
 
     Args:
         sql: the fallback's query (ideally :attr:`Validation.sql` of the safety check).
-        dialect: the connection's dialect.
+        target: the database it runs on.
 
     Returns:
         A :class:`~cadet_magic.sql.validate.Validation`: ``ok``, ``issues`` with code
         ``not_simple`` (``parse_error`` when it does not parse) and the ``sql`` unchanged.
 
     Example:
-        >>> check_simple_select("SELECT * FROM t ORDER BY a LIMIT 5", "sqlite").ok
+        >>> sqlite = Target.named("sqlite")
+        >>> check_simple_select("SELECT * FROM t ORDER BY a LIMIT 5", sqlite).ok
         True
-        >>> v = check_simple_select("WITH x AS (SELECT 1) SELECT * FROM x", "sqlite")
+        >>> v = check_simple_select("WITH x AS (SELECT 1) SELECT * FROM x", sqlite)
         >>> v.ok, v.issues[0].message.split(":")[0]
         (False, 'Not a simple SELECT')
     """
     query = sql if isinstance(sql, CheckedQuery) else None  # the check's tree: not parsed again
     try:
-        trees = (
-            [query.tree] if query is not None else parse_statements(sql, resolve_dialect(dialect))
-        )
+        trees = [query.tree] if query is not None else parse_statements(sql, target.dialect)
     except SqlglotError as e:
         return Validation(False, [Issue("parse_error", f"The SQL does not parse: {e}")], sql)
     if len(trees) != 1:

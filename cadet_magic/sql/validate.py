@@ -41,16 +41,11 @@ from cadet_magic.sql.checks.executable_comments import executable_comment
 from cadet_magic.sql.checks.side_effects import SIDE_EFFECT_NODES as _SIDE_EFFECT_NODES
 from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WORDS
 from cadet_magic.sql.checks.side_effects import statement_name as _statement_name
-from cadet_magic.sql.dialect import (
-    dialect_of,
-    generate,
-    parse_statements,
-    quiet_sqlglot,
-    resolve_dialect,
-)
+from cadet_magic.sql.dialect import generate, parse_statements, quiet_sqlglot
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery, checked, renamed_in
 from cadet_magic.sql.quotes import ansi_identifiers, single_quoted
+from cadet_magic.sql.target import Target, as_target
 
 __all__ = ["CheckedQuery", "Issue", "Validation", "renamed_functions", "validate_sql"]
 
@@ -71,8 +66,8 @@ class Validation:
         return self.sql if isinstance(self.sql, CheckedQuery) else None
 
 
-def _parse_error_message(error: Exception, dialect: str | None) -> str:
-    where = f"as {dialect} SQL" if dialect else "as SQL"
+def _parse_error_message(error: Exception, target: Target) -> str:
+    where = f"as {target.read} SQL" if target.read else "as SQL"
     detail = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     errors = getattr(error, "errors", None)
     if errors:
@@ -87,18 +82,18 @@ def _parse_error_message(error: Exception, dialect: str | None) -> str:
     return f"The SQL does not parse {where}: {detail}. Fix the syntax; {_QUERY_HINT}"
 
 
-def _first_word(sql: str, dialect: str | None) -> str | None:
+def _first_word(sql: str, target: Target) -> str | None:
     """The first token of ``sql`` (comments skipped), lower-cased; None if it does not tokenize."""
     try:
-        tokens = dialect_of(dialect).tokenize(sql)
+        tokens = target.dialect.tokenize(sql)
     except Exception:  # noqa: BLE001 - only used to word a refusal
         return None
     return tokens[0].text.lower() if tokens else None
 
 
-def _not_a_query(sql: str, dialect: str | None) -> Issue | None:
+def _not_a_query(sql: str, target: Target) -> Issue | None:
     """A ``forbidden_statement`` issue when ``sql`` starts with a non-query statement keyword."""
-    word = _first_word(sql, dialect)
+    word = _first_word(sql, target)
     if word in rules.NON_QUERY_KEYWORDS:
         return Issue(
             "forbidden_statement",
@@ -120,7 +115,7 @@ def _is_query(tree: exp.Expression) -> bool:
 
 def validate_sql(
     sql: str,
-    dialect: str | None,
+    dialect: Target | str | None,
     tables: Iterable[str] | None = None,
     functions: FunctionCatalog | None = None,
     columns: Mapping[str, Iterable[str]] | None = None,
@@ -131,9 +126,11 @@ def validate_sql(
 
     Args:
         sql: The SQL text, as the model wrote it (comments and a trailing ``;`` are fine).
-        dialect: The connection's dialect (``"duckdb"``, ``"sqlite"``, ``"postgres"``,
-            ``"mysql"``, ... or a SQLAlchemy name such as ``"postgresql"``); None parses
-            generic SQL.
+        dialect: The database's :class:`~cadet_magic.sql.target.Target` (its dialect, tables,
+            columns, functions and ``ansi_quotes``: the arguments below are then not given),
+            or the connection's dialect's name (``"duckdb"``, ``"sqlite"``, ``"postgres"``,
+            ``"mysql"``, ... or a SQLAlchemy name such as ``"postgresql"``; None parses
+            generic SQL), resolved once here with the arguments below into a Target.
         tables: The table names the query may read (optionally ``schema.table``); None
             switches the allow-list off.
         functions: The functions the engine's catalog allows
@@ -165,17 +162,30 @@ def validate_sql(
         CTEs (WITH name AS (...)).
         >>> validate_sql("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "postgres").ok
         False
+        >>> from cadet_magic.sql.target import Target
+        >>> validate_sql("SELECT * FROM orders", Target.named("duckdb").with_names(["orders"])).ok
+        True
     """
-    read = resolve_dialect(dialect)
-    ansi_quotes = ansi_quotes and read == "mysql"
+    if isinstance(dialect, Target):
+        if tables is not None or functions is not None or columns is not None or ansi_quotes:
+            raise TypeError("validate_sql: give a Target, or a dialect's name and its names")
+        return _validate(sql, dialect)
+    return _validate(sql, Target.named(dialect).with_names(tables, columns, functions, ansi_quotes))
+
+
+def _validate(sql: str, target: Target) -> Validation:
+    """The check of ``sql`` against ``target`` (see :func:`validate_sql`)."""
+    ansi_quotes = target.ansi_quotes and target.read == "mysql"
     source = ansi_identifiers(sql) if ansi_quotes else sql  # the text as the engine reads it
-    hidden = executable_comment(source, read)
+    hidden = executable_comment(source, target)
     if hidden is not None:
         return Validation(False, [hidden], sql)
     try:
-        statements = parse_statements(source, read)
+        statements = parse_statements(source, target.dialect)
     except Exception as e:  # noqa: BLE001 - a parser crash is still a refusal, never an escape
-        issue = _not_a_query(source, read) or Issue("parse_error", _parse_error_message(e, read))
+        issue = _not_a_query(source, target) or Issue(
+            "parse_error", _parse_error_message(e, target)
+        )
         return Validation(False, [issue], sql)
     if not statements:
         return Validation(
@@ -201,7 +211,7 @@ def validate_sql(
         ):
             message = f"Only read-only queries may run; this is {_statement_name(tree)}. "
             return Validation(False, [Issue("forbidden_statement", message + _QUERY_HINT)], sql)
-        not_a_query = _not_a_query(source, read)
+        not_a_query = _not_a_query(source, target)
         if not_a_query is not None:
             return Validation(False, [not_a_query], sql)
         return Validation(
@@ -215,26 +225,26 @@ def validate_sql(
             ],
             sql,
         )
-    issues = check_tree(tree, Context(tables, read, functions))
+    issues = check_tree(tree, Context(target))
     if issues:
         return Validation(False, issues, sql)
     written, double_quoted = sql, cast(tuple[str, ...], ())
-    if columns is not None and not ansi_quotes:
-        tree, written, double_quoted = single_quoted(tree, read, sql, columns)
+    if target.columns is not None and not ansi_quotes:
+        tree, written, double_quoted = single_quoted(tree, target, sql)
     try:
-        text = generate(tree, read)
+        text = generate(tree, target.dialect)
     except Exception as e:  # noqa: BLE001 - cannot be generated safely: refuse
         return Validation(
             False,
             [Issue("parse_error", f"The SQL cannot be handled ({e}). Simplify it. {_QUERY_HINT}")],
             sql,
         )
-    query = CheckedQuery(tree, read, text, written)
+    query = CheckedQuery(tree, target, text, written)
     query.double_quoted = double_quoted
     return Validation(True, [], query)
 
 
-def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
+def renamed_functions(sql: str, dialect: Target | str | None) -> dict[str, str]:
     """Functions the checked SQL spells differently from the model: ``{RUN_AS: WRITTEN}``.
 
     What runs is regenerated from the checked tree, and sqlglot writes some functions in the
@@ -247,13 +257,13 @@ def renamed_functions(sql: str, dialect: str | None) -> dict[str, str]:
         >>> renamed_functions("SELECT max(amount) FROM orders", "sqlite")
         {}
     """
-    query = checked(sql, dialect)
+    target = as_target(dialect)
+    query = checked(sql, target.read)
     if query is not None:  # the check's tree: not parsed again
         return dict(query.renamed)
-    read = resolve_dialect(dialect)
     try:
         with quiet_sqlglot():
-            trees = parse_statements(sql, read)
+            trees = parse_statements(sql, target.dialect)
     except Exception:  # noqa: BLE001 - nothing parsed, nothing renamed
         return {}
-    return renamed_in(trees, read, sql)
+    return renamed_in(trees, target.dialect, sql)

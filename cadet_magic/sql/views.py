@@ -14,7 +14,7 @@ Example:
     ...     "totals": "CREATE VIEW totals AS SELECT sum(amount) AS s FROM orders",
     ...     "notes": "CREATE VIEW notes AS SELECT content FROM read_text('/home/u/.ssh/key')",
     ...     "more": "CREATE VIEW more AS SELECT * FROM notes",
-    ... }, "duckdb")
+    ... }, Target.named("duckdb"))
     >>> sorted(reasons)
     ['more', 'notes']
     >>> reasons["more"]
@@ -30,20 +30,20 @@ from typing import Any
 
 from sqlglot import exp
 
-from cadet_magic.sql.dialect import parse_statements, quiet_sqlglot, resolve_dialect
-from cadet_magic.sql.functions import FunctionCatalog
+from cadet_magic.sql.dialect import parse_statements, quiet_sqlglot
+from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
 
 log = logging.getLogger("cadet_magic")
 
 
-def view_query(definition: str, dialect: str | None) -> exp.Expression | None:
+def view_query(definition: str, target: Target) -> exp.Expression | None:
     """The query a view runs: the body of its ``CREATE VIEW`` statement, or the definition
     itself when the catalog keeps only the query (PostgreSQL, MySQL); None when it cannot be
     read as one query."""
     with quiet_sqlglot():
         try:
-            statements = parse_statements(definition, resolve_dialect(dialect))
+            statements = parse_statements(definition, target.dialect)
         except Exception:  # noqa: BLE001 - unreadable: withheld
             return None
     statements = [s for s in statements if s is not None]
@@ -67,23 +67,19 @@ def _names(tree: exp.Expression) -> set[str]:
     return found
 
 
-def withheld_views(
-    definitions: Mapping[str, str],
-    dialect: str | None,
-    functions: FunctionCatalog | None = None,
-) -> dict[str, str]:
+def withheld_views(definitions: Mapping[str, str], target: Target) -> dict[str, str]:
     """Which of the views ``definitions`` (name as the schema writes it -> definition from the
-    catalog) are withheld, each with why (a short phrase)."""
+    catalog) are withheld, each with why (a short phrase); each definition is checked against
+    ``target`` (its dialect and function catalog; any table may be named)."""
     reasons: dict[str, str] = {}
     reads: dict[str, set[str]] = {}
+    target = target.with_names(None, functions=target.functions)
     for name, definition in definitions.items():
-        query = view_query(definition or "", dialect)
+        query = view_query(definition or "", target)
         if query is None:
             reasons[name.lower()] = "its definition could not be read as one query"
             continue
-        verdict = validate_sql(
-            query.sql(dialect=resolve_dialect(dialect)), dialect, None, functions
-        )
+        verdict = validate_sql(query.sql(dialect=target.dialect), target)
         if not verdict.ok:
             issue = verdict.issues[0] if verdict.issues else None
             detail = getattr(issue, "message", "") or "refused"
@@ -110,7 +106,8 @@ def without_withheld(
     without the views :func:`withheld_views` withholds, nor the relations of ``also`` (name ->
     why: a foreign table reading files); ``schema.withheld`` says which, why."""
     reasons = {k.lower(): v for k, v in (also or {}).items()}
-    reasons.update(withheld_views(definitions, schema.dialect, schema.functions))
+    target = Target.named(schema.dialect).with_names(None, functions=schema.functions)
+    reasons.update(withheld_views(definitions, target))
     if not reasons:
         return schema
     kept = tuple(t for t in schema.tables if t.name.lower() not in reasons)

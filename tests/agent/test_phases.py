@@ -88,7 +88,7 @@ def test_a_phase_without_the_generate_step_runs_a_known_query():
             raise AssertionError("no model call in a phase without generate")
 
     ctx = Context(model=NoModel(), runner=SQLiteRunner(con))
-    state = initial_state("What is the total?", dialect="sqlite")
+    state = initial_state("What is the total?", target="sqlite")
     state = read_schema(state, ctx).with_work(sql="SELECT sum(x) FROM t")
     step = rerun.first(state)
     seen = []
@@ -143,7 +143,7 @@ def test_the_pipeline_answers_with_the_best_candidate_a_phase_kept():
         next=None,
     )
     ctx = Context(model=None, runner=None)
-    state = initial_state("q", dialect="sqlite", max_attempts=3)
+    state = initial_state("q", target="sqlite", max_attempts=3)
     step, seen = toy.first(state), []
     while step != "end":
         seen.append(step)

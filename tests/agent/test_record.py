@@ -16,7 +16,7 @@ from cadet_magic.sql.validate import validate_sql
 
 def state(attempts=(), **work):
     """A state whose SQL attempt 2 is in progress with the fields ``work``."""
-    s = initial_state("q", dialect="sqlite", options=AskOptions()).replace(attempts=attempts)
+    s = initial_state("q", target="sqlite", options=AskOptions()).replace(attempts=attempts)
     return s.replace(phase=Phase.sql).with_work(number=work.pop("attempt", 2), **work)
 
 

@@ -26,7 +26,7 @@ def phase_of(state):
 def make_state(phase="fallback", attempts=(), options=None, **work):
     """A state in ``phase`` whose attempt in progress has the fields ``work``."""
     spec = PHASES[phase]
-    state = initial_state("q", dialect="duckdb", options=options or AskOptions())
+    state = initial_state("q", target="duckdb", options=options or AskOptions())
     return state.replace(phase=spec.name, attempts=attempts, work=spec.begin(1)).with_work(**work)
 
 

@@ -96,7 +96,7 @@ def test_value_check(engine, case, samples):
 
     vc = check_result(
         verdict.sql, attempt=1, rows=len(ran.rows), schema=schema, fetch=fetch,
-        dialect=runner.dialect, timeout=30, budget=120,
+        target=runner.target, timeout=30, budget=120,
     )  # fmt: skip
     got = [[f.filter.where, f.filter.value, list(f.close)] for f in vc.missing]
     assert got == expect["missing"], (name, queries)

@@ -26,6 +26,7 @@ from cadet_magic.result_check.values import (
     one_slip,
 )
 from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.sql.target import Target
 
 DATA = json.loads((Path(__file__).parent / "data" / "literal_filter_cases.json").read_text())
 SCHEMA = Schema(
@@ -37,7 +38,7 @@ SCHEMA = Schema(
 
 @pytest.mark.parametrize("case", DATA["cases"], ids=[c["id"] for c in DATA["cases"]])
 def test_literal_filters(case):
-    got = literal_filters(case["sql"], case.get("dialect", "sqlite"), SCHEMA)
+    got = literal_filters(case["sql"], Target.named(case.get("dialect", "sqlite")), SCHEMA)
     assert [[f.where, f.value, f.op] for f in got] == case["expect"]
 
 
@@ -85,9 +86,9 @@ HOSTILE = Filter('we"ird', None, "c'ol", 'x\'); DROP TABLE "we""ird"; --', "=")
 @pytest.mark.parametrize("dialect", ["sqlite", "duckdb", "postgres", "mysql", "spark"])
 def test_check_queries_are_one_select_with_the_value_as_a_literal(dialect):
     for sql in (
-        occurs_sql([HOSTILE, Filter("t", "s", "c", "%a%", "LIKE")], dialect),
-        same_up_to_case_sql(HOSTILE, dialect),
-        candidates_sql(HOSTILE, dialect),
+        occurs_sql([HOSTILE, Filter("t", "s", "c", "%a%", "LIKE")], Target.named(dialect)),
+        same_up_to_case_sql(HOSTILE, Target.named(dialect)),
+        candidates_sql(HOSTILE, Target.named(dialect)),
     ):
         trees = sqlglot.parse(sql, read=dialect)
         assert len(trees) == 1 and isinstance(trees[0], sqlglot.exp.Select), sql
@@ -101,7 +102,9 @@ def test_hostile_names_and_values_run_as_data_on_sqlite():
     con.execute('CREATE TABLE "we""ird" ("c\'ol" TEXT)')
     con.execute('INSERT INTO "we""ird" VALUES (?)', (HOSTILE.value.upper(),))
     fetch = lambda sql, timeout: con.execute(sql).fetchall()  # noqa: E731
-    (found,), queries, _ = check_values([HOSTILE], Schema(), fetch, dialect="sqlite", timeout=5)
+    (found,), queries, _ = check_values(
+        [HOSTILE], Schema(), fetch, target=Target.named("sqlite"), timeout=5
+    )
     assert found.occurs is False and found.close == (HOSTILE.value.upper(),) and queries == 2
     assert con.execute('SELECT count(*) FROM "we""ird"').fetchall() == [(1,)]
 
@@ -115,7 +118,7 @@ def test_complete_samples_answer_without_a_query():
         raise AssertionError("no query expected: " + sql)
 
     fs = [Filter("t", None, "c", "paid", "="), Filter("t", None, "c", "zzz", "=")]
-    found, queries, _ = check_values(fs, schema, fetch, dialect="sqlite", timeout=5)
+    found, queries, _ = check_values(fs, schema, fetch, target=Target.named("sqlite"), timeout=5)
     assert [(f.occurs, f.close) for f in found] == [(True, ()), (False, ())] and queries == 0
 
 
@@ -128,7 +131,11 @@ def test_incomplete_samples_still_ask_the_database():
         return [(1,)]
 
     (found,), queries, _ = check_values(
-        [Filter("t", None, "c", "Open", "=")], schema, fetch, dialect="sqlite", timeout=5
+        [Filter("t", None, "c", "Open", "=")],
+        schema,
+        fetch,
+        target=Target.named("sqlite"),
+        timeout=5,
     )
     assert found.occurs is True and queries == 1
 
@@ -148,7 +155,7 @@ def test_budget_bounds_the_queries_and_leaves_the_rest_unknown():
 
     fs = [Filter("t", None, "c", "France", "=")]
     (found,), queries, out = check_values(
-        fs, Schema(), fetch, dialect="sqlite", timeout=30, budget=0.2, clock=clock
+        fs, Schema(), fetch, target=Target.named("sqlite"), timeout=30, budget=0.2, clock=clock
     )
     # the flag query and one close-value query fit; the spelling query would start past 200 ms
     assert found.occurs is False and found.close == () and out and queries == 2
@@ -160,7 +167,11 @@ def test_failed_check_query_claims_nothing():
         raise RuntimeError("no such table")
 
     (found,), _, _ = check_values(
-        [Filter("t", None, "c", "x", "=")], Schema(), fetch, dialect="sqlite", timeout=5
+        [Filter("t", None, "c", "x", "=")],
+        Schema(),
+        fetch,
+        target=Target.named("sqlite"),
+        timeout=5,
     )
     assert found.occurs is None and not found.suspect
 
@@ -201,7 +212,7 @@ def test_dates_stored_as_text_in_another_format(case, engine):
         con.execute(s)
     schema = Schema((Table("ev", tuple(Column(c, "VARCHAR(20)") for c in ("d", "iso", "n"))),))
     vc = check_result(case["sql"], attempt=1, rows=0, schema=schema,
-                      fetch=lambda q, t: con.execute(q).fetchall(), dialect=engine, timeout=5,
+                      fetch=lambda q, t: con.execute(q).fetchall(), target=Target.named(engine), timeout=5,
                       budget=30)  # fmt: skip
     assert vc.suspect is case["suspect"]
     assert [v for f in vc.missing for v in f.close] == case["close"]
@@ -225,6 +236,6 @@ def test_empty_result_from_a_number_outside_the_range(case, engine):
     rows = con.execute(case["sql"]).fetchall()
     assert rows == []
     vc = check_result(case["sql"], attempt=1, rows=0, schema=schema,
-                      fetch=lambda q, t: con.execute(q).fetchall(), dialect=engine, timeout=5,
+                      fetch=lambda q, t: con.execute(q).fetchall(), target=Target.named(engine), timeout=5,
                       budget=30)  # fmt: skip
     assert vc.warnings() == case["warnings"] and not vc.suspect

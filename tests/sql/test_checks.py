@@ -7,6 +7,7 @@ import sqlglot
 
 from cadet_magic.sql import checks
 from cadet_magic.sql.checks import RULES, Context, check_tree
+from cadet_magic.sql.target import Target
 
 CASES = [
     ("SELECT * FROM t FOR UPDATE", "postgres", ["row_lock"]),
@@ -24,7 +25,7 @@ CASES = [
 @pytest.mark.parametrize(("sql", "dialect", "codes"), CASES)
 def test_rules_in_tree_order(sql: str, dialect: str, codes: list[str] | None) -> None:
     tree = sqlglot.parse_one(sql, read=dialect)
-    found = [i.code for i in check_tree(tree, Context(tables=["t"], dialect=dialect))]
+    found = [i.code for i in check_tree(tree, Context(Target.named(dialect).with_names(["t"])))]
     if codes is None:  # several at once: each rule speaks, unknown tables last
         assert set(found) == {"forbidden_function", "row_lock", "unknown_table"}
         assert found[-1] == "unknown_table"

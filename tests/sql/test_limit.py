@@ -22,6 +22,7 @@ import sqlglot
 from sqlglot import exp
 
 from cadet_magic.sql.limit import add_limit
+from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
 from workloads import gold as bench
 
@@ -33,16 +34,16 @@ Run = Callable[[str], list[Row]]
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["why"])
 def test_rewrite(case: dict) -> None:
-    assert add_limit(case["sql"], case["dialect"], case["n"]) == case["expected"]
+    assert add_limit(case["sql"], Target.named(case["dialect"]), case["n"]) == case["expected"]
 
 
 def test_negative_n_is_an_error() -> None:
     with pytest.raises(ValueError):
-        add_limit("SELECT 1", "sqlite", -1)
+        add_limit("SELECT 1", Target.named("sqlite"), -1)
 
 
 def test_sqlalchemy_dialect_names() -> None:
-    assert add_limit("SELECT a FROM t", "postgresql", 2) == "SELECT a FROM t LIMIT 2"
+    assert add_limit("SELECT a FROM t", Target.named("postgresql"), 2) == "SELECT a FROM t LIMIT 2"
 
 
 # --- result checks ---------------------------------------------------------------------
@@ -131,7 +132,7 @@ def _check_query(sql: str, dialect: str, run: Run) -> list[str]:
         pool = run(unbounded.sql(dialect=dialect))
     problems = []
     for n in (1, 3, len(full) + 1):
-        limited_sql = add_limit(sql, dialect, n)
+        limited_sql = add_limit(sql, Target.named(dialect), n)
         got = run(limited_sql)
         if ordered:
             ok = got == full[:n] or (reference is not None and _is_first_rows(got, reference, n))
@@ -274,7 +275,7 @@ def test_tpc_queries_bind_after_check_and_limit(shared_data: Path, which: str) -
     for case in dataset.cases:
         v = validate_sql(case.sql, "duckdb", case.tables)
         assert v.ok, (case.id, v.issues)
-        for sql in (v.sql, add_limit(v.sql, "duckdb", 1001)):
+        for sql in (v.sql, add_limit(v.sql, v.sql.target, 1001)):
             try:
                 con.execute(sql).fetchall()
             except Exception as e:  # noqa: BLE001
@@ -289,7 +290,9 @@ def test_duckdb_pivot_statement_is_wrapped() -> None:
         "CREATE TABLE singer AS FROM (VALUES ('a', 'FR'), ('b', 'US'), ('c', 'FR')) t(n, c)"
     )
     full = con.execute("PIVOT singer ON c USING count(*)").fetchall()
-    got = con.execute(add_limit("PIVOT singer ON c USING count(*)", "duckdb", 2)).fetchall()
+    got = con.execute(
+        add_limit("PIVOT singer ON c USING count(*)", Target.named("duckdb"), 2)
+    ).fetchall()
     assert len(full) == 3 and len(got) == 2 and set(got) <= set(full)
 
 
@@ -314,7 +317,7 @@ def test_bird_sqlite_queries_bind_after_check_and_limit(shared_data: Path) -> No
         con = cons[q["db_id"]]
         v = validate_sql(q["SQL"], "sqlite", None)
         assert v.ok, (q["question_id"], v.issues)
-        for sql in (v.sql, add_limit(v.sql, "sqlite", 1001)):
+        for sql in (v.sql, add_limit(v.sql, v.sql.target, 1001)):
             try:
                 con.execute(sql).fetchall()
             except sqlite3.Error as e:

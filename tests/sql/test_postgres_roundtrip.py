@@ -51,7 +51,7 @@ def test_bird_postgres_gold_round_trip(pg_url: str, shared_data: Path) -> None:
             assert v.ok, (case.id, v.issues)
             gold = _outcome(con, case.sql)
             bound += gold.startswith("ok")
-            for sql in (v.sql, add_limit(v.sql, "postgres", 1001)):
+            for sql in (v.sql, add_limit(v.sql, v.sql.target, 1001)):
                 if _outcome(con, sql) != gold:
                     differ.append(f"{case.id}: gold {gold}, got {_outcome(con, sql)}: {sql[:150]}")
     assert bound >= 450, bound

@@ -11,7 +11,7 @@ issues should come in the order of refusals.
 Example:
     >>> import sqlglot
     >>> tree = sqlglot.parse_one("SELECT * FROM t FOR UPDATE", read="postgres")
-    >>> [i.code for i in check_tree(tree, Context(tables=["t"], dialect="postgres"))]
+    >>> [i.code for i in check_tree(tree, Context(Target.named("postgres").with_names(["t"])))]
     ['row_lock']
 """
 
@@ -30,8 +30,9 @@ from cadet_magic.sql.checks import (
     variables,
 )
 from cadet_magic.sql.checks.context import Context, Issue
+from cadet_magic.sql.target import Target
 
-__all__ = ["RULES", "Context", "Issue", "check_tree"]
+__all__ = ["RULES", "Context", "Issue", "Target", "check_tree"]
 
 #: The tree rules in the order they are tried on each node.
 RULES = (

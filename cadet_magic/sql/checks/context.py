@@ -1,7 +1,8 @@
 """What every tree rule shares: the issue type, the context a check runs in, sqlglot helpers.
 
 Example:
-    >>> context = Context(tables=["orders"], dialect="duckdb")
+    >>> from cadet_magic.sql.target import Target
+    >>> context = Context(Target.named("duckdb").with_names(["orders"]))
     >>> context.add("row_lock", "No locks.")
     >>> context.add("row_lock", "No locks.")  # the same message once
     >>> context.issues
@@ -10,13 +11,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlglot import exp
 
 from cadet_magic.sql.dialect import quiet_sqlglot as quiet_sqlglot  # re-exported for the rules
-from cadet_magic.sql.functions import FunctionCatalog
+from cadet_magic.sql.target import Target
 
 #: The wording every refusal of a statement kind ends with.
 QUERY_HINT = "Write one read-only query: SELECT ..., WITH ... SELECT ..., or VALUES ...."
@@ -40,21 +40,17 @@ def classes(*names: str) -> tuple[type[exp.Expression], ...]:
 
 
 class Context:
-    """One check of one statement: its settings and the issues found so far (in tree order,
-    at most one per distinct message)."""
+    """One check of one statement against its :class:`Target` (``read``: its dialect's
+    sqlglot name; ``functions``: its catalog; ``allowed``: its tables, lower-cased, None for
+    any) and the issues found so far (in tree order, at most one per distinct message)."""
 
-    def __init__(
-        self,
-        tables: Iterable[str] | None,
-        dialect: str | None = None,
-        functions: FunctionCatalog | None = None,
-    ) -> None:
-        self.dialect = dialect
-        self.functions = functions
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.read = target.read
+        self.functions = target.functions
         self.allowed: set[str] | None = None
         self.allowed_display: list[str] = []
-        if isinstance(tables, str):
-            tables = [tables]
+        tables = target.tables
         if tables is not None:
             self.allowed_display = sorted({str(t) for t in tables}, key=str.lower)
             self.allowed = {t.lower() for t in self.allowed_display}

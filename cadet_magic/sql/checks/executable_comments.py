@@ -7,11 +7,12 @@ The SQL that runs is generated from the checked tree without comments anyway; re
 the model plainly instead of silently dropping what it meant.
 
 Example:
-    >>> executable_comment("SELECT 1 /*! INTO OUTFILE '/tmp/x' */", "mysql").code
+    >>> mysql = Target.named("mysql")
+    >>> executable_comment("SELECT 1 /*! INTO OUTFILE '/tmp/x' */", mysql).code
     'executable_comment'
-    >>> executable_comment("SELECT '/*! not a comment */' AS s -- a comment", "mysql") is None
+    >>> executable_comment("SELECT '/*! not a comment */' AS s -- a comment", mysql) is None
     True
-    >>> executable_comment("SELECT 1 /*! x */", "postgres") is None
+    >>> executable_comment("SELECT 1 /*! x */", Target.named("postgres")) is None
     True
 """
 
@@ -20,21 +21,21 @@ from __future__ import annotations
 import re
 
 from cadet_magic.sql.checks.context import QUERY_HINT, Issue
-from cadet_magic.sql.dialect import dialect_of
+from cadet_magic.sql.target import Target
 
 #: Dialects whose engines execute ``/*! ... */`` comments.
 DIALECTS = frozenset({"mysql", "singlestore", "doris", "starrocks"})
 _EXECUTABLE = re.compile(r"^\s*(!|M!)")
 
 
-def executable_comment(sql: str, dialect: str | None) -> Issue | None:
+def executable_comment(sql: str, target: Target) -> Issue | None:
     """An ``executable_comment`` issue when ``sql`` (in a MySQL-family dialect) has a comment
     the server would execute; None otherwise (also when the text does not tokenize: the parse
     refuses it then)."""
-    if dialect not in DIALECTS or "/*" not in sql:
+    if target.read not in DIALECTS or "/*" not in sql:
         return None
     try:
-        tokens = dialect_of(dialect).tokenize(sql)
+        tokens = target.dialect.tokenize(sql)
     except Exception:  # noqa: BLE001 - the parser refuses what does not tokenize
         return _issue() if re.search(r"/\*M?!", sql) else None
     for token in tokens:

@@ -3,9 +3,9 @@ table functions in ``FROM``, and the engine's own catalog of allowed functions.
 
 Example:
     >>> import sqlglot
-    >>> from cadet_magic.sql.checks import Context, check_tree
+    >>> from cadet_magic.sql.checks import Context, Target, check_tree
     >>> tree = sqlglot.parse_one("SELECT * FROM read_csv('/etc/passwd')", read="duckdb")
-    >>> issue = check_tree(tree, Context(tables=None, dialect="duckdb"))[0]
+    >>> issue = check_tree(tree, Context(Target.named("duckdb")))[0]
     >>> issue.code
     'file_access'
     >>> forbidden_function({"pg_sleep"})
@@ -21,8 +21,8 @@ from sqlglot import exp
 
 from cadet_magic.sql import rules
 from cadet_magic.sql.checks.context import Context, classes, quiet_sqlglot
-from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.sql.functions import catalog_refusal, never_reason
+from cadet_magic.sql.target import Target
 
 NODES = (exp.Func,)
 
@@ -77,13 +77,13 @@ _RENAMED: dict[tuple[str | None, type], bool] = {}
 _GRAMMAR = classes("Connector", "Case", "If", "Exists", "Cast", "Binary", "Unary")
 
 
-def _renamed_by(dialect: str | None, cls: type[exp.Func]) -> bool:
-    """Whether ``dialect`` writes ``cls`` with its own generator code (memoized), so the name
-    in the SQL to run may differ from the names sqlglot reads it under."""
-    key = (dialect, cls)
+def _renamed_by(target: Target, cls: type[exp.Func]) -> bool:
+    """Whether the target's dialect writes ``cls`` with its own generator code (memoized), so
+    the name in the SQL to run may differ from the names sqlglot reads it under."""
+    key = (target.read, cls)
     found = _RENAMED.get(key)
     if found is None:
-        generator = dialect_of(dialect).generator_class
+        generator = target.dialect.generator_class
         special = cls in generator.TRANSFORMS or hasattr(generator, f"{cls.key}_sql")
         found = _RENAMED[key] = special and not issubclass(cls, _GRAMMAR)
     return found
@@ -146,7 +146,7 @@ def _catalog(node: exp.Func, shown: str, context: Context) -> None:
         if names & catalog.known and not names & catalog.allowed:
             verdict = catalog_refusal(shown, catalog)
         else:
-            written = _written_name(node, context.dialect)
+            written = _written_name(node, context.target)
             if written is None or written in catalog.allowed:
                 return
             if written not in catalog.known and never_reason(written) is None:
@@ -156,14 +156,14 @@ def _catalog(node: exp.Func, shown: str, context: Context) -> None:
         context.add(*verdict)
 
 
-def _written_name(node: exp.Func, dialect: str | None) -> str | None:
+def _written_name(node: exp.Func, target: Target) -> str | None:
     """The function name the SQL to run calls for ``node``, where the dialect writes the
     class its own way (``CURRENT_VERSION`` as SQLite's ``SQLITE_VERSION()``); else None."""
-    if not _renamed_by(dialect, type(node)):
+    if not _renamed_by(target, type(node)):
         return None
     try:
         with quiet_sqlglot():
-            text = node.sql(dialect=dialect, comments=False)
+            text = node.sql(dialect=target.dialect, comments=False)
     except Exception:  # noqa: BLE001 - not generated: the whole query fails later
         return None
     head = _CALL_HEAD.match(text)

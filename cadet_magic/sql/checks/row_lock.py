@@ -2,9 +2,9 @@
 
 Example:
     >>> import sqlglot
-    >>> from cadet_magic.sql.checks import Context, check_tree
+    >>> from cadet_magic.sql.checks import Context, Target, check_tree
     >>> tree = sqlglot.parse_one("SELECT * FROM t FOR SHARE", read="postgres")
-    >>> [i.code for i in check_tree(tree, Context(tables=None, dialect="postgres"))]
+    >>> [i.code for i in check_tree(tree, Context(Target.named("postgres")))]
     ['row_lock']
 """
 

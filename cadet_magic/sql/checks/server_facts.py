@@ -8,12 +8,12 @@ objects is refused, so such facts never reach a result or an error the model rea
 
 Example:
     >>> import sqlglot
-    >>> from cadet_magic.sql.checks import Context, check_tree
+    >>> from cadet_magic.sql.checks import Context, Target, check_tree
     >>> tree = sqlglot.parse_one("SELECT user, 't'::regclass, name FROM t", read="postgres")
-    >>> [i.message.split(':')[0] for i in check_tree(tree, Context(tables=["t"], dialect="postgres"))]
+    >>> [i.message.split(':')[0] for i in check_tree(tree, Context(Target.named("postgres").with_names(["t"])))]
     ['The keyword user is not allowed', 'The cast to regclass is not allowed']
     >>> tree = sqlglot.parse_one("SELECT to_tsvector('english'::regconfig, name) FROM t", read="postgres")
-    >>> check_tree(tree, Context(tables=["t"], dialect="postgres"))
+    >>> check_tree(tree, Context(Target.named("postgres").with_names(["t"])))
     []
 """
 
@@ -34,7 +34,7 @@ DIALECTS = frozenset({"postgres", "redshift", "materialize", "risingwave"})
 
 
 def check(node: Any, context: Context) -> None:
-    if context.dialect not in DIALECTS:
+    if context.read not in DIALECTS:
         return
     if isinstance(node, exp.Column):
         _keyword(node, context)
@@ -48,7 +48,7 @@ def _keyword(node: exp.Column, context: Context) -> None:
         return
     word = node.name.lower()
     function = PG_KEYWORD_CALLS.get(word)
-    why = never_reason(function, context.dialect) if function else None
+    why = never_reason(function, context.read) if function else None
     if why is not None:
         context.add(
             "forbidden_function",

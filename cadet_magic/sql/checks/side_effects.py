@@ -3,10 +3,10 @@
 
 Example:
     >>> import sqlglot
-    >>> from cadet_magic.sql.checks import Context, check_tree
+    >>> from cadet_magic.sql.checks import Context, Target, check_tree
     >>> tree = sqlglot.parse_one("WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
     ...                          read="postgres")
-    >>> [i.code for i in check_tree(tree, Context(tables=None, dialect="postgres"))]
+    >>> [i.code for i in check_tree(tree, Context(Target.named("postgres")))]
     ['data_modifying_cte']
 """
 

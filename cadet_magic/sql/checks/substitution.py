@@ -4,11 +4,11 @@ environment or turn into other SQL. Refused in those dialects; elsewhere ``${`` 
 
 Example:
     >>> import sqlglot
-    >>> from cadet_magic.sql.checks import Context, check_tree
+    >>> from cadet_magic.sql.checks import Context, Target, check_tree
     >>> tree = sqlglot.parse_one("SELECT '${env:HOME}' AS h", read="spark")
-    >>> [i.code for i in check_tree(tree, Context(tables=None, dialect="spark"))]
+    >>> [i.code for i in check_tree(tree, Context(Target.named("spark")))]
     ['variable_substitution']
-    >>> check_tree(sqlglot.parse_one("SELECT '${x}'", read="duckdb"), Context(None, "duckdb"))
+    >>> check_tree(sqlglot.parse_one("SELECT '${x}'", read="duckdb"), Context(Target.named("duckdb")))
     []
 """
 
@@ -25,7 +25,7 @@ SUBSTITUTING = frozenset({"spark", "spark2", "databricks", "hive"})
 
 
 def check(node: exp.Expression, context: Context) -> None:
-    if context.dialect not in SUBSTITUTING or "${" not in str(node.this):
+    if context.read not in SUBSTITUTING or "${" not in str(node.this):
         return
     context.add(
         "variable_substitution",

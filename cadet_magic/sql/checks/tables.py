@@ -4,9 +4,9 @@ closest allowed name.
 
 Example:
     >>> import sqlglot
-    >>> from cadet_magic.sql.checks import Context, check_tree
+    >>> from cadet_magic.sql.checks import Context, Target, check_tree
     >>> tree = sqlglot.parse_one("SELECT * FROM orderz", read="duckdb")
-    >>> print(check_tree(tree, Context(tables=["orders"], dialect="duckdb"))[0].message)
+    >>> print(check_tree(tree, Context(Target.named("duckdb").with_names(["orders"])))[0].message)
     ... # doctest: +NORMALIZE_WHITESPACE
     Unknown table 'orderz'; tables you may use: orders. Did you mean 'orders' instead of
     'orderz'? Use only these tables; define helper results as CTEs (WITH name AS (...)).
@@ -51,7 +51,7 @@ def _ctes_in_scope(node: exp.Expression) -> set[str]:
 def _is_dual(node: Any, context: Context) -> bool:
     """MySQL's ``FROM DUAL`` (unquoted, unqualified, no alias), which names no table."""
     return (
-        context.dialect == "mysql"
+        context.read == "mysql"
         and node.name.lower() == "dual"
         and not node.args.get("db")
         and not node.this.quoted
@@ -67,7 +67,7 @@ def check(node: Any, context: Context) -> None:
     if node.arg_key == "indexed" or node.this is None or isinstance(node.this, exp.Func):
         return  # an index hint, ROWS FROM (...) or a table function: checked on their own
     if not isinstance(node.this, exp.Identifier):
-        text = node.this.sql(dialect=context.dialect)
+        text = node.this.sql(dialect=context.target.dialect)
         if not isinstance(node.this, exp.Placeholder) and (
             text.startswith("@") or _looks_like_path(text)
         ):

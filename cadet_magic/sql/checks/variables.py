@@ -3,9 +3,9 @@
 
 Example:
     >>> import sqlglot
-    >>> from cadet_magic.sql.checks import Context, check_tree
+    >>> from cadet_magic.sql.checks import Context, Target, check_tree
     >>> tree = sqlglot.parse_one("SELECT @n := @n + 1, @@secure_file_priv FROM t", read="mysql")
-    >>> [i.code for i in check_tree(tree, Context(tables=None, dialect="mysql"))]
+    >>> [i.code for i in check_tree(tree, Context(Target.named("mysql")))]
     ['variable', 'variable', 'variable']
 """
 
@@ -22,7 +22,7 @@ DIALECTS = frozenset({"mysql", "singlestore", "doris", "starrocks"})
 
 
 def check(node: exp.Expression, context: Context) -> None:
-    if context.dialect not in DIALECTS:
+    if context.read not in DIALECTS:
         return
     if isinstance(node, exp.SessionParameter):
         context.add(
