@@ -61,6 +61,8 @@ def test_vote(case, engine):
     assert all(a.phase == "vote" and not a.feedback for a in r.candidates)
     assert r.model_calls == case["calls"] and r.stop_reason == case["stop"]
     assert len(r.prompts) == case["calls"]
+    recorded = r.provenance["agreement"]
+    assert (None if recorded is None else [recorded["votes"], recorded["of"]]) == agreement
     con.close()
 
 
