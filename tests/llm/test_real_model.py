@@ -113,7 +113,8 @@ def check_panel(result: AskResult, events: list) -> None:
     for event in events:
         panel.update(event)
     panel.finish(result)
-    assert panel.shown_attempts() == len(result.all_attempts)
+    fallback = result.fallback.attempts if result.fallback is not None else []
+    assert panel.shown_attempts() == len(result.attempts) + len(fallback)  # candidates: none
     assert tokens_text(result.tokens) in panel.status.value
     titles = list(panel.attempts.titles)[: len(result.attempts)]
     assert [t.split(":")[0][2:] for t in titles] == [attempt_label(a) for a in result.attempts]
@@ -146,6 +147,24 @@ def test_ask_on_the_sample_shop(llm, shop, key):
     check_run(result, events)
     compare(f"shop-{key}", result, shop, gold_sql, "duckdb")
     assert shop.execute("SELECT COUNT(*) FROM orders").fetchone() == before
+
+
+def test_the_vote_with_the_real_model(llm, shop):
+    """Candidate answers sampled from the real model (the server ignores ``n``: one request
+    each, a seed each), checked and run like attempts; the agreement and the competing answers
+    say what they gave. Whether the vote is right is the evaluation's business, not asserted."""
+    question, gold_sql = SHOP["join"]
+    events: list = []
+    result = ask(question, con=shop, model=llm.chat_model(), on_event=events.append,
+                 model_timeout=llm.TIMEOUT, candidates=3)  # fmt: skip
+    check_run(result, events)
+    assert 1 <= len(result.candidates) <= 2 and all(a.phase == "vote" for a in result.candidates)
+    if result.ok and result.answered_by == "sql":
+        assert result.agreement is not None and result.agreement.of == 1 + len(result.candidates)
+        votes = result.agreement.votes + sum(c.votes for c in result.competing)
+        assert votes <= result.agreement.of
+        assert result.uncertain == (result.agreement.votes < result.agreement.of)
+    compare("shop-vote", result, shop, gold_sql, "duckdb")
 
 
 def test_ask_cells_in_a_notebook(llm, ipython_shell, tmp_path):
