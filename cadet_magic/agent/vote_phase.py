@@ -243,8 +243,8 @@ def provisional_attempt(state: AskState) -> Attempt:
 def outcome(state: AskState) -> tuple[Agreement | None, list[Competing]]:
     """What the result says of the vote: the agreement and the competing answers."""
     vote = state.vote
-    if vote is None or vote.winner is None:
-        return None, []
+    if vote is None or vote.winner is None or vote.drawn < 2:
+        return None, []  # no other candidate was drawn (the model failed first): no vote
     competing = [
         Competing(
             g.first.sql,

@@ -16,6 +16,7 @@ from fake_openai import FakeOpenAI
 from cadet_magic import ask
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.errors import ModelCallInterrupted
 from cadet_magic.llm.spec import ScriptedModel
 from tests.helpers import connect_with, sql_reply
 
@@ -99,4 +100,30 @@ def test_a_server_answering_n_replies_gives_the_rest_in_one_request():
     assert [(b.get("n"), b.get("seed")) for b in sent] == [(None, None), (None, 1), (3, 2)]
     assert len(r.candidates) == 4 and r.model_calls == 3
     assert str(r.agreement) == "1 of 5" and len(r.competing) == 4
+    con.close()
+
+
+class _FailingAfter:
+    """Scripted replies, then the model fails (a server gone, an interrupt): labelled scripted."""
+
+    cadet_scripted = True
+
+    def __init__(self, replies, error):
+        self.replies, self.error = list(replies), error
+
+    def invoke(self, messages, *args, **kwargs):
+        if not self.replies:
+            raise self.error
+        return type("Reply", (), {"content": self.replies.pop(0)})()
+
+
+@pytest.mark.parametrize("error", [ConnectionError("server gone"), ModelCallInterrupted()])
+def test_a_model_failure_while_drawing_candidates_keeps_the_answer_found(error):
+    con = connect_with("sqlite", DATA["setup"])
+    model = _FailingAfter([sql_reply("SELECT COUNT(*) FROM singer WHERE country = 'France'")], error)
+    r = run_agent(QUESTION, model=model, runner=resolve_runner(con), candidates=3,
+                  model_timeout=5)  # fmt: skip
+    assert r.ok and r.rows == [(2,)] and r.stop_reason == "success"
+    assert [a.outcome for a in r.candidates] == ["model_error"]
+    assert r.agreement is None and not r.warnings  # no other candidate: no vote was held
     con.close()
