@@ -155,7 +155,8 @@ def generate(state: AskState, ctx: Context) -> AskState:
     except (ModelCallError, ModelCallInterrupted) as e:
         # the vote ends with the candidates drawn so far: the answer found stands
         seconds = time.perf_counter() - t0
-        failed = state.with_work(model_error=str(e), reply=Reply(seconds=seconds), sql=None)
+        why = str(e) or "Interrupted while drawing candidate answers: the answer found stands."
+        failed = state.with_work(model_error=why, reply=Reply(seconds=seconds), sql=None)
         return failed.timed("generate", seconds)
     seconds = time.perf_counter() - t0
     answered = Reply(reply.text, reply.tokens, seconds)
