@@ -66,6 +66,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # lite_model beside this script
+from lite_model import ModelSource, add_model, default_gguf
+
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache"
 NPM_PYODIDE = CACHE / "pyodide" / "npm" / "node_modules" / "pyodide"
@@ -129,8 +132,15 @@ KERNEL_LAST_STEP = (
 #: (so its background load does not start yet) and before the drive is mounted: imported by
 #: the kernel's start, with the drive mounted, it made synchronous requests to the page, each
 #: waiting for the page's thread while that opens the notebook. The drive itself, the package
-#: manager's settings and the rest of the start still wait for the kernel. A cross-origin
-#: isolated page (its other worker) is left as it was.
+#: manager's settings and the rest of the start still wait for the kernel.
+#:
+#: The site's kernel runs in that worker (Comlink's) in a cross-origin isolated
+#: page too, where JupyterLite would take its other worker (coincident's, which reaches the
+#: page's drive and stdin through ``SharedArrayBuffer`` and ``Atomics.wait``). The site is
+#: isolated for the model in the page (its ``_headers``), and there that other worker's kernel
+#: stayed busy for good after a cell that imported cadet_magic's magic (3 runs of 4 in headless
+#: Chromium, JupyterLite 0.8.6); Comlink's worker reaches the drive and stdin through the
+#: service worker, as in any page, and starts early as above.
 PREWARM_IMPORTS = (
     "__import__('cadet_magic').lite.use_drive_finder()\n"
     "import piplite.piplite\n"
@@ -162,15 +172,19 @@ PREWARM = (
     (  # the page: the kernel class creates that worker once, and its first kernel takes it
         'initWorker(e){let t=e=>new Worker(e,{type:"module"});return crossOriginIsolated?'
         "t(new URL(s(831),s.b)):t(new URL(s(932),s.b))}",
-        "static prewarm(e){if(crossOriginIsolated||w._warmed)return;w._warmed=!0;"
+        "static prewarm(e){if(w._warmed)return;w._warmed=!0;"
         "let t=self.cadetKernelWorker,i=e.pyodideUrl;if(t){self.cadetKernelWorker=null,"
         "w._warm=t,w._warmRemote=(0,y.LV)(t);return}"
         't=new Worker(new URL(s(932),s.b),{type:"module"}),w._warm=t,'
         "w._warmRemote=(0,y.LV)(t),w._warmRemote.prewarm({pyodideUrl:i,"
         'indexUrl:i.slice(0,i.lastIndexOf("/")+1),loadPyodideOptions:e.loadPyodideOptions||{}})}'
-        'initWorker(e){let t=e=>new Worker(e,{type:"module"});if(!crossOriginIsolated&&w._warm)'
+        'initWorker(e){let t=e=>new Worker(e,{type:"module"});if(w._warm)'
         "{let e=w._warm;return this._warmRemote=w._warmRemote,w._warm=w._warmRemote=null,e}"
-        "return crossOriginIsolated?t(new URL(s(831),s.b)):t(new URL(s(932),s.b))}",
+        "return t(new URL(s(932),s.b))}",
+    ),
+    (  # ... and talks to it through Comlink, cross-origin isolated page or not (see above)
+        "initRemote(e){let t;crossOriginIsolated?",
+        "initRemote(e){let t;false?",
     ),
     (  # ... with its remote end: a second one on the worker would release the first's (Comlink
         # releases a proxy's worker side when the proxy is garbage collected)
@@ -335,14 +349,14 @@ def start_worker_with_page(out: Path, settings: dict) -> None:
     1 s before JupyterLab's kernel plug-in could (:data:`PREWARM`: the plug-in's kernel class
     then takes this worker over as ``self.cadetKernelWorker``). The worker's file, Pyodide's
     address and the preload list are the ones the plug-in passes, resolved from the site's root
-    as it resolves them; a cross-origin isolated page (the kernel's other worker) is left
-    alone."""
+    as it resolves them; in a cross-origin isolated page too (the site's kernel always takes
+    that worker: :data:`PREWARM`)."""
     static = out / "extensions" / "@jupyterlite" / "pyodide-kernel-extension" / "static"
     (worker,) = static.glob("comlink.worker.*.js")
     options = dict(settings.get("loadPyodideOptions", {}))
     script = (
         "<script>/* cadet_magic: the Python kernel starts while the page loads */"
-        "(function(){if(self.crossOriginIsolated||!self.Worker)return;try{"
+        "(function(){if(!self.Worker)return;try{"
         "var root=new URL('..',location.href),"
         f"u=new URL({json.dumps(settings['pyodideUrl'])},root).href,"
         f"o={json.dumps(options)};"
@@ -703,7 +717,7 @@ def pyodide_settings(pyodide_url: str) -> dict:
     }
 
 
-def build_offline(out: Path, wheels: list[Path]) -> None:
+def build_offline(out: Path, wheels: list[Path], model: ModelSource) -> None:
     stage_dir = ROOT / "build" / "lite-stage" / "offline"
     stage(stage_dir, pyodide_settings("./static/pyodide/pyodide.mjs"))
     jupyter_lite_build(stage_dir, out)
@@ -711,7 +725,8 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     patch_kernel_start(out)
     patch_prewarm(out)
     patch_app(out)
-    (out / "_headers").write_text(headers(name_front_ends_by_content(out), out))
+    model_rules = add_model(out, model)  # first: hosts read a limited number of rules
+    (out / "_headers").write_text(model_rules + headers(name_front_ends_by_content(out), out))
     start_worker_with_page(out, pyodide_settings("./static/pyodide/pyodide.mjs"))
     target = out / "static" / "pyodide"
     shutil.copytree(PYODIDE_DIST, target)
@@ -737,7 +752,7 @@ def build_offline(out: Path, wheels: list[Path]) -> None:
     add_wheels(lock_path, wheels, target)
 
 
-def build_online(out: Path, wheels: list[Path]) -> None:
+def build_online(out: Path, wheels: list[Path], model: ModelSource) -> None:
     version = pyodide_version()
     cdn = cdn_url(version)
     stage_dir = ROOT / "build" / "lite-stage" / "online"
@@ -749,7 +764,8 @@ def build_online(out: Path, wheels: list[Path]) -> None:
     patch_kernel_start(out)
     patch_prewarm(out)
     patch_app(out)
-    (out / "_headers").write_text(headers(name_front_ends_by_content(out), out))
+    model_rules = add_model(out, model)  # first: hosts read a limited number of rules
+    (out / "_headers").write_text(model_rules + headers(name_front_ends_by_content(out), out))
     start_worker_with_page(out, settings)
     target = out / "static" / "pyodide-lock"
     target.mkdir(parents=True)
@@ -777,7 +793,28 @@ def size_mb(path: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--variant", choices=["offline", "online", "both"], default="both")
+    parser.add_argument(
+        "--no-model",
+        action="store_true",
+        help="a site without the model in the page (for hosts that cannot serve its 1.1 GB)",
+    )
+    parser.add_argument(
+        "--model-url",
+        help="the page fetches the model's parts from this folder URL instead of the site "
+        "(upload static/cadet-model/parts/ of a site built with them; the host must allow "
+        "the site's origin with CORS)",
+    )
+    parser.add_argument(
+        "--gguf",
+        type=Path,
+        default=default_gguf(),
+        help="the pinned model file, split into the site (default: %(default)s, from "
+        "scripts/setup_llm.sh)",
+    )
     args = parser.parse_args()
+    if args.no_model and args.model_url:
+        parser.error("--no-model and --model-url exclude each other")
+    model = ModelSource(None if args.no_model else args.gguf, args.model_url)
     for need, hint in (
         (PYODIDE_DIST / "pyodide.mjs", "setup_pyodide.sh"),
         (WHEELS, "setup_lite.sh"),
@@ -794,13 +831,13 @@ def main() -> None:
     if args.variant in ("offline", "both"):
         t = time.perf_counter()
         out = ROOT / "build" / "lite"
-        build_offline(out, wheels)
+        build_offline(out, wheels, model)
         check_site(out, "./static/pyodide/pyodide.mjs")
         built["offline"] = (out, time.perf_counter() - t)
     if args.variant in ("online", "both"):
         t = time.perf_counter()
         out = ROOT / "build" / "lite-online"
-        build_online(out, wheels)
+        build_online(out, wheels, model)
         check_site(out, cdn_url(pyodide_version()) + "pyodide.mjs")
         built["online"] = (out, time.perf_counter() - t)
     for name, (out, seconds) in built.items():

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import stat
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,9 +182,10 @@ def load_model(
 ) -> Any:
     """A chat model from a spec, a notebook variable name, or a model object.
 
-    Order: none given: ``CADET_MODEL``, else the installed local model, else
-    :class:`NoModelError`; a model object passes through; a name of a variable in ``namespace``
-    holding a model; ``scripted:PATH``; ``local``; ``llamacpp:PATH``; then
+    Order: none given: ``CADET_MODEL``, else the installed local model (in JupyterLite: the
+    page's model, when the site has one), else :class:`NoModelError`; a model object passes through; a name of a variable in ``namespace``
+    holding a model; ``scripted:PATH``; ``local``; ``browser`` (the JupyterLite page's model);
+    ``llamacpp:PATH``; then
     ``init_chat_model(spec)``, or, where LangChain cannot be imported, the browser client of :mod:`cadet_magic.llm.browser`.
     ``api_key`` and ``base_url`` (when given) go to the provider; ``timeout`` (seconds per
     request) goes to the provider client where it accepts one and bounds a browser client's call.
@@ -192,10 +194,8 @@ def load_model(
     """
     if spec is None or (isinstance(spec, str) and not spec.strip()):
         spec = os.environ.get(ENV_VAR) or None
-        if spec is None:  # the local model when installed, else one line on getting a model
-            from cadet_magic.llm.local import default_model
-
-            return default_model(0.0 if temperature is None else temperature)
+        if spec is None:
+            return _default_model(timeout, temperature)
     if not isinstance(spec, str):
         if hasattr(spec, "invoke"):
             return spec
@@ -209,7 +209,7 @@ def load_model(
             raise ConfigurationError(
                 f"The variable {spec!r} is not a chat model (it has no invoke)."
             )
-    own = _own_spec(spec, 0.0 if temperature is None else temperature)
+    own = _own_spec(spec, 0.0 if temperature is None else temperature, timeout)
     if own is not None:
         return own
     try:
@@ -243,11 +243,28 @@ def load_model(
         raise ConfigurationError(setup_error_text(spec, str(e))) from e
 
 
-def _own_spec(spec: str, temperature: float) -> Any:
+def _default_model(timeout: float | None, temperature: float | None) -> Any:
+    """The model when none is configured: the installed local model (in JupyterLite, the
+    page's), else one line on getting a model."""
+    if sys.platform == "emscripten":
+        from cadet_magic.llm.page import default_page_model
+
+        return default_page_model(timeout, temperature)
+    from cadet_magic.llm.local import default_model
+
+    return default_model(0.0 if temperature is None else temperature)
+
+
+def _own_spec(spec: str, temperature: float, timeout: float | None = None) -> Any:
     """The model of a spec served here rather than by a provider (``scripted:``, ``local``,
-    ``llamacpp:``), or None. Local models are greedy unless a temperature is given."""
+    ``browser``, ``llamacpp:``), or None. Local models are greedy unless a temperature is
+    given."""
     if spec.startswith("scripted:"):
         return ScriptedModel.from_file(spec.removeprefix("scripted:"))
+    if spec == "browser":  # the model in the JupyterLite page (lite/model/page.js)
+        from cadet_magic.llm.page import load_page_model
+
+        return load_page_model(timeout=timeout, temperature=temperature)
     if spec == "local":  # the installed local model (python -m cadet_magic.local install)
         from cadet_magic.llm.local import load_local
 

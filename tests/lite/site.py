@@ -17,12 +17,25 @@ OFFLINE = ROOT / "build" / "lite"
 ONLINE = ROOT / "build" / "lite-online"
 PYODIDE_DIST = ROOT / ".cache" / "pyodide" / "dist" / "pyodide.mjs"
 WHEELS = ROOT / ".cache" / "lite" / "wheels"
+GGUF = ROOT / ".cache" / "llm" / "qwen.gguf"
+WLLAMA = ROOT / ".cache" / "lite" / "wllama" / "node_modules" / "@wllama" / "wllama"
+
+
+def model_inputs() -> str | None:
+    """What the site's model in the page needs and is missing here (None: nothing)."""
+    if not GGUF.exists():
+        return f"the pinned model {GGUF} (bash scripts/setup_llm.sh)"
+    if not WLLAMA.exists():
+        return f"the model's runtime {WLLAMA} (npm @wllama/wllama: bash scripts/setup_lite.sh)"
+    return None
 
 
 def build_sites() -> str:
-    """Runs the build (both variants); returns its report (sizes, times)."""
+    """Runs the build (both variants, with the model in the page where its inputs are here);
+    returns its report (sizes, times)."""
+    model = [] if model_inputs() is None else ["--no-model"]
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "build_lite.py"), "--variant", "both"],
+        [sys.executable, str(ROOT / "scripts" / "build_lite.py"), "--variant", "both", *model],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -45,7 +58,8 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def end_headers(self) -> None:
         for name, value in cache_headers(self.directory, self.path.split("?", 1)[0]):
-            self.send_header(name, value)
+            if self.server.isolated or not name.lower().startswith("cross-origin"):  # type: ignore[attr-defined]
+                self.send_header(name, value)
         super().end_headers()
 
     def log_message(self, format: str, *args) -> None:
@@ -61,6 +75,8 @@ def cache_headers(folder: str, path: str) -> list[tuple[str, str]]:
     if rules.exists():
         pattern = None
         for line in rules.read_text().splitlines():
+            if line.lstrip().startswith("#"):  # a comment (Netlify and Cloudflare read them)
+                continue
             if line.startswith("/"):
                 pattern = re.compile(".*".join(map(re.escape, line.strip().split("*"))) + "$")
             elif line.strip() and pattern is not None and pattern.match(path):
@@ -72,13 +88,16 @@ def cache_headers(folder: str, path: str) -> list[tuple[str, str]]:
 
 
 @contextlib.contextmanager
-def serve(folder: Path) -> Iterator[str]:
-    """Serves ``folder`` on 127.0.0.1 (a free port); yields the base URL."""
+def serve(folder: Path, isolated: bool = True, port: int = 0) -> Iterator[str]:
+    """Serves ``folder`` on 127.0.0.1 (``port``, default a free one); yields the base URL. With
+    ``isolated`` off, the cross-origin isolation headers of the site's ``_headers`` are left out
+    (a host that does not read that file: the page runs the model on one thread)."""
     server = ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Handler, directory=str(folder))
+        ("127.0.0.1", port), functools.partial(_Handler, directory=str(folder))
     )
     server.daemon_threads = True
     server.log = []  # type: ignore[attr-defined]
+    server.isolated = isolated  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
