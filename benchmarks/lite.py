@@ -1,4 +1,6 @@
-"""``python -m benchmarks.lite``: how fast the JupyterLite site opens and answers, before and after.
+"""``python -m benchmarks.lite``: how fast the JupyterLite site opens and answers, before and after,
+and the model in the page against the same model in a CPython kernel (``benchmarks/lite_model.py``;
+``--part boot`` or ``--part model`` runs one of the two).
 
 Two offline sites are built: the current tree's (``build/lite``) and the baseline commit's
 (``--before``, default :data:`BASELINE`, exported with ``git archive`` and built with its own
@@ -268,7 +270,7 @@ class Visit:
         page = self.page.evaluate(ENTRIES)
         worker = None
         for w in self.page.workers:
-            if "comlink.worker" in w.url:
+            if "comlink.worker" in w.url or "coincident.worker" in w.url:  # isolated or not
                 worker = w.evaluate(ENTRIES)
         return page, worker
 
@@ -661,7 +663,23 @@ def main(argv: list[str] | None = None) -> None:
         help="seconds to wait before each visit for the load to settle (default %(default)s)",
     )
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--part",
+        choices=["boot", "model", "all"],
+        default="all",
+        help="the site's boot before and after (boot), the model in the page against the "
+        "CPython kernel (model: benchmarks/lite_model.py), or both (default)",
+    )
+    parser.add_argument(
+        "--questions", type=int, default=5, help="sample-shop questions per setup (model part)"
+    )
     args = parser.parse_args(argv)
+    if args.part in ("model", "all"):
+        from benchmarks import lite_model
+
+        lite_model.main(args)
+    if args.part == "model":
+        return
     from playwright.sync_api import sync_playwright
 
     WORK.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,51 @@
+"""benchmarks/lite_model.py's report, on made-up runs (no browser, no model): every figure the
+issue asks for has its row, the ratio is the page's median question over the CPython kernel's,
+and a run on a busy machine is marked."""
+
+from __future__ import annotations
+
+from benchmarks import lite_model
+
+
+def _page(cell: float, threads: int) -> dict:
+    return {
+        "cold": {"fetch": 20.0, "load": 30.0, "label": f"browser: Qwen, {threads} threads"},
+        "warm": {"fetch": 0.5, "load": 25.0},
+        "parts_fetched": 12,
+        "warm_parts_fetched": 0,
+        "channel": {"relay_ms": 12.0, "static_ms": 3.0},
+        "pss_before": 0.6e9,
+        "pss_loaded": 2.1e9,
+        "pss_after": 2.2e9,
+        "questions": [_q(cell * k) for k in (1, 2, 3)],
+    }
+
+
+def _q(seconds: float) -> dict:
+    return {
+        "question": f"q{seconds:g}",
+        "cell": seconds,
+        "ok": True,
+        "model_seconds": seconds - 1,
+        "calls": 1,
+        "input": 900,
+        "output": 30,
+    }
+
+
+def test_report_rows():
+    setups = {"several threads": _page(20.0, 2), "one thread": _page(30.0, 1)}
+    cpy = {"cold": {"seconds": 1.5}, "rss": 1.4e9, "questions": [_q(k * 10.0) for k in (1, 2, 3)]}
+    text = lite_model.render(setups, cpy, [0.4, 1.2], [0.1, 0.2])
+    for row in (
+        "model load, cold: fetched into the browser + loaded (s) | 20.0 + 30.0 (12 parts fetched)",
+        "model load, warm: read from the browser's copy + loaded (s) | 0.5 + 25.0 (0 parts",
+        "seconds per question, median (n = 3) | 40.0 | 60.0 | 20.0",
+        "median question, page / CPython | 2.0x | 3.0x | 1x",
+        "answered (of the questions) | 3/3 | 3/3 | 3/3",
+        "0.60 GB / 2.10 GB / 2.20 GB",
+        "kernel RSS 1.40 GB",
+        "| 12 / 3 | 12 / 3 |",
+    ):
+        assert row in text, row
+    assert "browser: Qwen, 2 threads" in text and "browser: Qwen, 1 threads" in text
