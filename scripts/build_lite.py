@@ -786,6 +786,11 @@ def check_site(out: Path, pyodide_url: str) -> None:
         raise SystemExit(f"build_lite: {out} names Pyodide at {settings.get('pyodideUrl')!r}")
 
 
+def shown(path: Path) -> str:
+    """``path`` relative to the checkout when inside it."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def size_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6
 
@@ -811,9 +816,16 @@ def main() -> None:
         help="the pinned model file, split into the site (default: %(default)s, from "
         "scripts/setup_llm.sh)",
     )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="the site's folder (one variant only; default build/lite or build/lite-online)",
+    )
     args = parser.parse_args()
     if args.no_model and args.model_url:
         parser.error("--no-model and --model-url exclude each other")
+    if args.out is not None and args.variant == "both":
+        parser.error("--out builds one variant: name it with --variant")
     model = ModelSource(None if args.no_model else args.gguf, args.model_url)
     for need, hint in (
         (PYODIDE_DIST / "pyodide.mjs", "setup_pyodide.sh"),
@@ -830,20 +842,20 @@ def main() -> None:
     built = {}
     if args.variant in ("offline", "both"):
         t = time.perf_counter()
-        out = ROOT / "build" / "lite"
+        out = args.out or ROOT / "build" / "lite"
         build_offline(out, wheels, model)
         check_site(out, "./static/pyodide/pyodide.mjs")
         built["offline"] = (out, time.perf_counter() - t)
     if args.variant in ("online", "both"):
         t = time.perf_counter()
-        out = ROOT / "build" / "lite-online"
+        out = args.out or ROOT / "build" / "lite-online"
         build_online(out, wheels, model)
         check_site(out, cdn_url(pyodide_version()) + "pyodide.mjs")
         built["online"] = (out, time.perf_counter() - t)
     for name, (out, seconds) in built.items():
         files = sum(1 for f in out.rglob("*") if f.is_file())
         print(
-            f"build_lite: {name} site in {out.relative_to(ROOT)}: {size_mb(out):.1f} MB, "
+            f"build_lite: {name} site in {shown(out)}: {size_mb(out):.1f} MB, "
             f"{files} files, built in {seconds:.1f} s"
         )
     print(f"build_lite: done in {time.perf_counter() - t0:.1f} s")

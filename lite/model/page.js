@@ -168,6 +168,8 @@ async function load() {
   const t0 = performance.now();
   changed({ state: "fetching", stored: 0, fetched: 0, partsStored: 0 });
   const { Wllama, CacheManager } = await import(WLLAMA_URL.href);
+  // asks the browser to keep the parts under storage pressure (granted or not, they work)
+  navigator.storage?.persist?.().catch(() => {});
   const blobs = await partBlobs(site, CacheManager);
   const t1 = performance.now();
   const threads = threadsFor(model.cores, model.isolated);

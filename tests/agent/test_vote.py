@@ -120,7 +120,9 @@ class _FailingAfter:
 @pytest.mark.parametrize("error", [ConnectionError("server gone"), ModelCallInterrupted()])
 def test_a_model_failure_while_drawing_candidates_keeps_the_answer_found(error):
     con = connect_with("sqlite", DATA["setup"])
-    model = _FailingAfter([sql_reply("SELECT COUNT(*) FROM singer WHERE country = 'France'")], error)
+    model = _FailingAfter(
+        [sql_reply("SELECT COUNT(*) FROM singer WHERE country = 'France'")], error
+    )
     r = run_agent(QUESTION, model=model, runner=resolve_runner(con), candidates=3,
                   model_timeout=5)  # fmt: skip
     assert r.ok and r.rows == [(2,)] and r.stop_reason == "success"

@@ -57,6 +57,8 @@ class _Handler(SimpleHTTPRequestHandler):
     }
 
     def end_headers(self) -> None:
+        if self.server.cors:  # type: ignore[attr-defined]
+            self.send_header("Access-Control-Allow-Origin", "*")
         for name, value in cache_headers(self.directory, self.path.split("?", 1)[0]):
             if self.server.isolated or not name.lower().startswith("cross-origin"):  # type: ignore[attr-defined]
                 self.send_header(name, value)
@@ -88,16 +90,18 @@ def cache_headers(folder: str, path: str) -> list[tuple[str, str]]:
 
 
 @contextlib.contextmanager
-def serve(folder: Path, isolated: bool = True, port: int = 0) -> Iterator[str]:
+def serve(folder: Path, isolated: bool = True, port: int = 0, cors: bool = False) -> Iterator[str]:
     """Serves ``folder`` on 127.0.0.1 (``port``, default a free one); yields the base URL. With
     ``isolated`` off, the cross-origin isolation headers of the site's ``_headers`` are left out
-    (a host that does not read that file: the page runs the model on one thread)."""
+    (a host that does not read that file: the page runs the model on one thread); with ``cors``
+    every origin may read the files (a host of the model's parts for another site)."""
     server = ThreadingHTTPServer(
         ("127.0.0.1", port), functools.partial(_Handler, directory=str(folder))
     )
     server.daemon_threads = True
     server.log = []  # type: ignore[attr-defined]
     server.isolated = isolated  # type: ignore[attr-defined]
+    server.cors = cors  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

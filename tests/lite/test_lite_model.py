@@ -7,7 +7,8 @@ resolves no other host, and a request to one fails the test. The tutorial's own-
 into the browser's storage, loads it, and answers through the kernel's synchronous requests
 relayed by the service worker. The panel shows the model, its threads, its calls and tokens.
 A reload then loads the model from the browser's copy: no part is fetched again. A host
-without the isolation headers gives one thread, and the model says so.
+without the isolation headers gives one thread, and the model says so. A site built with
+``--model-url`` takes the parts from another origin.
 
 A Chromium profile on disk (the browser's storage as a reader's would be); screenshots go to
 test-artifacts/lite-model/.
@@ -18,6 +19,8 @@ from __future__ import annotations
 import importlib.util
 import re
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -198,3 +201,35 @@ def test_one_thread_where_the_host_sends_no_isolation_headers(browser):
         out = cell.locator(".jp-OutputArea").inner_text()
         assert f"browser: {MODEL}, run in this page, 1 thread: the page is not" in out, out
         page.close()
+
+
+def test_the_model_from_a_url_the_deployer_names(browser, tmp_path):
+    """A site built with ``--model-url``: no parts of its own, the page fetches them from
+    another origin (the host allows every origin with CORS) into the browser's storage,
+    checked against the same hashes, and loads the model."""
+    parts = OFFLINE / "static" / "cadet-model" / "parts"
+    with serve(parts, cors=True) as host:
+        out = tmp_path / "site"
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "build_lite.py"), "--variant", "offline"]
+            + ["--model-url", f"{host}/", "--out", str(out)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert not (out / "static" / "cadet-model" / "parts").exists()
+        since = len(browser.requests)
+        with serve(out) as base:
+            page = browser.open(f"{base}/lab/index.html?path={NOTEBOOK_NAME}")
+            cell = append_cell(
+                page,
+                "from cadet_magic.llm.page import load_page_model\n"
+                "print(load_page_model().state.progress_text())",
+                timeout=600_000,
+            )
+            out_text = cell.locator(".jp-OutputArea").inner_text()
+            assert "The model in this page is ready: fetched 1,117 MB" in out_text, out_text
+            fetched = [u for u in browser.requests[since:] if "model.gguf.part" in u]
+            assert len(fetched) == 12 and all(u.startswith(host) for u in fetched), fetched
+            page.close()
