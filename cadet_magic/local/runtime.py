@@ -51,6 +51,19 @@ PORTABLE = (
 Say = Callable[[str], None]
 
 
+def requirement(server: bool = False) -> str:
+    """The requirement pip installs, with the server's extra where asked (extras come before
+    the version in a requirement).
+
+    >>> requirement()
+    'llama-cpp-python==0.3.36'
+    >>> requirement(server=True)
+    'llama-cpp-python[server]==0.3.36'
+    """
+    name, version = REQUIREMENT.split("==")
+    return f"{name}[server]=={version}" if server else REQUIREMENT
+
+
 def build_stamp(portable: bool = False) -> dict[str, Any]:
     """How a wheel is built here: its requirement, CMake flags and (native builds) the CPU."""
     flags = FLAGS + (PORTABLE if portable else ())
@@ -169,7 +182,7 @@ def install_runtime(
     done, in words."""
     version = REQUIREMENT.split("==")[1]
     have = installed_version()
-    wanted = REQUIREMENT + ("[server]" if server else "")
+    wanted = requirement(server)
     if have == version and not rebuild and (not server or _has_server()):
         return f"llama-cpp-python {have} is installed"
     build_wheel(wheels, portable, say)
