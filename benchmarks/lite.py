@@ -673,6 +673,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--questions", type=int, default=5, help="sample-shop questions per setup (model part)"
     )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="the model part's figures again from its last run (build/lite-bench/model-runs.json)",
+    )
     args = parser.parse_args(argv)
     if args.part in ("model", "all"):
         from benchmarks import lite_model

@@ -34,6 +34,7 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -58,6 +59,8 @@ ROOT = Path(__file__).resolve().parents[1]
 GGUF = ROOT / ".cache" / "llm" / "qwen.gguf"
 #: Seconds a model call may take in either kernel (a busy 2-core machine is slow).
 MODEL_TIMEOUT = 1800
+#: The median question in the page within this many times the CPython kernel's.
+GOAL = 3.0
 CONNECT = "import sqlite3\ncon = sqlite3.connect('file:{db}?mode=ro', uri=True)"
 #: The last answer's figures, printed as one JSON line.
 ANSWER = (
@@ -263,7 +266,49 @@ def _gb(b: float) -> str:
     return f"{b / 1e9:.2f} GB"
 
 
-def render(setups: dict[str, dict], cpy: dict, loads: list[float], others: list[float]) -> str:
+def goal_line(ratios: dict[str, float], n: int, loaded: str) -> str:
+    """Whether the median question in the page is within :data:`GOAL` times the CPython
+    kernel's, per setup, and what the figures are worth.
+
+    >>> print(goal_line({"several threads": 2.5, "one thread": 4.0}, 5, ""))
+    **Goal** (the median question in the page within 3x the CPython kernel's, n = 5 questions): met with several threads (2.5x); not met with one thread (4.0x).
+    >>> goal_line({"several threads": 2.5}, 5, "load 4.2").endswith("is still owed.")
+    True
+    """
+    said = "; ".join(
+        f"{'met' if r <= GOAL else 'not met'} with {name} ({r:.1f}x)" for name, r in ratios.items()
+    )
+    line = (
+        f"**Goal** (the median question in the page within {GOAL:g}x the CPython kernel's, "
+        f"n = {n} questions): {said}."
+    )
+    if loaded:
+        line += (
+            " On figures taken under load (both kernels on the same busy machine, side by "
+            "side in one run): a figure on a quiet machine is still owed."
+        )
+    return line
+
+
+def runtimes() -> str:
+    """Chromium's and wllama's versions (the page's side of the comparison)."""
+    try:
+        chromium = subprocess.run(
+            [CHROMIUM, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout.strip()
+    except OSError:
+        chromium = "Chromium (version unknown)"
+    pins = json.loads((ROOT / "lite" / "model" / "package.json").read_text())["dependencies"]
+    return f"{chromium}, @wllama/wllama {pins['@wllama/wllama']}"
+
+
+def render(
+    setups: dict[str, dict],
+    cpy: dict,
+    loads: list[float],
+    others: list[float],
+    loaded: str = "",
+) -> str:
     names = list(setups)
     c_med = _med(cpy["questions"], "cell")
     head = ["", *[f"in the page, {n}" for n in names], "CPython kernel (`llamacpp:`)"]
@@ -335,6 +380,7 @@ def render(setups: dict[str, dict], cpy: dict, loads: list[float], others: list[
         ],
     ]
     labels = "; ".join(f"{n}: {s['cold']['label']}" for n, s in setups.items())
+    ratios = {n: _med(s["questions"], "cell") / c_med for n, s in setups.items()}
     per_question = [
         [
             q["question"],
@@ -348,11 +394,12 @@ def render(setups: dict[str, dict], cpy: dict, loads: list[float], others: list[
     ]
     return "\n\n".join(
         [
+            goal_line(ratios, len(cpy["questions"]), loaded),
             table(head, rows),
             f"Load average (1 min) sampled before each part: {min(loads):.1f} to "
             f"{max(loads):.1f} on {os.cpu_count()} cores; CPU used by other processes during "
             f"the parts: {min(others):.2f} to {max(others):.2f} cores. The model as the panel "
-            f"names it: {labels}.",
+            f"names it: {labels}. {runtimes()}.",
             "**Per question** (seconds, model calls in brackets):\n\n"
             + table(["question", *names, "CPython"], per_question),
             "Re-run on a quiet machine: `.venv/bin/python -m benchmarks.lite --part model` "
@@ -362,6 +409,13 @@ def render(setups: dict[str, dict], cpy: dict, loads: list[float], others: list[
 
 
 def main(args) -> None:
+    runs = WORK / "model-runs.json"
+    if args.report_only:
+        if not runs.exists():
+            raise SystemExit(f"benchmarks.lite: no runs in {runs}: run --part model first")
+        saved = json.loads(runs.read_text())
+        return report(saved["page"], saved["cpython"], args)
+
     from playwright.sync_api import sync_playwright
 
     from benchmarks.lite import build
@@ -381,23 +435,28 @@ def main(args) -> None:
                 setups[name] = page_setup(pw, base, quiet, questions, isolated)
     print("CPython kernel:", flush=True)
     cpy = cpython_setup(SITE / "files", quiet, questions)
+    runs.write_text(json.dumps({"page": setups, "cpython": cpy}, indent=1))
+    report(setups, cpy, args)
+
+
+def report(setups: dict[str, dict], cpy: dict, args) -> None:
+    """The figures of one run (printed; written to BENCHMARKS.md unless ``--no-write``)."""
     loads = [x for s in [*setups.values(), cpy] for x in s["load_avg"]]
     others = [x for s in [*setups.values(), cpy] for x in s["others"]]
     loaded = verdict(loads, others, args.max_load, args.max_others)
-    report = render(setups, cpy, loads, others)
+    text = render(setups, cpy, loads, others, loaded)
     if loaded:  # written all the same, marked: both kernels ran on the same busy machine
-        report = (
+        text = (
             f"**Taken under load** ({loaded}): the page and the CPython kernel shared the "
             "machine with other work, so these are not the product's speeds; the ratios "
-            "compare two runs under similar load.\n\n" + report
+            "compare two runs under similar load.\n\n" + text
         )
-    (WORK / "model-runs.json").write_text(json.dumps({"page": setups, "cpython": cpy}, indent=1))
     if args.no_write:
-        print(report)
+        print(text)
         return
     write_section(
         "lite_model",
         "JupyterLite: the model in the page against the CPython kernel",
-        report,
+        text,
         ["playwright", "llama_cpp_python"],
     )

@@ -49,3 +49,26 @@ def test_report_rows():
     ):
         assert row in text, row
     assert "browser: Qwen, 2 threads" in text and "browser: Qwen, 1 threads" in text
+    assert "met with several threads (2.0x); met with one thread (3.0x)." in text
+    assert "@wllama/wllama 3.13.0" in text
+
+
+def test_report_only_from_the_saved_runs_marks_a_busy_machine(tmp_path, monkeypatch, capsys):
+    """``--report-only`` writes the figures of the last run again; a run whose parts started
+    at a load above the limit is marked, and a quiet machine's figure is said to be owed."""
+    import argparse
+    import json
+
+    setups = {"several threads": _page(20.0, 2), "one thread": _page(40.0, 1)}
+    for s in setups.values():
+        s.update(load_avg=[3.5, 2.0], others=[1.2, 0.8])
+    cpy = {"cold": {"seconds": 1.5}, "rss": 1.4e9, "questions": [_q(k * 10.0) for k in (1, 2, 3)]}
+    cpy.update(load_avg=[3.0], others=[1.0])
+    (tmp_path / "model-runs.json").write_text(json.dumps({"page": setups, "cpython": cpy}))
+    monkeypatch.setattr(lite_model, "WORK", tmp_path)
+    args = argparse.Namespace(report_only=True, no_write=True, max_load=1.5, max_others=0.5)
+    lite_model.main(args)
+    out = capsys.readouterr().out
+    assert out.startswith("**Taken under load** (a visit started at load 3.5 > 1.5;")
+    assert "met with several threads (2.0x); not met with one thread (4.0x)." in out
+    assert "a figure on a quiet machine is still owed" in out
