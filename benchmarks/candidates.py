@@ -24,6 +24,7 @@ sample shop), never the fixed sample the product's figures are reported on.
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -161,11 +162,15 @@ def run(
     replies: Path | None = REPLIES,
     out_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    shuffle: int | None = None,
 ) -> None:
-    """Runs (or resumes) the candidates of every question of the set."""
+    """Runs (or resumes) the candidates of every question of the set (in a random order
+    drawn with seed ``shuffle`` when given)."""
     from benchmarks.prompt_tuning import question_set
 
     chosen, where = question_set(set_name)
+    if shuffle is not None:  # a run stopped early then holds a random part of the whole set
+        random.Random(shuffle).shuffle(chosen)
     run_questions(set_name, chosen, where, base_url, count, temperature, replies, out_dir, progress)
 
 
@@ -201,6 +206,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--temperature", type=float, default=TEMPERATURE)
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
     p.add_argument("--replies", type=Path, default=REPLIES, help="the reply store")
+    p.add_argument(
+        "--shuffle",
+        type=int,
+        metavar="SEED",
+        help="questions in a random order (a run stopped early: a random part)",
+    )
     p.add_argument("--report-only", action="store_true", help="print the figures, run nothing")
     p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = p.parse_args(argv)
@@ -214,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.temperature,
             args.replies,
             progress=lambda s: print(s, file=sys.stderr, flush=True),
+            shuffle=args.shuffle,
         )
     from benchmarks.candidates_report import main as report
 

@@ -150,8 +150,9 @@ def vote_table(questions: list[list[dict]], budgets: Sequence[int] = BUDGETS) ->
         + " |",
         "|" + "---|" * (5 + len(WARNINGS)),
     ]
+    longest = max(len(r) for r in questions)
     for rule in RULES:
-        for budget in budgets:
+        for budget in sorted({min(b, longest) for b in budgets}):
             lines.append(setting_row(questions, rule, budget))
     return "\n".join(lines)
 
@@ -168,17 +169,36 @@ def seconds_line(questions: list[list[dict]]) -> str:
     )
 
 
+def variant_order(folder: Path) -> list[str]:
+    """The variants whose file in ``folder`` answers every question the product's prompt
+    answers there: the product's first, then the experiment's order."""
+    from benchmarks.candidates import product_variant
+    from benchmarks.prompt_tuning import VARIANTS
+
+    product = product_variant()
+    names = sorted(
+        (n for n in VARIANTS if (folder / f"tuning.{n}.jsonl").is_file()),
+        key=lambda n: (
+            (VARIANTS[n].representation, VARIANTS[n].place)
+            != (product.representation, product.place)
+        ),
+    )
+    if not names:
+        return []
+    done = [{k for k, v in read_lines(folder / f"tuning.{n}.jsonl").items() if v.finished}
+            for n in names]  # fmt: skip
+    return [n for n, keys in zip(names, done, strict=True) if keys >= done[0]]
+
+
 def variant_questions(folder: Path) -> list[list[dict]]:
     """The prompt experiment's variants as candidates of each question (its variant order, the
     product's prompt first), grouped by result after running each SQL again."""
     from benchmarks.candidates import grouped
     from benchmarks.eval_signs import places
     from benchmarks.peer_runs import QUERY_TIMEOUT, Databases
-    from benchmarks.prompt_tuning import VARIANTS
     from cadet_magic.eval.rows import run_rows
 
-    files = [folder / f"tuning.{name}.jsonl" for name in VARIANTS]
-    lines = [read_lines(p) for p in files if p.is_file()]
+    lines = [read_lines(folder / f"tuning.{name}.jsonl") for name in variant_order(folder)]
     if len(lines) < 2:
         return []
     keys = [k for k in lines[0] if all(k in d for d in lines)]
@@ -216,8 +236,9 @@ def report(paths: Sequence[Path], variants: Path | None) -> str:
     if varied:
         budget = len(varied[0])
         parts += [
-            f"Varied prompts instead (each variant a greedy answer; {shown(variants)}); every "
-            "variant's prompt is read in full by the server (no shared prefix):",
+            f"Varied prompts instead (each variant a greedy answer; {shown(variants)}: "
+            f"{', '.join(variant_order(variants))}, drawn in that order); every variant's "
+            "prompt is read in full by the server (no shared prefix):",
             vote_table(varied, budgets=(3, budget)),
         ]
     return "\n\n".join(p for p in parts if p)

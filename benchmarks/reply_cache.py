@@ -8,7 +8,9 @@ how much of the prompt it had cached). :class:`ReplyCache` is an OpenAI-compatib
 127.0.0.1 in front of the real server: a chat request whose JSON body was answered before gets
 the stored answer, any other goes to the server and its answer (status 200 only) is stored.
 So the three modes start from the same first reply, which also takes the server's noise out of
-their comparison, and an interrupted run does not pay again for the calls it had made.
+their comparison, and an interrupted run does not pay again for the calls it had made. Two
+runs may share one file at the same time (say the same questions with and without a change,
+each on its own server): before asking its server, a cache reads what the other appended.
 
 What the caller sees of a stored reply is the server's own answer, usage included; only the
 time differs (a stored reply comes back at once). ``hits`` and ``misses`` count requests.
@@ -58,14 +60,26 @@ class ReplyCache:
         self.misses = 0
         self._lock = threading.Lock()
         self._replies: dict[str, dict[str, Any]] = {}
-        if path is not None and path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                try:
-                    entry = json.loads(line)
-                    self._replies[entry["key"]] = entry
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line cut by an interrupted write
+        self._read = 0  # bytes of the file read so far
+        self._refresh()
         self._server: http.server.ThreadingHTTPServer | None = None
+
+    def _refresh(self) -> None:
+        """Reads the replies appended to the file since the last read: another run sharing
+        the file (the same questions on another server) may have stored them meanwhile."""
+        if self.path is None or not self.path.is_file():
+            return
+        with self.path.open("rb") as f:
+            f.seek(self._read)
+            data = f.read()
+        end = data.rfind(b"\n") + 1  # a last line still being written waits for the next read
+        self._read += end
+        for line in data[:end].decode("utf-8", "replace").splitlines():
+            try:
+                entry = json.loads(line)
+                self._replies[entry["key"]] = entry
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut by an interrupted write
 
     @property
     def base_url(self) -> str:
@@ -79,6 +93,9 @@ class ReplyCache:
         key = request_key(body) if path.endswith("/chat/completions") else None
         with self._lock:
             stored = self._replies.get(key) if key else None
+            if stored is None and key:
+                self._refresh()
+                stored = self._replies.get(key)
             if stored is not None:
                 self.hits += 1
                 return 200, stored["content_type"], stored["body"].encode("utf-8")

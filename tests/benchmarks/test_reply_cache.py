@@ -61,6 +61,17 @@ def test_stored_replies_survive_a_restart(tmp_path):
             assert (cache.misses, cache.hits) == (0, 1) and len(up.requests) == 1
 
 
+def test_two_runs_sharing_the_file_read_what_the_other_stored(tmp_path):
+    path = tmp_path / "replies.jsonl"
+    with FakeOpenAI(["from a"]) as a, FakeOpenAI(["from b"]) as b:
+        with ReplyCache(a.base_url, path) as first, ReplyCache(b.base_url, path) as second:
+            assert reply(chat(first.base_url, "q")[1]) == "from a"
+            with path.open("a") as f:
+                f.write('{"key": "still being written')  # waits for its end of line
+            assert reply(chat(second.base_url, "q")[1]) == "from a"
+            assert (second.hits, len(b.requests)) == (1, 0)
+
+
 def test_errors_are_passed_on_and_not_stored():
     script = [{"status": 400, "message": "context too long"}, "after"]
     with FakeOpenAI(script) as up, ReplyCache(up.base_url) as cache:
