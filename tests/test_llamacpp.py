@@ -150,3 +150,19 @@ def test_loaded_models_are_freed_at_exit(monkeypatch):
     )
     llm_llamacpp.close_loaded()
     assert closed == ["a", "b"] and llm_llamacpp._LOADED == {}
+
+
+def test_a_call_in_the_kernel_is_waited_for_past_the_model_timeout():
+    """model_timeout guards calls over a network; llama.cpp's calls always end, and abandoning
+    one would leave it running: the agent waits for it."""
+    import time
+
+    class Slow(ScriptedLlama):
+        def create_chat_completion(self, messages, **options):
+            time.sleep(0.6)
+            return super().create_chat_completion(messages, **options)
+
+    model = LlamaCppChatModel("qwen.gguf", llama=Slow("SELECT 1 AS one"))
+    model.cadet_scripted = True
+    r = ask("One?", con=sqlite3.connect(":memory:"), model=model, model_timeout=0.1)
+    assert r.ok and r.rows == [(1,)] and r.attempts[0].outcome == "ok"

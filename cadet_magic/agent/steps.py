@@ -73,10 +73,15 @@ def invoke_within(model: Any, messages: list[tuple[str, str]], timeout: float | 
     The call runs on a daemon thread while this thread waits, so a model that never answers
     cannot hang the cell (the provider client's own timeout ends the thread later) and an
     interrupt while waiting stops the wait. Where threads cannot start (Pyodide) or without a
-    timeout, the call runs here, bounded only by the client's own timeout.
+    timeout, the call runs here, bounded only by the client's own timeout. A model that runs in
+    this process and whose calls always end (``cadet_in_process``: llama.cpp's, bounded by its
+    reply's token limit) is waited for as long as it takes: abandoning it would not stop it, only
+    leave the CPU busy with a reply nobody reads; an interrupt still stops the wait.
     """
     if timeout is None or sys.platform == "emscripten":  # Pyodide cannot start a thread
         return model.invoke(messages)
+    if getattr(model, "cadet_in_process", False):
+        timeout = float("inf")
     import contextvars
     import threading
 

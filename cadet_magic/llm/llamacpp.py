@@ -11,9 +11,10 @@ are greedy by default (``temperature=0``): the same question on the same data ge
 SQL. The usage llama.cpp reports (``prompt_tokens``, ``completion_tokens``) goes with each
 reply, so every attempt records its tokens.
 
-A call the agent abandons (``AskMagic.model_timeout``, an interrupt) cannot be stopped inside
-llama.cpp: it finishes its reply in the background, at most ``max_tokens`` tokens, before the
-next call to the same model starts.
+The agent waits for a call as long as it takes (``AskMagic.model_timeout`` guards calls over a
+network, which may never end; this one always does, within ``max_tokens`` tokens, and abandoning
+it would not stop it). A call given up by an interrupt cannot be stopped inside llama.cpp: it
+finishes its reply in the background before the next call to the same model starts.
 
 Example:
     >>> class FakeLlama:  # stands in for llama_cpp.Llama (scripted, not a real model)
@@ -69,6 +70,9 @@ class LocalReply:
 class LlamaCppChatModel:
     """A chat model over a GGUF file: ``invoke(messages)`` returns a :class:`LocalReply`.
 
+    Its calls run in this process and always end (at most ``max_tokens`` tokens): the agent
+    waits for them whatever ``model_timeout`` says (``cadet_in_process``).
+
     Args:
         path: the GGUF file.
         temperature: sampling temperature (0: greedy, the same reply every time).
@@ -77,6 +81,8 @@ class LlamaCppChatModel:
             :data:`N_CTX` and :func:`default_threads`).
         llama: an object with ``create_chat_completion`` to use instead of loading ``path``.
     """
+
+    cadet_in_process = True
 
     def __init__(
         self,
