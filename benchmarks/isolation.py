@@ -1,7 +1,7 @@
 """Cost of running the fallback's pandas code in the isolated worker, against in-process.
 
-The quickstart's fallback question (notebooks/quickstart.ipynb with the scripted replies of
-notebooks/quickstart_replies.json): its fallback SELECT runs once on the sample shop (as the quickstart builds it),
+The fallback tutorial's question (notebooks/fallback.ipynb with the scripted replies of
+notebooks/fallback_replies.json): its fallback SELECT runs once on the sample shop (as the tutorial builds it),
 then its pandas code runs
 
 * **first run of a session**: in a fresh interpreter (pandas already imported, as in a
@@ -39,15 +39,16 @@ LATER_TARGET = 0.100
 
 
 def quickstart_fallback() -> tuple[str, str, str]:
-    """The quickstart's fallback question, its SELECT and its pandas code."""
-    replies = json.loads((NOTEBOOKS / "quickstart_replies.json").read_text())["replies"]
+    """The fallback tutorial's question, its SELECT and its pandas code (the quickstart's
+    until it ran the local model by default)."""
+    replies = json.loads((NOTEBOOKS / "fallback_replies.json").read_text())["replies"]
     for question, answers in replies.items():
         for reply in answers:
             code = re.search(r"```python\n(.*?)```", reply, re.S)
             sql = re.search(r"```sql\n(.*?)```", reply, re.S)
             if code and sql:
                 return question, sql.group(1), code.group(1)
-    raise LookupError("the quickstart replies have no fallback reply")
+    raise LookupError("the fallback tutorial's replies have no fallback reply")
 
 
 def quickstart_frame() -> Any:

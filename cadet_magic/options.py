@@ -85,7 +85,8 @@ class AskOptions:
         row_limit: rows fetched at most; ``result.truncated`` says whether more existed.
         result_bytes: bytes of values fetched at most (64 MiB); past it the answer is cut.
         timeout: seconds a query (and the fallback's pandas code) may run.
-        model_timeout: seconds each model call may take (None: no limit of ours).
+        model_timeout: seconds each model call may take (None: no limit of ours); a model that
+            runs in this process (``local``, ``llamacpp:``) is waited for.
         fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing.
         fallback_row_limit: rows the fallback's SELECT may fetch.
         fallback_memory: bytes the fallback's pandas code may allocate in its worker (2 GiB).
@@ -114,8 +115,10 @@ class AskOptions:
 
     model: Any = option(
         None,
-        "Default model: an init_chat_model spec ('openai:gpt-4o-mini'), 'scripted:PATH', or a "
-        "notebook variable name. Falls back to the CADET_MODEL environment variable.",
+        "Default model: an init_chat_model spec ('openai:gpt-4o-mini'), 'local' (the model "
+        "python -m cadet_magic.local install installs), 'scripted:PATH', or a notebook variable "
+        "name. Falls back to the CADET_MODEL environment variable, then to the local model when "
+        "it is installed.",
         kind=str,
         nullable=True,
     )
@@ -139,7 +142,8 @@ class AskOptions:
     )
     model_timeout: float | None = option(
         120.0,
-        "Seconds each model call may take before it is abandoned.",
+        "Seconds each model call may take before it is abandoned (a model running in the kernel, "
+        "local or llamacpp:, is waited for: its calls always end).",
         kind=float,
         check="positive",
         nullable=True,

@@ -46,7 +46,7 @@ SEE_ALSO = {
     "row_limit": "usage.md#a-first-question",
     "result_bytes": "engines.md#what-every-engine-shares",
     "timeout": "engines.md#what-every-engine-shares",
-    "model_timeout": "models.md#a-local-model-nothing-leaves-your-machine",
+    "model_timeout": "models.md#other-local-models-nothing-leaves-your-machine",
     "fallback": "how-it-answers.md#fallback-a-simple-select-plus-pandas",
     "fallback_row_limit": "how-it-answers.md#fallback-a-simple-select-plus-pandas",
     "fallback_memory": "security.md#where-the-fallbacks-code-runs",
@@ -54,7 +54,7 @@ SEE_ALSO = {
     "schema_budget": "how-it-answers.md#schema-context",
     "live": "usage.md#the-live-panel",
     "api_key": "security.md#api-keys",
-    "base_url": "models.md#a-local-model-nothing-leaves-your-machine",
+    "base_url": "models.md#other-local-models-nothing-leaves-your-machine",
     "temperature": "models.md",
     "feedback": "evaluation.md",
     "prices": "models.md#tokens-model-time-and-cost",
@@ -84,6 +84,9 @@ warning in `%config`, and a `TypeError` naming the options in `ask(...)`.
 |---|---|
 | `CADET_MODEL` | the model when neither `--model` nor `AskMagic.model` names one |
 | `CADET_RERUN` | `1`: every `%%ask` re-executes its recorded SQL (as `AskMagic.rerun = True`) |
+| `CADET_LOCAL_DIR` | the local model's folder (default: the user's cache folder, e.g. `~/.cache/cadet-magic`) |
+| `CADET_LOCAL_SOURCE` | where `python -m cadet_magic.local install` takes the model from: `registry` (default), a URL or a file |
+| `CADET_LOCAL_MEMORY` | the memory (e.g. `2G`) the local model may count on in this kernel, below what the system says |
 | the provider's own (`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `ANTHROPIC_API_KEY`, `OLLAMA_HOST`, ...) | the key and server of a model given by spec, when `api_key` / `base_url` are not set |
 """
 

@@ -8,10 +8,12 @@ unset and no ``../shared/data`` exists, even in CI; with the variable set, CI fa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,8 +33,12 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 # empty one for everything else: on a machine with the local model installed, a test of "no
 # model configured" (and every notebook kernel the tests start) would otherwise be answered by
 # it. A test that installs into the folder makes its own.
-REAL_LOCAL_DIR = os.environ.get("CADET_LOCAL_DIR") or ""
-os.environ["CADET_LOCAL_DIR"] = tempfile.mkdtemp(prefix="cadet-no-local-model-")
+# (This module may be imported twice, as pytest's conftest and as tests.conftest: the user's value
+# is kept in the environment the first time.)
+if "CADET_TESTS_USER_LOCAL_DIR" not in os.environ:
+    os.environ["CADET_TESTS_USER_LOCAL_DIR"] = os.environ.get("CADET_LOCAL_DIR") or ""
+    os.environ["CADET_LOCAL_DIR"] = tempfile.mkdtemp(prefix="cadet-no-local-model-")
+REAL_LOCAL_DIR = os.environ["CADET_TESTS_USER_LOCAL_DIR"]
 
 # A suite started in the background by a non-interactive shell (`bash scripts/test.sh &`, nohup)
 # inherits SIGINT ignored, and Python keeps it so: the Ctrl-C tests (an interrupt sent to the
@@ -48,6 +54,38 @@ def need(condition: bool, reason: str) -> None:
     if IN_CI:
         pytest.fail(f"required component missing in CI: {reason}")
     pytest.skip(reason)
+
+
+@contextlib.contextmanager
+def real_local_folder() -> Iterator[None]:
+    """``CADET_LOCAL_DIR`` as the user had it (unset: the user's cache folder) for the block."""
+    saved = os.environ.get("CADET_LOCAL_DIR")
+    if REAL_LOCAL_DIR:
+        os.environ["CADET_LOCAL_DIR"] = REAL_LOCAL_DIR
+    else:
+        os.environ.pop("CADET_LOCAL_DIR", None)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("CADET_LOCAL_DIR", None)
+        else:
+            os.environ["CADET_LOCAL_DIR"] = saved
+
+
+def installed_local_model() -> Path:
+    """The local model file the user (or the tests' set-up, scripts/setup_llm.sh) installed,
+    checked against the pin; skips the test without it, or fails it under CI."""
+    from cadet_magic.local.cache import checked_record, model_file
+
+    with real_local_folder():
+        path = model_file()
+    record = checked_record(path)
+    need(
+        record is not None and record.matches(path),
+        f"the local model is not installed at {path} (bash scripts/setup_llm.sh installs it)",
+    )
+    return path
 
 
 def need_data() -> Path:

@@ -26,6 +26,8 @@ from typing import Any
 from cadet_magic.errors import ConfigurationError, ModelCallError
 
 ENV_VAR = "CADET_MODEL"
+#: The local model, as a way to get a real one (CPython kernels only).
+LOCAL_HINT = "--model local (installed once with python -m cadet_magic.local install) or "
 SCRIPTED_LABEL = "scripted stand-in (replies stored in advance, not a real LLM)"
 #: The providers whose LangChain package an extra of ours installs (pyproject.toml).
 EXTRAS = {
@@ -146,7 +148,8 @@ class ScriptedModel:
                 f"The scripted replies ({self.name}) hold no answer for the question "
                 f"{question!r}: a scripted stand-in only replays the replies stored for the "
                 "questions in its file, word for word. To ask your own questions, use a real "
-                "model: --model openai:gpt-4o-mini (or %config AskMagic.model, or the "
+                f"model: {LOCAL_HINT if sys.platform != 'emscripten' else ''}--model "
+                "openai:gpt-4o-mini (or %config AskMagic.model, or the "
                 f"{ENV_VAR} environment variable)."
             )
         n = self.calls.get(question, 0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -140,10 +141,11 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
         )
     wheels.mkdir(parents=True, exist_ok=True)
     n = cores()
+    target = "any x86-64 CPU with AVX2" if portable else "this machine's CPU"
     say(
-        f"Compiling llama.cpp for this machine (llama-cpp-python: PyPI has only its source): "
-        f"once, about {'3 to 10 minutes' if n <= 2 else 'a few minutes'} on {n} core(s); "
-        f"the wheel is kept in {wheels}."
+        f"Compiling llama.cpp for {target} (llama-cpp-python: PyPI has only its source): "
+        f"once, {'about 3 minutes' if n <= 2 else 'a few minutes'} on {n} idle core(s), "
+        f"longer on a busy machine; the wheel is kept in {wheels}."
     )
     log = wheels / "build.log"
     env = dict(os.environ)
@@ -160,10 +162,10 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
             env=env,
         )
     if done.returncode != 0:
-        tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
         raise LocalModelError(
-            f"Compiling llama-cpp-python failed (pip exited {done.returncode}); the build's "
-            f"output is in {log} (its last line: {tail[0][:200]})."
+            f"Compiling llama-cpp-python failed (pip exited {done.returncode}): "
+            f"{first_error(log.read_text(errors='replace'))[:200]}; the build's whole output is "
+            f"in {log}."
         )
     (wheels / "BUILD").write_text(json.dumps(stamp))
     minutes, seconds = divmod(int(time.monotonic() - started), 60)
@@ -172,6 +174,20 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
     if found is None:
         raise LocalModelError(f"pip reported a build but no llama-cpp-python wheel is in {wheels}.")
     return found
+
+
+def first_error(output: str) -> str:
+    """The build output's first line that names an error (pip's own summary lines last).
+
+    >>> first_error("x\\n  error: subprocess-exited-with-error\\n  CMake Error: Unknown argument\\n")
+    'CMake Error: Unknown argument'
+    """
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    generic = ("error: subprocess-exited-with-error", "ERROR: Failed", "note:")
+    for line in lines:
+        if re.search(r"\berror\b", line, re.IGNORECASE) and not line.startswith(generic):
+            return line
+    return lines[-1] if lines else "no output"
 
 
 def install_runtime(

@@ -39,6 +39,14 @@ from cadet_magic.magic.traits import OptionTraits, Secret, SecretUnicode  # noqa
 from cadet_magic.options import AskOptions
 
 
+def default_label() -> str | None:
+    """What the panel calls the model while it runs when none is configured: the local
+    model when it is installed (the run's result names the model in any case)."""
+    from cadet_magic.llm.local import DEFAULT_LABEL, installed
+
+    return DEFAULT_LABEL if installed() else None
+
+
 @magics_class
 class AskMagic(Magics, OptionTraits):
     """Ask the notebook's database a question in plain language."""
@@ -76,7 +84,11 @@ class AskMagic(Magics, OptionTraits):
 
     @magic_arguments()
     @argument(
-        "--model", "-m", default=None, help="init_chat_model spec or variable holding a chat model."
+        "--model",
+        "-m",
+        default=None,
+        help="init_chat_model spec, 'local' (the installed local model) or variable holding a "
+        "chat model.",
     )
     @argument(
         "--con",
@@ -174,7 +186,7 @@ class AskMagic(Magics, OptionTraits):
             if self.live:
                 from cadet_magic.display.live import live_display
 
-                shown = "rerun (no model)" if rerun else model
+                shown = "rerun (no model)" if rerun else (model or default_label())
                 display = live_display(
                     question,
                     model=shown,

@@ -41,14 +41,19 @@ def copy_quickstart(root: Path) -> Path:
 
 
 @contextlib.contextmanager
-def jupyter_lab(root: Path, home: Path, timeout: float = 60.0) -> Iterator[str]:
+def jupyter_lab(
+    root: Path, home: Path, timeout: float = 60.0, model: str | None = None
+) -> Iterator[str]:
     """Runs JupyterLab on 127.0.0.1 serving ``root``; yields its base URL with the token.
+    ``model`` is the kernels' CADET_MODEL (default: none).
 
     Configuration, runtime, settings and workspace folders live under ``home``, so the
     user's own are never read or written. The server is stopped at the end.
     """
     port, token = free_port(), secrets.token_hex(16)
     env = {k: v for k, v in os.environ.items() if k != "CADET_MODEL"}
+    if model:
+        env["CADET_MODEL"] = model
     env.update(
         PLOOMBER_STATS_ENABLED="false",
         JUPYTER_CONFIG_DIR=str(home / "config"),

@@ -1,7 +1,7 @@
 """The live %%ask panel in a real JupyterLab, driven by headless Chromium.
 
-Runs the quickstart notebook (scripted model) in JupyterLab on 127.0.0.1, checks every
-``%%ask`` panel (attempt sections, feedback on corrected attempts, the result, never
+Runs the quickstart notebook (its scripted replies, through CADET_MODEL) in JupyterLab on
+127.0.0.1, checks every ``%%ask`` panel (attempt sections, feedback on corrected attempts, the result, never
 'Loading widget...'), clicks the insert button and runs the inserted ``%%sql`` cell, copies the
 SQL, and takes screenshots in the light and the dark theme (test-artifacts/browser/).
 """
@@ -77,7 +77,8 @@ def lab(tmp_path_factory):
     if ARTIFACTS.exists():
         shutil.rmtree(ARTIFACTS)
     ARTIFACTS.mkdir(parents=True)
-    with jupyter_lab(root, home) as address, sync_playwright() as pw:
+    scripted = "scripted:quickstart_replies.json"
+    with jupyter_lab(root, home, model=scripted) as address, sync_playwright() as pw:
         base, token = address.split("|")
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
