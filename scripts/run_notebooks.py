@@ -1,11 +1,13 @@
 """Executes the tutorial notebooks (notebooks/*.ipynb) headless, as a reader would run them.
 
-Usage: python scripts/run_notebooks.py OUT_DIR [NAME ...]
+Usage: python scripts/run_notebooks.py [--memory] OUT_DIR [NAME ...]
 
 Each notebook runs top to bottom in a fresh kernel in a copy of notebooks/ under OUT_DIR (so
 the databases it writes stay there); the executed copy is written as NAME.executed.ipynb. Uses
 the model named by CADET_MODEL when set, otherwise each notebook's stored scripted replies
-(labelled as scripted in every output). Exits non-zero if any cell raises.
+(labelled as scripted in every output); the quickstart and each tutorial's own-question cell
+use the local model (not installed: those cells say how to get it). ``--memory`` adds a last
+cell printing the kernel's peak resident memory. Exits non-zero if any cell raises.
 """
 
 from __future__ import annotations
@@ -31,15 +33,28 @@ def tutorials() -> list[Path]:
     return sorted(p for p in NOTEBOOKS.glob("*.ipynb") if not p.name.endswith(".executed.ipynb"))
 
 
-def run(notebook: Path, workdir: Path, kernel: str = "python3") -> tuple[bool, float]:
+#: The cell ``--memory`` appends (Linux reports ``ru_maxrss`` in KiB).
+MEMORY_PROBE = (
+    "import resource\n"
+    "print('peak resident memory:', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, 'MB')"
+)
+
+
+def run(
+    notebook: Path, workdir: Path, kernel: str = "python3", memory: bool = False
+) -> tuple[bool, float]:
     """Runs ``notebook`` in ``workdir``; returns (ok, seconds) and writes the executed copy."""
     nb = nbformat.read(notebook, as_version=4)
+    if memory:
+        probe = nbformat.v4.new_code_cell(MEMORY_PROBE)
+        probe.metadata["cadet"] = {"memory_probe": True}
+        nb.cells.append(probe)
     t0 = time.monotonic()
     ok = True
     with local_kernel(kernel) as kernel_args:
         client = NotebookClient(
             nb,
-            timeout=600,
+            timeout=1800,  # a real model's question on a busy machine: minutes
             store_widget_state=False,
             resources={"metadata": {"path": str(workdir)}},
             **kernel_args,
@@ -53,7 +68,7 @@ def run(notebook: Path, workdir: Path, kernel: str = "python3") -> tuple[bool, f
     return ok, time.monotonic() - t0
 
 
-def main(out_dir: Path, names: list[str]) -> int:
+def main(out_dir: Path, names: list[str], memory: bool = False) -> int:
     os.environ.setdefault("PLOOMBER_STATS_ENABLED", "false")
     own = str(Path(sys.prefix) / "share" / "jupyter")
     paths = [p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]
@@ -66,7 +81,7 @@ def main(out_dir: Path, names: list[str]) -> int:
     status = 0
     for notebook in chosen:
         shutil.copy(notebook, out_dir / notebook.name)
-        ok, seconds = run(out_dir / notebook.name, out_dir)
+        ok, seconds = run(out_dir / notebook.name, out_dir, memory=memory)
         print(f"{notebook.name}: {'ok' if ok else 'FAILED'} in {seconds:.1f} s")
         status |= not ok
     model = os.environ.get("CADET_MODEL") or "scripted stand-ins (notebooks/*_replies.json)"
@@ -75,6 +90,7 @@ def main(out_dir: Path, names: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 2:
+    args = [a for a in sys.argv[1:] if a != "--memory"]
+    if not args:
         sys.exit(__doc__)
-    sys.exit(main(Path(sys.argv[1]), sys.argv[2:]))
+    sys.exit(main(Path(args[0]), args[1:], memory="--memory" in sys.argv[1:]))

@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
 # What the repo2docker simulation (tests/test_binder.py) needs: the wheels of everything
 # binder/requirements.txt installs, for binder/runtime.txt's Python, downloaded once into
-# .cache/binder/wheels/ (gitignored), plus the build backend for `-e .`. The test then installs
-# them into a fresh virtual environment with --no-index: nothing downloads at test time.
-# Idempotent: a second run with the same requirements does nothing. Skipped with
-# CADET_SETUP_BINDER=0 (as scripts/quickstart.sh does).
+# .cache/binder/wheels/ (gitignored), plus the build backend for `-e .`; and for binder/postBuild's
+# `python -m cadet_magic.local install --portable`, llama-cpp-python built once for any x86-64 CPU
+# with AVX2 into .cache/binder/local/wheels/ (a few minutes of compiling, once; the model file
+# itself comes from the local model the tests' set-up installed) with the wheels it depends on.
+# The test then installs them into a fresh virtual environment with --no-index: nothing
+# downloads at test time. Idempotent: a second run with the same requirements does nothing.
+# Skipped with CADET_SETUP_BINDER=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${CADET_SETUP_BINDER:-1}" = "1" ] || exit 0
+source scripts/env.sh
 CACHE=".cache/binder"
+LOCAL="$CACHE/local/wheels"
 runtime="$(sed -n 's/^python-\([0-9.]*\).*/\1/p' binder/runtime.txt)"
 PYRT="$(command -v "python$runtime" || true)"
 if [ -z "$PYRT" ]; then
   echo "setup_binder: python$runtime (binder/runtime.txt) not found; the Binder simulation will skip" >&2
   exit 0
 fi
-want="$runtime $(cat binder/requirements.txt pyproject.toml | sha256sum | cut -c1-16)"
+# the portable llama-cpp-python (build_wheel reuses a wheel built the same way)
+if ! ls "$LOCAL"/llama_cpp_python-*.whl >/dev/null 2>&1; then need_compiler setup_binder; fi
+"$PY" - "$LOCAL" <<'PYEOF'
+import sys
+from pathlib import Path
+
+from cadet_magic.errors import CadetError
+from cadet_magic.local.runtime import build_wheel
+
+try:
+    build_wheel(Path(sys.argv[1]), portable=True, say=lambda text: print("setup_binder:", text))
+except CadetError as e:
+    sys.exit(f"setup_binder: {e}")
+PYEOF
+want="$runtime $(cat binder/requirements.txt pyproject.toml "$LOCAL/BUILD" | sha256sum | cut -c1-16)"
 if [ -f "$CACHE/READY" ] && [ "$(cat "$CACHE/READY")" = "$want" ]; then
   exit 0
 fi
 echo "setup_binder: downloading the Binder environment's wheels into $CACHE/wheels"
-rm -rf "$CACHE"
+rm -rf "$CACHE/wheels" "$CACHE/READY" "$CACHE/pip-env"
 mkdir -p "$CACHE/wheels"
 # a throwaway venv of the runtime's Python: its pip (a system Python may have none) resolves
 # the markers for that Python
@@ -42,7 +61,8 @@ for line in open("binder/requirements.txt"):
         print(line)
 PYEOF
 "$PYRT" -m pip download -q --disable-pip-version-check -d "$CACHE/wheels" \
-  -r "$CACHE/requirements.txt" hatchling editables pip setuptools wheel
+  -r "$CACHE/requirements.txt" hatchling editables pip setuptools wheel \
+  "$(ls "$LOCAL"/llama_cpp_python-*.whl | head -1)"
 rm -rf "$CACHE/pip-env"
 echo "$want" >"$CACHE/READY"
 echo "setup_binder: ready"

@@ -2,8 +2,12 @@
 
 A fresh virtual environment of binder/runtime.txt's Python; ``pip install -r
 binder/requirements.txt`` from a copy of the repository's root (wheels prepared by
-scripts/setup_binder.sh, installed with --no-index); ``binder/postBuild``; then every notebook
-in notebooks/ executed headless in that environment's own kernel.
+scripts/setup_binder.sh, installed with --no-index); ``binder/postBuild``, which installs the
+local model into the image's cache folder (here a fresh folder: the model file copied from the
+one the tests' set-up installed, llama-cpp-python's portable wheel from setup_binder.sh, as
+pip would build it); then every notebook in notebooks/ executed headless in that environment's
+own kernel, with Binder's memory limit: the quickstart and each tutorial's own-question cell
+answered by the real local model, and each kernel's peak resident memory measured.
 """
 
 from __future__ import annotations
@@ -14,14 +18,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from tests.conftest import need
+from tests.conftest import installed_local_model, need
 from tests.test_notebooks import check_executed
 
 pytestmark = pytest.mark.notebooks
 ROOT = Path(__file__).resolve().parents[1]
 WHEELS = ROOT / ".cache" / "binder" / "wheels"
+LOCAL_WHEELS = ROOT / ".cache" / "binder" / "local" / "wheels"
+#: Binder's usual memory limit (2 GB) less what the Jupyter server beside the kernel takes.
+KERNEL_MEMORY = "1.8G"
+BINDER_LIMIT_MB = 2048
 
 
 def _runtime() -> str:
@@ -42,9 +51,10 @@ def test_repo2docker_simulation(tmp_path):
     python = shutil.which(f"python{runtime}")
     need(python is not None, f"python{runtime} (binder/runtime.txt) not found")
     need(
-        (WHEELS.parent / "READY").exists(),
+        (WHEELS.parent / "READY").exists() and any(LOCAL_WHEELS.glob("llama_cpp_python-*.whl")),
         "Binder wheels missing: run bash scripts/setup_binder.sh",
     )
+    model = installed_local_model()
     repo = tmp_path / "repo"
     files = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"],
@@ -59,11 +69,14 @@ def test_repo2docker_simulation(tmp_path):
             shutil.copy2(ROOT / name, repo / name)
     env_dir = tmp_path / "env"
     subprocess.run([python, "-m", "venv", str(env_dir)], check=True)
+    # the image's cache folder, holding what pip would build there (the portable wheel)
+    image_cache = tmp_path / "image-cache"
+    shutil.copytree(LOCAL_WHEELS, image_cache / "wheels")
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("JUPYTER_PATH", "VIRTUAL_ENV", "PYTHONPATH", "CADET_MODEL")
-        and not k.startswith("PIP_")
+        and not k.startswith(("PIP_", "CADET_LOCAL"))
     }
     env.update(
         PATH=f"{env_dir / 'bin'}{os.pathsep}{env['PATH']}",
@@ -71,30 +84,56 @@ def test_repo2docker_simulation(tmp_path):
         PIP_NO_INDEX="1",
         PIP_FIND_LINKS=str(WHEELS),
         PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_CONFIG_FILE=os.devnull,
         PLOOMBER_STATS_ENABLED="false",
         JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),
         JUPYTER_CONFIG_DIR=str(tmp_path / "jupyter-config"),
         IPYTHONDIR=str(tmp_path / "ipython"),
+        CADET_LOCAL_DIR=str(image_cache),
+        CADET_LOCAL_SOURCE=str(model),  # no network: the copy the set-up installed
     )
     py = str(env_dir / "bin" / "python")
 
-    def step(*cmd: str) -> str:
-        done = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True)
+    def step(*cmd: str, **extra: str) -> str:
+        done = subprocess.run(cmd, cwd=repo, env={**env, **extra}, capture_output=True, text=True)
         assert done.returncode == 0, f"{cmd}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
-        return done.stdout
+        return done.stdout + done.stderr
 
     step(py, "-m", "pip", "install", "-q", "-r", "binder/requirements.txt")
     version = step(py, "-c", "import sys; print(sys.version_info[:2])")
     assert version.strip() == str(tuple(int(x) for x in runtime.split(".")))
     installed = step(py, "-c", "import cadet_magic; print(cadet_magic.__file__)")
     assert installed.startswith(str(repo)), installed  # -e . from the repository's root
-    step("bash", "binder/postBuild")
+    built = step("bash", "binder/postBuild")
+    print(built)
+    status = step(py, "-m", "cadet_magic.local", "status")
+    assert "ready:" in status and "runs on this CPU: yes" in status, status
     out = tmp_path / "out"
-    report = step(py, "scripts/run_notebooks.py", str(out))
+    report = step(
+        py, "scripts/run_notebooks.py", "--memory", str(out), CADET_LOCAL_MEMORY=KERNEL_MEMORY
+    )
     print(report)
     executed = sorted(out.glob("*.executed.ipynb"))
     assert {p.name.replace(".executed.ipynb", "") for p in executed} == {
         p.stem for p in (ROOT / "notebooks").glob("*.ipynb") if ".executed" not in p.name
     }
+    peaks = {}
     for path in executed:
-        check_executed(path, require_expect=path.name != "quickstart.executed.ipynb")
+        quickstart = path.name == "quickstart.executed.ipynb"
+        check_executed(
+            path, scripted=not quickstart, require_expect=not quickstart, local_model=True
+        )
+        peaks[path.name] = peak_memory(path)
+    print(f"kernels' peak resident memory (MB) with the local model loaded: {peaks}")
+    assert max(peaks.values()) < BINDER_LIMIT_MB, peaks
+
+
+def peak_memory(path: Path) -> int:
+    """The kernel's peak resident memory in MB, as the probe cell run_notebooks.py --memory
+    appended printed it."""
+    nb = nbformat.read(path, as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("cadet", {}).get("memory_probe")]
+    text = "".join(o.get("text", "") for o in cell.outputs)
+    found = re.search(r"peak resident memory: (\d+) MB", text)
+    assert found, text
+    return int(found.group(1))

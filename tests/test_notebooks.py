@@ -1,6 +1,8 @@
 """The tutorial series in notebooks/: each runs headless top to bottom with its stored, labelled
 scripted replies, and every ``%%ask`` ends as the notebook says (cell metadata
-``cadet.expect``: ``answer`` or ``no answer``). The quickstart has its own, closer test
+``cadet.expect``: ``answer`` or ``no answer``); each ends with a cell for the reader's own
+question (``cadet.own_question``), answered by the local model (here not installed: one line
+on how to get it; answered in tests/test_binder.py). The quickstart has its own, closer test
 (tests/test_quickstart.py)."""
 
 from __future__ import annotations
@@ -21,14 +23,25 @@ pytestmark = pytest.mark.notebooks
 TUTORIALS = [p for p in tutorials() if p.stem != "quickstart"]
 
 
-def check_executed(path: Path, scripted: bool = True, require_expect: bool = True) -> None:
-    """No error output anywhere; each %%ask cell ends as its metadata says."""
+#: What an own-question cell says when the local model is not installed (one line).
+NOT_INSTALLED = "The local model is not installed"
+
+
+def check_executed(
+    path: Path, scripted: bool = True, require_expect: bool = True, local_model: bool = False
+) -> None:
+    """No error output anywhere; each %%ask cell ends as its metadata says. The reader's
+    own-question cell (``cadet.own_question``) is answered by the real local model when
+    ``local_model``, else says in one line how to install it."""
     nb = nbformat.read(path, as_version=4)
     asks = 0
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+        if cell.metadata.get("cadet", {}).get("own_question"):
+            check_own_question(path, cell, errors, local_model)
+            continue
         assert not errors, f"{path.name}: {cell.source[:80]!r} raised {errors[0].get('ename')}"
         expect = cell.metadata.get("cadet", {}).get("expect")
         if expect is None:
@@ -45,6 +58,22 @@ def check_executed(path: Path, scripted: bool = True, require_expect: bool = Tru
     assert asks or not require_expect, f"{path.name} has no %%ask cell marked with cadet.expect"
 
 
+def check_own_question(path: Path, cell, errors: list, local_model: bool) -> None:
+    """The own-question cell: the real local model's run (an answer or a clear no-answer,
+    never scripted), or one line saying how to install it."""
+    text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+    if not local_model:  # IPython shows a UsageError as its one line on stderr
+        said = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stderr")
+        assert not errors and said.startswith("UsageError: "), (path.name, cell.outputs)
+        assert NOT_INSTALLED in said and "python -m cadet_magic.local install" in said, said
+        assert "\n" not in said.strip()
+        return
+    assert not errors, f"{path.name}: own question raised {errors[0].get('evalue')}"
+    assert "Model: local" in text and "SCRIPTED" not in text, (path.name, text[-1500:])
+    assert "\nAnswer" in text or "No answer" in text, (path.name, text[-1500:])
+    assert "Attempt 1" in text
+
+
 def test_series_is_complete():
     names = {p.stem for p in tutorials()}
     assert {
@@ -57,6 +86,12 @@ def test_series_is_complete():
     } <= names
     for p in tutorials():
         assert (p.parent / f"{p.stem}_replies.json").exists(), p.name
+        own = [
+            c
+            for c in nbformat.read(p, as_version=4).cells
+            if c.metadata.get("cadet", {}).get("own_question")
+        ]
+        assert len(own) == 1 and own[0].source.startswith("%%ask"), p.name  # the reader's cell
 
 
 @pytest.mark.parametrize("notebook", TUTORIALS, ids=lambda p: p.stem)
