@@ -54,12 +54,15 @@ TEMPERATURE = 0.7
 MODEL_TIMEOUT = 600.0
 
 
-def product_variant() -> Any:
-    """The product's first prompt as a variant of the prompt experiment."""
-    from benchmarks.prompt_tuning import Variant
+def product_variant(name: str | None = None) -> Any:
+    """The product's first prompt as a variant of the prompt experiment (or the experiment's
+    variant ``name``)."""
+    from benchmarks.prompt_tuning import VARIANTS, Variant
     from cadet_magic.agent import prompts
     from cadet_magic.schema import render
 
+    if name is not None:
+        return VARIANTS[name]
     return Variant("product", render.REPRESENTATION, prompts.PLACE)
 
 
@@ -108,14 +111,19 @@ def grouped(records: list[dict]) -> list[dict]:
 
 
 def answerer(
-    model: Any, dbs: Databases, count: int, temperature: float, budget: int
+    model: Any,
+    dbs: Databases,
+    count: int,
+    temperature: float,
+    budget: int,
+    variant_name: str | None = None,
 ) -> Callable[[Question], Line]:
     from benchmarks.prompt_tuning import catalog, first_messages
     from cadet_magic.agent.reply import content_text, usage_of
     from cadet_magic.agent.steps import call_model
     from cadet_magic.llm.sampling import sampler_for
 
-    variant = product_variant()
+    variant = product_variant(variant_name)
     prompt = f"{variant.representation}, instructions in the {variant.place} message"
     sample = sampler_for(model)
     assert sample is not None, "the benchmark talks to an OpenAI-compatible server"
@@ -163,6 +171,7 @@ def run(
     out_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
     shuffle: int | None = None,
+    variant: str | None = None,
 ) -> None:
     """Runs (or resumes) the candidates of every question of the set (in a random order
     drawn with seed ``shuffle`` when given)."""
@@ -171,7 +180,9 @@ def run(
     chosen, where = question_set(set_name)
     if shuffle is not None:  # a run stopped early then holds a random part of the whole set
         random.Random(shuffle).shuffle(chosen)
-    run_questions(set_name, chosen, where, base_url, count, temperature, replies, out_dir, progress)
+    run_questions(
+        set_name, chosen, where, base_url, count, temperature, replies, out_dir, progress, variant
+    )
 
 
 def run_questions(
@@ -184,6 +195,7 @@ def run_questions(
     replies: Path | None = REPLIES,
     out_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    variant: str | None = None,
 ) -> None:
     """:func:`run` on given questions (``where``: each database's file and engine)."""
     from benchmarks.peers import chat_model
@@ -193,7 +205,8 @@ def run_questions(
     try:
         with model_url(base_url, replies, MODEL_TIMEOUT) as url:
             model = chat_model(url, MODEL_TIMEOUT)
-            answer = answerer(model, dbs, count, temperature, AskOptions().schema_budget)
+            budget = AskOptions().schema_budget
+            answer = answerer(model, dbs, count, temperature, budget, variant)
             run_set(chosen, results_path(set_name, temperature, out_dir), answer, progress)
     finally:
         dbs.close()
@@ -212,6 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SEED",
         help="questions in a random order (a run stopped early: a random part)",
     )
+    p.add_argument(
+        "--variant",
+        help="a prompt variant of benchmarks.prompt_tuning instead of the product's first prompt",
+    )
     p.add_argument("--report-only", action="store_true", help="print the figures, run nothing")
     p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     args = p.parse_args(argv)
@@ -226,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.replies,
             progress=lambda s: print(s, file=sys.stderr, flush=True),
             shuffle=args.shuffle,
+            variant=args.variant,
         )
     from benchmarks.candidates_report import main as report
 

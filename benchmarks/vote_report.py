@@ -58,6 +58,23 @@ def warned(recs: Sequence[dict], right: bool) -> tuple[int, int]:
     return sum(1 for r in given if r.get("warnings")), len(given)
 
 
+def disagreed(rec: dict) -> bool:
+    """Whether the candidates drawn did not all give the answer (the vote's own warning)."""
+    agreement = rec.get("agreement")
+    return bool(agreement) and agreement[0] < agreement[1]
+
+
+def vote_warned(recs: Sequence[dict], right: bool) -> tuple[int, int]:
+    """(warned by the vote, all) among the answers given that were ``right`` (or wrong)."""
+    given = [r for r in recs if r.get("final_sql") is not None and bool(r["final_match"]) == right]
+    return sum(1 for r in given if disagreed(r)), len(given)
+
+
+def drawn(recs: Sequence[dict]) -> str:
+    """Candidates drawn per question beside the answer (mean)."""
+    return f"{sum(len(r.get('candidates') or ()) for r in recs) / len(recs):.2f}"
+
+
 def seconds(recs: Sequence[dict]) -> float | None:
     values = [r["seconds"] for r in recs if isinstance(r.get("seconds"), int | float)]
     return statistics.median(values) if values else None
@@ -83,6 +100,9 @@ def mode_table(before: Path, after: Path, mode: str) -> str:
         ("final answer right", *(share(sum(bool(r["final_match"]) for r in s), len(s)) for s in (bb, aa))),
         ("wrong answers with a warning", *(share(*warned(s, False)) for s in (bb, aa))),
         ("right answers with a warning", *(share(*warned(s, True)) for s in (bb, aa))),
+        ("of which the vote's (the candidates disagreed): wrong", *(share(*vote_warned(s, False)) for s in (bb, aa))),
+        ("of which the vote's: right", *(share(*vote_warned(s, True)) for s in (bb, aa))),
+        ("candidates drawn beside the answer (mean)", *(drawn(s) for s in (bb, aa))),
         ("the fallback ran", *(str(sum(bool(r.get("fallback")) for r in s)) for s in (bb, aa))),
         ("model calls per question (mean)", *(f"{sum(r.get('calls') or 0 for r in s) / len(s):.2f}" for s in (bb, aa))),
         ("seconds per question (median)", *(f"{seconds(s) or 0:.1f}" for s in (bb, aa))),

@@ -16,7 +16,8 @@ def folder(path: Path, lines: list[tuple[bool, bool, float]]) -> Path:
     recs = [
         {"db_id": "d", "question": f"q{i}", "gold": "g", "final_sql": "S", "final_match": right,
          "first_match": right, "warnings": ["w"] if warned else [], "calls": 1,
-         "seconds": seconds, "fallback": False}
+         "seconds": seconds, "fallback": False,
+         "agreement": [1, 2] if warned else [2, 2], "candidates": [{}]}
         for i, (right, warned, seconds) in enumerate(lines)
     ]  # fmt: skip
     (path / "spider.targeted.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
@@ -36,6 +37,8 @@ def test_the_goals_from_the_two_folders(tmp_path):
     assert "At most 15% of the right answers do: 0/18 (0%, 0%-18%): **met**" in text
     assert "+40.0 pts [" in text and "p=0.008: **met**" in text
     assert "2.0 -> 3.0 s: **met**" in text
+    assert "| of which the vote's (the candidates disagreed): wrong | 0/10 (0%" in text
+    assert "| candidates drawn beside the answer (mean) | 1.00 | 1.00 |" in text
 
 
 def test_nothing_to_compare_yet(tmp_path):
