@@ -27,7 +27,7 @@ from pathlib import Path
 
 from benchmarks.peer_runs import read_lines
 from benchmarks.report import shown, write_section
-from cadet_magic.eval.stats import gain, wilson
+from cadet_magic.eval.stats import Gain, gain, wilson
 from cadet_magic.vote.stopping import BetaStop, FirstAgree, Rule, stop
 from cadet_magic.vote.tally import Ballot, Tally
 
@@ -157,6 +157,126 @@ def vote_table(questions: list[list[dict]], budgets: Sequence[int] = BUDGETS) ->
     return "\n".join(lines)
 
 
+#: The added model seconds per question a setting may cost (median): the product's median
+#: seconds per question in targeted mode before the vote (5.4 s on the fixed sample), so that
+#: with the vote it stays within twice that.
+SECONDS_BUDGET = 5.4
+#: A tie between two settings' gains: within one question.
+TIE_QUESTIONS = 1
+#: The share of right answers a warning may fall on (point estimate).
+MAX_FALSE_ALARMS = 0.15
+#: How many more questions per 100 varied prompts must gain than sampling to be chosen.
+VARIED_MARGIN = 3.0
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting replayed: its rule and budget, the paired gain over the greedy first
+    attempt, candidates drawn (mean, median), the added seconds the rules charge (candidates
+    drawn beyond the first, median, times a sampled candidate's median seconds) and the
+    outcomes."""
+
+    rule: Rule
+    budget: int
+    gain: Gain
+    mean_drawn: float
+    added: float
+    outcomes: tuple[Outcome, ...]
+
+
+def settings(questions: list[list[dict]], budgets: Sequence[int] = BUDGETS) -> list[Setting]:
+    longest = max(len(r) for r in questions)
+    sampled = [c["seconds"] for r in questions for c in r[1:] if c.get("seconds")]
+    each = statistics.median(sampled) if sampled else 0.0
+    greedy = [bool(recs[0]["match"]) for recs in questions]
+    out = []
+    for rule in RULES:
+        for budget in sorted({min(b, longest) for b in budgets}):
+            outcomes = tuple(replay(recs, rule, budget) for recs in questions)
+            g = gain(greedy, [o.right for o in outcomes], seed=0)
+            drawn = [o.drawn for o in outcomes]
+            added = (statistics.median(drawn) - 1) * each
+            out.append(Setting(rule, budget, g, statistics.mean(drawn), added, outcomes))
+    return out
+
+
+def warning_choice(outcomes: Sequence[Outcome]) -> tuple[str | None, str]:
+    """Rule 3: among :data:`WARNINGS`, the highest recall on wrong answers whose false alarms
+    on right answers are at most :data:`MAX_FALSE_ALARMS`; a tie: the higher precision."""
+    given = [o for o in outcomes if o.answered]
+    wrong = [o for o in given if not o.right]
+    right = [o for o in given if o.right]
+    best: tuple[float, float, str] | None = None
+    lines = []
+    for how in WARNINGS:
+        warned = [o for o in given if o.warned(how)]
+        recall = sum(o.warned(how) for o in wrong) / len(wrong) if wrong else 0.0
+        alarms = sum(o.warned(how) for o in right) / len(right) if right else 0.0
+        precision = sum(not o.right for o in warned) / len(warned) if warned else 0.0
+        ok = alarms <= MAX_FALSE_ALARMS
+        lines.append(f"'{WARNING_NAMES[how]}' recall {recall:.0%}, false alarms {alarms:.0%}"
+                     f"{'' if ok else ' (too many)'}")  # fmt: skip
+        if ok and (best is None or (recall, precision) > best[:2]):
+            best = (recall, precision, how)
+    return (best[2] if best else None), "; ".join(lines)
+
+
+def choice(sampled: list[list[dict]], varied: list[list[dict]]) -> str:
+    """The vote's settings chosen by the rules written before these figures were read."""
+    if not sampled:
+        return ""
+    rows = settings(sampled)
+    within = [s for s in rows if s.added <= SECONDS_BUDGET]
+    lines = [
+        f"The rules (written before the figures): on the tuning set only ({len(sampled)} "
+        "questions here), the default is the setting with the largest paired gain over the "
+        f"greedy first attempt whose added seconds (median candidates beyond the first, times "
+        f"a sampled candidate's median seconds) stay within {SECONDS_BUDGET} s; a tie (within "
+        f"{TIE_QUESTIONS} question) goes to fewer candidates drawn; with no gain whose "
+        "interval's lower end is above zero the default stays 1 (no vote)."
+    ]
+    best = None
+    if within:
+        top = max(s.gain.gained - s.gain.lost for s in within)
+        tied = [s for s in within if s.gain.gained - s.gain.lost >= top - TIE_QUESTIONS]
+        best = min(tied, key=lambda s: (s.mean_drawn, -(s.gain.gained - s.gain.lost)))
+    if best is None:
+        lines.append(f"- No setting stays within {SECONDS_BUDGET} s added: the default stays 1.")
+        best = max(rows, key=lambda s: s.gain.diff)
+        how, why = warning_choice(best.outcomes)
+        lines.append(f"- The warning at the setting gaining most ({best.rule}, at most "
+                     f"{best.budget}), for the record: {why}.")  # fmt: skip
+    else:
+        g = best.gain
+        shown_gain = (f"{g.diff * 100:+.1f} pts [{g.low * 100:+.1f}, {g.high * 100:+.1f}], "
+                      f"+{g.gained}/−{g.lost}")  # fmt: skip
+        where = f"{best.rule}, at most {best.budget}"
+        if g.low > 0:
+            lines.append(f"- Chosen: {where} ({shown_gain}; {best.mean_drawn:.2f} candidates "
+                         f"drawn on average, {best.added:.1f} s added): the default "
+                         f"`candidates` is {best.budget}.")  # fmt: skip
+        else:
+            lines.append(f"- The best setting within the time, {where} ({shown_gain}; "
+                         f"{best.added:.1f} s added), has an interval reaching zero or below: "
+                         "the default stays 1 (no vote).")  # fmt: skip
+        how, why = warning_choice(best.outcomes)
+        lines.append(f"- The warning at that setting: {why}: "
+                     f"{repr(WARNING_NAMES[how]) if how else 'none qualifies'}.")  # fmt: skip
+    if varied and best is not None:
+        vrows = [s for s in settings(varied, budgets=(3, len(varied[0])))]
+        v = max(vrows, key=lambda s: s.gain.diff)
+        margin = (v.gain.diff - best.gain.diff) * 100
+        fits = v.added <= SECONDS_BUDGET
+        verdict = "chosen instead" if margin >= VARIED_MARGIN and fits else "not chosen"
+        lines.append(
+            f"- Varied prompts: their best, {v.rule}, at most {v.budget}, gains "
+            f"{v.gain.diff * 100:+.1f} pts ({margin:+.1f} per 100 against the sampled setting "
+            f"above; {VARIED_MARGIN:g} needed) and adds {v.added:.1f} s (each variant's prompt "
+            f"read in full): {verdict}."
+        )
+    return "\n".join(lines)
+
+
 def seconds_line(questions: list[list[dict]]) -> str:
     first = [r[0]["seconds"] for r in questions if r[0].get("seconds")]
     more = [c["seconds"] for r in questions for c in r[1:] if c.get("seconds")]
@@ -233,6 +353,7 @@ def report(paths: Sequence[Path], variants: Path | None) -> str:
             seconds_line(questions),
         ]
     varied = variant_questions(variants) if variants is not None else []
+    parts.append(choice(questions, varied))
     if varied:
         budget = len(varied[0])
         parts += [

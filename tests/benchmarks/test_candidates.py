@@ -67,3 +67,20 @@ def test_replay(case):
     records = [{"group": g, "match": m} for g, m in case["candidates"]]
     got = candidates_report.replay(records, RULES[case["rule"]], case["budget"])
     assert [got.right, got.drawn, got.split, got.contested] == case["expect"]
+
+
+def _question(greedy: bool, samples: list[tuple[int, bool]]) -> list[dict]:
+    first = {"group": 0, "match": greedy, "seconds": 0.1}
+    return [first] + [{"group": g, "match": m, "seconds": 2.0} for g, m in samples]
+
+
+def test_the_rules_choose_the_default_and_the_warning():
+    # 12 questions the greedy answer gets wrong and two agreeing samples right; 28 all agree
+    fixed = [_question(False, [(1, True), (1, True), (1, True), (1, True)])] * 12
+    sure = [_question(True, [(0, True)] * 4)] * 28
+    text = candidates_report.choice(fixed + sure, [])
+    assert "the default `candidates` is 3" in text and "first 2 agree, at most 3" in text
+    assert "'not all agree' recall 0%, false alarms 30% (too many)" in text
+    # no gain: the default stays 1
+    text = candidates_report.choice(sure, [])
+    assert "the default stays 1" in text
