@@ -44,7 +44,6 @@ from benchmarks.lite import (
     CHROMIUM,
     IDLE,
     NOTEBOOK,
-    OUTPUT,
     RUN_CELL,
     SITE,
     WORK,
@@ -97,8 +96,20 @@ CHANNEL = (
 )
 
 
+#: A cell's outputs as text, an error's included (its name and message).
+OUTPUT = """i => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+  const outs = cells.get(i).toJSON().outputs || [];
+  return outs.map(o => o.text || (o.data && o.data['text/plain'])
+    || (o.ename ? `${o.ename}: ${o.evalue}` : '')).join('\\n'); }"""
+
+
 def _last_json(text: str) -> dict:
-    return json.loads(text.strip().splitlines()[-1])
+    """The JSON line a cell printed last; the cell's output in the error when there is none."""
+    lines = text.strip().splitlines()
+    try:
+        return json.loads(lines[-1])
+    except (IndexError, ValueError):
+        raise SystemExit(f"benchmarks.lite: a cell gave no figures: {text[-2000:]!r}") from None
 
 
 def chromium_pss(profile: str) -> float:
