@@ -444,6 +444,8 @@ def main(args) -> None:
             with serve(SITE, isolated=isolated) as base:
                 print(f"page, {name}:", flush=True)
                 setups[name] = page_setup(pw, base, quiet, questions, isolated)
+                # kept if a later part fails
+                runs.write_text(json.dumps({"page": setups}, indent=1))
     print("CPython kernel:", flush=True)
     cpy = cpython_setup(SITE / "files", quiet, questions)
     runs.write_text(json.dumps({"page": setups, "cpython": cpy}, indent=1))
