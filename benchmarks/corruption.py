@@ -141,8 +141,8 @@ def _found(d, detail: str | None) -> bool:
     """Whether the diagnosis recognised the mistake's kind (not only its category)."""
     if detail is None:
         return True
-    mistake = d.details.get("aggregate_mistake") or {}
-    return bool(d.details.get(detail)) or mistake.get("kind") == detail
+    mistake = getattr(d.details, "mistake", None)
+    return bool(getattr(d.details, detail, None)) or getattr(mistake, "kind", None) == detail
 
 
 def score_mutant(db: Database, engine: str, mutant: Mutant, result: Result) -> None:

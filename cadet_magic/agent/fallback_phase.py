@@ -245,7 +245,13 @@ def diagnosis(state: AskState) -> Diagnosis:
     work = code_work(state)
     sql, code = work.sql, work.code
     verdict, code_check = work.check, work.code_check
-    where: dict[str, Any] = {"sql": sql, "dialect": state.target.name, "schema": state.schema}
+    query = verdict.query if verdict is not None else None  # the check's tree
+    where: dict[str, Any] = {
+        "sql": sql,
+        "dialect": state.target.name,
+        "schema": state.schema,
+        "query": query,
+    }
     found: list[tuple[Any, str | None]] = []
     if not sql or not code:
         found.append((NoBlocks(bool(sql), bool(code)), None))

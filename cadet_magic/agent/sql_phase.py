@@ -110,7 +110,13 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
     through :func:`cadet_magic.diagnose.failures.diagnose`)."""
     t0 = time.perf_counter()
     work = state.work
-    where: dict[str, Any] = {"sql": work.sql, "dialect": state.target.name, "schema": state.schema}
+    query = work.check.query if work.check is not None else None  # the check's tree
+    where: dict[str, Any] = {
+        "sql": work.sql,
+        "dialect": state.target.name,
+        "schema": state.schema,
+        "query": query,
+    }
     if not work.sql:
         diagnosis = diagnose_failure(NoSQL(work.reply.text if work.reply is not None else ""))
     elif work.check is not None and not work.check.ok:
@@ -130,6 +136,7 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
             last=again[1],
             schema=state.schema,
             dialect=state.target.name,
+            query=query,
         )
     return state.with_work(diagnosis=diagnosis).timed("diagnose", time.perf_counter() - t0)
 

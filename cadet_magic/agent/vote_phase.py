@@ -170,7 +170,12 @@ def _diagnosis(state: AskState) -> Any:
         return work.diagnosis
     if not work.sql:
         return diagnose_failure(NoSQL(work.reply.text if work.reply is not None else ""))
-    where: dict[str, Any] = {"sql": work.sql, "dialect": state.target.name, "schema": state.schema}
+    where: dict[str, Any] = {
+        "sql": work.sql,
+        "dialect": state.target.name,
+        "schema": state.schema,
+        "query": work.check.query if work.check is not None else None,  # the check's tree
+    }
     if work.check is not None and not work.check.ok:
         return diagnose_failure(SafetyRefusal(work.check.issues), **where)
     return diagnose_failure(work.error, **where)

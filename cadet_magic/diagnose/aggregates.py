@@ -8,9 +8,10 @@ aggregates (a subquery, or ORDER BY ... LIMIT 1), an aggregate without the GROUP
 
 Example:
     >>> aggregate_mistake("SELECT max(count(*)) FROM orders GROUP BY status")
-    {'kind': 'nested_aggregate', 'expression': 'MAX(COUNT(*))', 'outer': 'MAX', 'inner': 'COUNT(*)'}
-    >>> aggregate_mistake("SELECT status FROM orders ORDER BY count(*) DESC LIMIT 1")
-    {'kind': 'missing_group_by', 'columns': ['status'], 'in_order_by': True, 'aggregate': 'COUNT(*)'}
+    AggregateMistake(kind='nested_aggregate', columns=(), aggregate=None, expression='MAX(COUNT(*))', outer='MAX', inner='COUNT(*)', in_order_by=False)
+    >>> m = aggregate_mistake("SELECT status FROM orders ORDER BY count(*) DESC LIMIT 1")
+    >>> m.kind, m.columns, m.in_order_by, m.aggregate
+    ('missing_group_by', ('status',), True, 'COUNT(*)')
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from cadet_magic.diagnose.found import AggregateMistake
 from cadet_magic.diagnose.sqlcontext import parse_tree
 
 _SCOPES = (exp.Subquery, exp.Select)
@@ -57,24 +59,25 @@ def _sql(node: Any) -> str:
         return node.key.upper()
 
 
-def _names(cols: list[exp.Column]) -> list[str]:
+def _names(cols: list[exp.Column]) -> tuple[str, ...]:
     out: list[str] = []
     for c in cols:
         name = c.sql()
         if name not in out:
             out.append(name)
-    return out
+    return tuple(out)
 
 
-def _nested(select: exp.Select) -> dict[str, Any] | None:
+def _nested(select: exp.Select) -> AggregateMistake | None:
     """An aggregate over an aggregate of the same SELECT, written inside it or through the
     alias of a selected aggregate: which one is outside (``outer``) and which inside
     (``inner``).
 
     Example:
         >>> from cadet_magic.diagnose.sqlcontext import parse_tree
-        >>> _nested(parse_tree("SELECT COUNT(*) AS n FROM t GROUP BY a ORDER BY MAX(n) DESC"))
-        {'kind': 'nested_aggregate', 'expression': 'MAX(n)', 'outer': 'MAX', 'inner': 'COUNT(*)'}
+        >>> m = _nested(parse_tree("SELECT COUNT(*) AS n FROM t GROUP BY a ORDER BY MAX(n) DESC"))
+        >>> m.kind, m.expression, m.outer, m.inner
+        ('nested_aggregate', 'MAX(n)', 'MAX', 'COUNT(*)')
     """
     aliased = {
         e.alias.lower(): inner
@@ -91,21 +94,18 @@ def _nested(select: exp.Select) -> dict[str, Any] | None:
             if not c.table and c.name.lower() in aliased and _own(c, select)
         ]
         if inner:
-            return {
-                "kind": "nested_aggregate",
-                "expression": _sql(agg),
-                "outer": agg.sql_name(),
-                "inner": _sql(inner[0]),
-            }
+            return AggregateMistake(
+                "nested_aggregate", expression=_sql(agg), outer=agg.sql_name(), inner=_sql(inner[0])
+            )
     return None
 
 
-def _select_mistake(select: exp.Select) -> dict[str, Any] | None:
+def _select_mistake(select: exp.Select) -> AggregateMistake | None:
     where = select.args.get("where")
     if where is not None:
         found = _aggregates(where, select)
         if found:
-            return {"kind": "aggregate_in_where", "aggregate": _sql(found[0])}
+            return AggregateMistake("aggregate_in_where", aggregate=_sql(found[0]))
     nested = _nested(select)
     if nested is not None:
         return nested
@@ -131,12 +131,9 @@ def _select_mistake(select: exp.Select) -> dict[str, Any] | None:
             return None
         in_order = bool(order is not None and _aggregates(order, select))
         agg = next(a for p in aggregated_parts for a in _aggregates(p, select))
-        return {
-            "kind": "missing_group_by",
-            "columns": _names(loose),
-            "in_order_by": in_order,
-            "aggregate": _sql(agg),
-        }
+        return AggregateMistake(
+            "missing_group_by", columns=_names(loose), in_order_by=in_order, aggregate=_sql(agg)
+        )
     grouped = {g.sql().lower() for g in group.expressions}
     grouped |= {g.name.lower() for g in group.expressions if isinstance(g, exp.Column)}
     if any(isinstance(g, exp.Literal) for g in group.expressions):
@@ -149,25 +146,26 @@ def _select_mistake(select: exp.Select) -> dict[str, Any] | None:
         and c.name.lower() not in aliases
     ]
     if missing:
-        return {"kind": "not_grouped", "columns": _names(missing)}
+        return AggregateMistake("not_grouped", columns=_names(missing))
     return None
 
 
-def aggregate_mistake(sql: str | None, dialect: str | None = None) -> dict[str, Any] | None:
-    """The aggregation mistake of ``sql``, or None (unparsable, or none recognised).
-
-    Returns:
-        ``{"kind": ...}`` with ``kind`` one of ``aggregate_in_where`` (and ``aggregate``),
-        ``nested_aggregate`` (and ``expression``), ``missing_group_by`` (``columns`` to
-        group by, ``in_order_by``, ``aggregate``) or ``not_grouped`` (``columns`` to add).
+def aggregate_mistake(
+    sql: str | None, dialect: str | None = None, tree: Any = None
+) -> AggregateMistake | None:
+    """The aggregation mistake of ``sql`` (read on ``tree`` when given, else parsed), or None
+    (unparsable, or none recognised): an :class:`~cadet_magic.diagnose.found.AggregateMistake`.
 
     Example:
-        >>> aggregate_mistake("SELECT status FROM orders WHERE count(*) > 1 GROUP BY status")
-        {'kind': 'aggregate_in_where', 'aggregate': 'COUNT(*)'}
-        >>> aggregate_mistake("SELECT a, b, sum(c) FROM t GROUP BY a")
-        {'kind': 'not_grouped', 'columns': ['b']}
+        >>> m = aggregate_mistake("SELECT status FROM orders WHERE count(*) > 1 GROUP BY status")
+        >>> m.kind, m.aggregate
+        ('aggregate_in_where', 'COUNT(*)')
+        >>> m = aggregate_mistake("SELECT a, b, sum(c) FROM t GROUP BY a")
+        >>> m.kind, m.columns
+        ('not_grouped', ('b',))
     """
-    tree = parse_tree(sql, dialect)
+    if tree is None:
+        tree = parse_tree(sql, dialect)
     if tree is None:
         return None
     for select in tree.find_all(exp.Select):

@@ -30,10 +30,12 @@ from typing import Any
 
 from cadet_magic.diagnose import code_feedback as fallback_feedback
 from cadet_magic.diagnose.feedback import no_sql_feedback
+from cadet_magic.diagnose.found import found
 from cadet_magic.diagnose.model import Category, Diagnosis
 from cadet_magic.diagnose.router import engine_diagnosis
 from cadet_magic.result import Outcome
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
 
 
@@ -109,8 +111,10 @@ def diagnose(
     sql: str | None = None,
     dialect: str | None = None,
     schema: Schema | Mapping[str, Iterable[str]] | None = None,
+    query: CheckedQuery | None = None,
 ) -> Diagnosis:
-    """The :class:`Diagnosis` of any failure (see the module's description).
+    """The :class:`Diagnosis` of any failure (see the module's description); ``query``: the
+    checked query when the safety check parsed ``sql`` (the diagnosis reads its tree).
 
     Example:
         >>> diagnose(TooManyRows(100)).error
@@ -120,7 +124,7 @@ def diagnose(
         return Diagnosis(
             Category.no_sql,
             True,
-            {"reply": failure.reply[:300]},
+            found(Category.no_sql, reply=failure.reply[:300]),
             [],
             no_sql_feedback(failure.reply),
             outcome=Outcome.no_sql,
@@ -132,7 +136,7 @@ def diagnose(
         return Diagnosis(
             Category.no_blocks,
             True,
-            {},
+            found(Category.no_blocks),
             [],
             fallback_feedback.no_blocks(failure.has_sql, failure.has_code),
             outcome=Outcome.no_sql,
@@ -142,7 +146,7 @@ def diagnose(
         return Diagnosis(
             Category.not_simple,
             True,
-            {"issues": [i.message for i in failure.issues]},
+            found(Category.not_simple, issues=tuple(i.message for i in failure.issues)),
             [],
             fallback_feedback.not_simple(failure.issues),
             outcome=Outcome.refused,
@@ -152,7 +156,7 @@ def diagnose(
         return Diagnosis(
             Category.code_refused,
             True,
-            {"issues": [str(i) for i in failure.issues]},
+            found(Category.code_refused, issues=tuple(str(i) for i in failure.issues)),
             [],
             fallback_feedback.code_refused(failure.issues),
             outcome=Outcome.refused,
@@ -162,7 +166,7 @@ def diagnose(
         return Diagnosis(
             Category.too_many_rows,
             True,
-            {},
+            found(Category.too_many_rows),
             [],
             fallback_feedback.too_many_rows(failure.limit),
             outcome=Outcome.error,
@@ -175,21 +179,25 @@ def diagnose(
         return Diagnosis(
             Category.value_not_found,
             retryable=True,
-            details={"missing": [f.filter.key for f in check.missing]},
+            details=found(
+                Category.value_not_found,
+                missing=tuple(f.filter.key for f in check.missing),
+                suggestions=tuple(v for f in check.missing for v in f.close),
+            ),
             suggestions=[v for f in check.missing for v in f.close],
             feedback=check.feedback(failure.sql),
             outcome=Outcome.suspect,
             error=check.problems(),
         )
     if isinstance(failure, SafetyRefusal | BaseException | str):
-        return engine_diagnosis(failure, sql=sql, dialect=dialect, schema=schema)
+        return engine_diagnosis(failure, sql=sql, dialect=dialect, schema=schema, query=query)
     raise TypeError(f"not a failure: {failure!r}")
 
 
 def _code_failure(failure: CodeFailed) -> Diagnosis:
     error = failure.error
     kind = getattr(error, "kind", "error")
-    details = {"error": str(error)} if error is not None else {}
+    text = str(error) if error is not None else None
     category, retryable, template = _CODE_KINDS.get(
         kind,
         (
@@ -201,7 +209,7 @@ def _code_failure(failure: CodeFailed) -> Diagnosis:
     return Diagnosis(
         category,
         retryable,
-        details,
+        found(category, error=text),
         [],
         template(error),
         outcome=Outcome.timeout if kind == "timeout" else Outcome.error,

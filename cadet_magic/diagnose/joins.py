@@ -16,41 +16,21 @@ Example:
     ... ))
     >>> m = missing_join("category", s, tables=["order_items"], aliases={})
     >>> m.table, m.joins
-    ('products', ['JOIN products ON products.product_id = order_items.product_id'])
+    ('products', ('JOIN products ON products.product_id = order_items.product_id',))
 """
 
 from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
 
+from cadet_magic.diagnose.found import MissingJoin
 from cadet_magic.diagnose.suggest import similarity
 from cadet_magic.schema.model import Schema, Table
 
 #: Column names that look like keys: preferred when tables are joined on shared names.
 _KEYISH = re.compile(r"(^|_)(id|key|code|no|num|number)$|id$", re.I)
 _MAX_HOPS = 3
-
-
-@dataclass
-class MissingJoin:
-    """A column the query uses from a table it does not join.
-
-    Attributes:
-        column: the column, as the schema spells it.
-        table: the best table holding it.
-        joins: the JOIN clauses that bring ``table`` in, from a table the query uses (empty
-            when no path was found).
-        owners: every table holding the column that the query does not use, best first.
-        qualifier: the qualifier the query wrote (an un-joined table or an undefined alias).
-    """
-
-    column: str
-    table: str
-    joins: list[str] = field(default_factory=list)
-    owners: list[str] = field(default_factory=list)
-    qualifier: str | None = None
 
 
 def _has(table: Table, column: str) -> str | None:
@@ -221,7 +201,7 @@ def missing_join(
     return MissingJoin(
         column=name,
         table=best.name,
-        joins=join_path(schema, tables, best.name, aliases) if tables else [],
-        owners=ranked,
+        joins=tuple(join_path(schema, tables, best.name, aliases)) if tables else (),
+        owners=tuple(ranked),
         qualifier=qualifier,
     )

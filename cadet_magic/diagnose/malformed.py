@@ -9,7 +9,7 @@ Example:
     >>> placeholders("SELECT * FROM t WHERE a = @name AND b = '@x' AND c = ?")
     ['@name', '?']
     >>> truncated("SELECT name FROM singer WHERE coun", ["country", "name"])
-    {'tail': 'coun', 'completions': ['country']}
+    Cut(tail='coun', completions=('country',))
     >>> degenerate("SELECT a FROM t WHERE a = 1 AND AND AND AND AND")
     'AND'
 """
@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from cadet_magic.diagnose.found import Cut
 from cadet_magic.diagnose.sqlcontext import parse_tree
 from cadet_magic.sql.dialect import dialect_key
 
@@ -65,9 +66,7 @@ def _tokens(sql: str) -> list[str]:
     return _TOKENS.findall(re.sub(r"--[^\n]*|/\*.*?\*/", " ", sql, flags=re.S))
 
 
-def truncated(
-    sql: str | None, names: Iterable[str] = (), tables: Iterable[str] = ()
-) -> dict[str, Any] | None:
+def truncated(sql: str | None, names: Iterable[str] = (), tables: Iterable[str] = ()) -> Cut | None:
     """Signs that the query was cut short: an unterminated string or quoted name, a last
     word after which no query ends (``WHERE``, ``AND``, a comma ...), the beginning of a
     clause keyword (``WHE``), or a last identifier that is the beginning of a real name
@@ -82,22 +81,23 @@ def truncated(
         tables: the real table names (for a last word after FROM or JOIN).
 
     Returns:
-        ``{"tail": the last words, "completions": real names the last word begins}`` or None.
+        A :class:`~cadet_magic.diagnose.found.Cut`: the last words (``tail``) and the real
+        names the last word begins (``completions``); or None.
 
     Example:
         >>> truncated("SELECT a FROM t GROUP BY")
-        {'tail': 'GROUP BY', 'completions': []}
+        Cut(tail='GROUP BY', completions=())
         >>> truncated("SELECT a FROM t WHERE a = 'abc", ["a"])
-        {'tail': "'abc", 'completions': []}
+        Cut(tail="'abc", completions=())
         >>> truncated("SELECT a FROM t WHE", ["a", "t"])
-        {'tail': 'WHE', 'completions': []}
+        Cut(tail='WHE', completions=())
         >>> truncated("SELECT a FROM t", ["a", "t"]) is None
         True
         >>> truncated("SELECT id FROM Document", ["Document_ID", "Documents"], ["Documents"])
         >>> truncated("SELECT a FROM part, linei", ["a", "lineitem"], ["part", "lineitem"])
-        {'tail': 'linei', 'completions': ['lineitem']}
-        >>> truncated("SELECT a FROM pets AS T3 WHERE T3.pet", ["petid", "pets"], ["pets"])["completions"]
-        ['petid']
+        Cut(tail='linei', completions=('lineitem',))
+        >>> truncated("SELECT a FROM pets AS T3 WHERE T3.pet", ["petid", "pets"], ["pets"]).completions
+        ('petid',)
     """
     if not sql:
         return None
@@ -110,13 +110,13 @@ def truncated(
     last = tokens[-1]
     tail = " ".join(tokens[-2:]) if last.lower() == "by" else last
     if last.startswith("'") and (len(last) == 1 or not last.endswith("'")):
-        return {"tail": last, "completions": []}
+        return Cut(last)
     if last.startswith('"') and (len(last) == 1 or not last.endswith('"')):
         inner = last[1:].lower()
         found = [n for n in names if n.lower().startswith(inner) and len(n) > len(inner)]
-        return {"tail": last, "completions": list(dict.fromkeys(found))[:12]}
+        return Cut(last, tuple(dict.fromkeys(found))[:12])
     if last.lower() in _DANGLING or last in _DANGLING_SIGNS:
-        return {"tail": tail, "completions": []}
+        return Cut(tail)
     if not re.fullmatch(r"[A-Za-z_]\w*", last) or len(last) < 2:
         return None
     names = list(names)
@@ -137,9 +137,9 @@ def truncated(
     if any(n.lower() == low + "s" for n in completions):
         return None  # a plural slip (``Treatment`` for ``Treatments``)
     if completions and any(len(n) > len(last) + 1 for n in completions):
-        return {"tail": last, "completions": completions[:12]}
+        return Cut(last, tuple(completions[:12]))
     if not completions and any(k.startswith(last.lower()) and k != last.lower() for k in _CLAUSES):
-        return {"tail": last, "completions": []}
+        return Cut(last)
     return None
 
 
@@ -205,9 +205,9 @@ UNSUPPORTED: dict[str, list[tuple[Any, str, str]]] = {
 }  # fmt: skip
 
 
-def unsupported(sql: str | None, dialect: str | None) -> tuple[str, str] | None:
-    """The first construct of ``sql`` that the engine of ``dialect`` lacks: (name, what to
-    write instead), or None.
+def unsupported(sql: str | None, dialect: str | None, tree: Any = None) -> tuple[str, str] | None:
+    """The first construct of ``sql`` (read on ``tree`` when given, else parsed) that the
+    engine of ``dialect`` lacks: (name, what to write instead), or None.
 
     Example:
         >>> unsupported("SELECT a FROM t WHERE a < ANY (SELECT b FROM u)", "sqlite")[0]
@@ -216,7 +216,8 @@ def unsupported(sql: str | None, dialect: str | None) -> tuple[str, str] | None:
         True
     """
     rules = UNSUPPORTED.get(dialect_key(dialect))
-    tree = parse_tree(sql, dialect) if rules else None
+    if rules and tree is None:
+        tree = parse_tree(sql, dialect)
     if tree is None or not rules:
         return None
     for node in tree.walk():

@@ -10,71 +10,24 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
+from cadet_magic.diagnose.category import NOT_RETRYABLE, Category
+from cadet_magic.diagnose.found import Found, found
 
-class Category(StrEnum):
-    """What kind of failure an attempt had (a ``str``: compares equal to its value).
-
-    One vocabulary for both phases: the SQL phase's failures (the engine's errors, the
-    safety check, a reply without SQL) and those particular to the fallback phase (its two
-    blocks, the simple-SELECT rule, the pandas code's check and run), which keep the SQL
-    categories for the engine errors of their SELECT.
-
-    Example:
-        >>> Category("code_timeout") is Category.code_timeout, Category.no_sql == "no_sql"
-        (True, True)
-    """
-
-    column_not_found = "column_not_found"
-    table_not_found = "table_not_found"
-    syntax_error = "syntax_error"
-    type_mismatch = "type_mismatch"
-    join_error = "join_error"
-    aggregation_error = "aggregation_error"
-    function_not_found = "function_not_found"
-    division_by_zero = "division_by_zero"
-    datetime_format = "datetime_format"
-    timeout = "timeout"
-    permission_denied = "permission_denied"
-    connection_error = "connection_error"
-    forbidden = "forbidden"
-    multiple_statements = "multiple_statements"
-    no_sql = "no_sql"
-    unknown = "unknown"
-    #: The query ran, but a string it filters on does not occur while a close value does.
-    value_not_found = "value_not_found"
-    # The fallback phase's own failures.
-    no_blocks = "no_blocks"
-    not_simple = "not_simple"
-    too_many_rows = "too_many_rows"
-    code_refused = "code_refused"
-    python_error = "python_error"
-    code_timeout = "code_timeout"
-    code_memory = "code_memory"
-    no_result = "no_result"
-    bad_result = "bad_result"
-    unavailable = "unavailable"
-
-    def __str__(self) -> str:
-        return self.value
+__all__ = ["NOT_RETRYABLE", "Category", "Diagnosis", "Found"]
 
 
-#: Regenerating the SQL cannot fix these.
-NOT_RETRYABLE = frozenset(
-    {Category.permission_denied, Category.connection_error, Category.unavailable}
-)
-
-
-@dataclass
+@dataclass(frozen=True)
 class Diagnosis:
     """What went wrong and what to tell the model.
 
     Attributes:
         category: the failure category.
         retryable: whether another model attempt can fix it.
-        details: what was read from the error: ``message``, ``identifier``, ``position``, ...
+        details: what the diagnosis found, as its category's typed record
+            (:class:`~cadet_magic.diagnose.found.Found` or the category's own: the name it is
+            about, where, the marks the feedback needs, ...).
         suggestions: ranked real names (``table.column`` or ``table``; functions for
             function_not_found), best first.
         feedback: the text for the model (the failed SQL plus a short, specific fix).
@@ -87,9 +40,14 @@ class Diagnosis:
 
     category: Any
     retryable: bool
-    details: dict[str, Any] = field(default_factory=dict)
+    details: Found = field(default_factory=Found)
     suggestions: list[str] = field(default_factory=list)
     feedback: str = ""
     outcome: str = "error"
     error: str | None = None
     exception: BaseException | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.details == Found() and self.category != Category.unknown:
+            # nothing found beyond the category: the category's own (empty) record
+            object.__setattr__(self, "details", found(Category(self.category)))

@@ -1,7 +1,9 @@
-"""The real names a diagnosis suggests, per category (stdlib + sqlglot): columns and tables
-ranked by :mod:`.suggest`, the owners of a column a missing join needs, the columns of an
-aggregation mistake, the completions of a cut-off name, and a name that differs only in case
-where the engine compares case (:func:`case_only`). Used by :mod:`.router`.
+"""The real names a diagnosis suggests, per category (stdlib + sqlglot), as rules of the router
+(:data:`cadet_magic.diagnose.router.RULES`): :func:`named` ranks columns and tables by
+:mod:`.suggest`, the owners of a column a missing join needs, the columns of an aggregation
+mistake, the completions of a cut-off name; :func:`listed` gives a missing table's feedback
+the tables there are; :func:`aliased` speaks the query's own aliases; :func:`case_only` finds
+a name that differs only in case where the engine compares case.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ import re
 from typing import Any
 
 from cadet_magic.diagnose import suggest
-from cadet_magic.diagnose.model import Category
-from cadet_magic.diagnose.sqlcontext import SqlContext, parse_tree
-from cadet_magic.errors import EngineError
+from cadet_magic.diagnose.category import Category
+from cadet_magic.diagnose.found import Found, MissingJoin
+from cadet_magic.diagnose.sqlcontext import SqlContext, Where
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.dialect import dialect_key
 
@@ -21,23 +23,29 @@ from cadet_magic.sql.dialect import dialect_key
 CASE_SENSITIVE = frozenset({"postgres", "redshift", "snowflake", "oracle", "trino", "presto"})
 
 
-def case_only(
-    category: Category,
-    details: dict[str, Any],
-    ctx: SqlContext,
-    schema: Schema,
-    dialect: str | None,
-) -> str | None:
+def case_only(f: Found, at: Where) -> Found:
+    """A missing column or table whose written name differs from a real one only in case, on
+    an engine where that matters: the real name, suggested first."""
+    if f.category not in (Category.column_not_found, Category.table_not_found):
+        return f
+    real = _case_only(f, at.ctx, at.schema, at.dialect)
+    if real is None:
+        return f
+    suggestions = (real, *[x for x in f.suggestions if x != real])
+    return f.replace(case_sensitive=real, suggestions=suggestions)
+
+
+def _case_only(f: Found, ctx: SqlContext, schema: Schema, dialect: str | None) -> str | None:
     """The real name when the written one differs from it only in case, on an engine where
     that matters, among the query's own tables (for a column) or the schema (for a table)."""
     if dialect_key(dialect) not in CASE_SENSITIVE or not schema.tables:
         return None
-    ident = (details.get("identifier") or "").strip()
+    ident = f.name.strip()
     if not ident:
         return None
     qualifier, _, name = ident.rpartition(".")
     name = name.strip('"')
-    if category is Category.table_not_found:
+    if f.category is Category.table_not_found:
         real = schema.table(name)
         return real.name if real is not None and real.name != name else None
     owner = ctx.resolve(qualifier) if qualifier else None
@@ -52,15 +60,13 @@ def case_only(
     return None
 
 
-def _table_columns(
-    ident: str, ctx: SqlContext, sql: str | None, dialect: str | None, schema: Schema
-) -> list[str]:
+def _table_columns(ident: str, at: Where) -> list[str]:
     """The columns the query reads from the unknown table ``ident``: in each SELECT that
     reads it, those qualified by its name or alias, and the bare ones none of that SELECT's
     other tables has."""
     from sqlglot import exp
 
-    tree = parse_tree(sql, dialect)
+    tree, schema = at.tree, at.schema
     if tree is None:
         return []
     out: list[str] = []
@@ -91,55 +97,62 @@ def _table_columns(
     return out
 
 
-def suggest_names(
-    category: Category,
-    details: dict[str, Any],
-    info: EngineError | None,
-    ctx: SqlContext,
-    sch: Schema,
-    dialect: str | None,
-    sql: str | None = None,
-) -> list[str]:
-    ident = details.get("identifier")
-    engine = [c.text for c in info.candidates] if info is not None else []
-    if details.get("truncated"):
-        return _completions(details["truncated"]["completions"], ctx, sch, sql)
-    if details.get("missing_join"):
-        return _join_owners(details["missing_join"], sch)
-    if category is Category.column_not_found and ident:
+def named(f: Found, at: Where) -> Found:
+    """The real names to suggest, best first."""
+    return f.replace(suggestions=tuple(_names(f, at)))
+
+
+def _names(f: Found, at: Where) -> list[str]:
+    ident, ctx, sch = f.name, at.ctx, at.schema
+    engine = [c.text for c in at.read.candidates] if at.read is not None else []
+    truncated = getattr(f, "truncated", None)
+    if truncated is not None:
+        return _completions(list(truncated.completions), ctx, sch, at.sql)
+    missing = getattr(f, "missing_join", None)
+    if missing is not None:
+        return _join_owners(missing, sch)
+    if f.category is Category.column_not_found and ident:
         return suggest.rank_columns(
             ident, sch, tables=ctx.tables, aliases=ctx.aliases, engine=engine
         )
-    if category is Category.table_not_found and ident:
-        columns = _table_columns(ident, ctx, sql, dialect, sch)
+    if f.category is Category.table_not_found and ident:
+        columns = _table_columns(ident, at)
         return suggest.rank_tables(ident, sch, engine=engine, columns=columns)
-    kind = details.get("aggregate_mistake", {}).get("kind")
-    if category is Category.aggregation_error and kind in (
+    mistake = getattr(f, "mistake", None)
+    kind = mistake.kind if mistake is not None else None
+    if f.category is Category.aggregation_error and kind in (
         "aggregate_in_where",
         "nested_aggregate",
     ):
         return []
-    if category is Category.aggregation_error:
-        return _aggregated_columns(details, ident, ctx, sch)
-    if category is Category.join_error and ident:
+    if f.category is Category.aggregation_error:
+        columns = list(mistake.columns) if mistake is not None else []
+        return _aggregated_columns(columns, ident, ctx, sch)
+    if f.category is Category.join_error and ident:
         found = suggest.qualify(ident, sch, tables=ctx.tables, aliases=ctx.aliases)
         for cand in engine:
-            q, _, c = cand.rpartition(".")
+            q, _, _ = cand.rpartition(".")
             for name in suggest.qualify(cand, sch, tables=ctx.tables, aliases=ctx.aliases):
                 if name not in found and q:
                     found.append(name)
-            del c
         return found
-    if category is Category.function_not_found and ident:
-        return suggest.rank_functions(ident, dialect, engine)
+    if f.category is Category.function_not_found and ident:
+        return suggest.rank_functions(ident, at.dialect, engine)
     return []
 
 
-def _join_owners(mj: dict[str, Any], sch: Schema) -> list[str]:
+def listed(f: Found, at: Where) -> Found:
+    """A missing table's feedback lists the tables the query may use."""
+    if f.category is not Category.table_not_found or not at.schema.tables:
+        return f
+    return f.replace(tables=tuple(at.schema.table_names()))
+
+
+def _join_owners(mj: MissingJoin, sch: Schema) -> list[str]:
     """The tables that have the column a missing join needs, and those the query has."""
-    owners = [f"{t}.{mj['column']}" for t in mj["owners"]]
-    in_query = mj.get("in_query", [])
-    if mj.get("qualifier") and sch.table(mj["qualifier"]) is not None:
+    owners = [f"{t}.{mj.column}" for t in mj.owners]
+    in_query = list(mj.in_query)
+    if mj.qualifier and sch.table(mj.qualifier) is not None:
         # a real table outside the query: the model may have meant one it has
         ranked = [*owners[:1], *in_query[:2], *owners]
     else:  # an undefined alias: which table it meant is the question
@@ -148,11 +161,10 @@ def _join_owners(mj: dict[str, Any], sch: Schema) -> list[str]:
 
 
 def _aggregated_columns(
-    details: dict[str, Any], ident: str | None, ctx: SqlContext, sch: Schema
+    columns: list[str], ident: str | None, ctx: SqlContext, sch: Schema
 ) -> list[str]:
     """The columns of an aggregation mistake, qualified by their tables."""
     found: list[str] = []
-    columns = details.get("aggregate_mistake", {}).get("columns") or []
     for col in [*([ident] if ident else []), *columns]:
         for name in suggest.qualify(col, sch, tables=ctx.tables, aliases=ctx.aliases)[:1]:
             if name not in found:
@@ -189,43 +201,41 @@ def _completions(names: list[str], ctx: SqlContext, sch: Schema, sql: str | None
     return out[:5]
 
 
-def alias_view(
-    category: Category,
-    details: dict[str, Any],
-    suggestions: list[str],
-    ctx: SqlContext,
-    schema: Schema,
-) -> dict[str, Any]:
+def aliased(f: Found, at: Where) -> Found:
     """What a missing column's feedback needs to speak the query's own names: the table behind
     the qualifier the model wrote and its exact columns (``qualifier_table``,
     ``qualifier_columns``), and each suggested ``table.column`` as the query would write it
     (``as_written``: ``T1.Name`` when the query calls ``singer`` T1).
 
     Example:
-        >>> from cadet_magic.diagnose.sqlcontext import sql_context
+        >>> from cadet_magic.diagnose.found import found
         >>> from cadet_magic.schema.model import Schema
         >>> sch = Schema.coerce({"singer": ["Singer_ID", "Name"], "sic": ["Singer_ID", "cid"]})
-        >>> ctx = sql_context("SELECT T2.Name FROM singer AS T1 JOIN sic AS T2 ON T1.Singer_ID = T2.Singer_ID")
-        >>> alias_view(Category.column_not_found, {"identifier": "T2.Name"}, ["singer.Name"], ctx, sch)
-        {'qualifier_table': 'sic', 'qualifier_columns': ['Singer_ID', 'cid'], 'as_written': {'singer.Name': 'T1.Name'}}
+        >>> at = Where("SELECT T2.Name FROM singer AS T1 JOIN sic AS T2 ON T1.Singer_ID = T2.Singer_ID",
+        ...            schema=sch)
+        >>> f = found(Category.column_not_found, identifier="T2.Name", suggestions=("singer.Name",))
+        >>> g = aliased(f, at)
+        >>> g.qualifier_table, g.qualifier_columns, dict(g.as_written)
+        ('sic', ('Singer_ID', 'cid'), {'singer.Name': 'T1.Name'})
     """
-    out: dict[str, Any] = {}
-    if category is not Category.column_not_found:
-        return out
-    qualifier, _, _ = str(details.get("identifier") or "").rpartition(".")
+    if f.category is not Category.column_not_found:
+        return f
+    ctx, schema = at.ctx, at.schema
+    view: dict[str, Any] = {}
+    qualifier, _, _ = f.name.rpartition(".")
     owner = schema.table(ctx.resolve(qualifier) or "") if qualifier else None
     if owner is not None and qualifier.strip('"`[]').lower() != owner.name.lower():
-        out["qualifier_table"] = owner.name
-        out["qualifier_columns"] = list(owner.column_names())
+        view["qualifier_table"] = owner.name
+        view["qualifier_columns"] = tuple(owner.column_names())
     alias_of: dict[str, str] = {}
     for alias, table in ctx.aliases.items():
         if alias != table.lower() and alias not in {d.lower() for d in ctx.derived}:
             alias_of.setdefault(table.lower(), ctx.spelling.get(alias, alias))
     written = {}
-    for name in suggestions:
+    for name in f.suggestions:
         table, _, column = name.rpartition(".")
         if table.lower() in alias_of:
             written[name] = f"{alias_of[table.lower()]}.{column}"
     if written:
-        out["as_written"] = written
-    return out
+        view["as_written"] = written
+    return f.replace(**view) if view else f

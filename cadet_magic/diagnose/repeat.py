@@ -17,7 +17,7 @@ Example:
     Column T2.Name does not exist.
     You wrote the query of attempt 1 again, and it fails the same way: write a different query. The tables it reads have exactly these columns (use only these, with the alias of their table):
     sic: Singer_ID, cid
-    >>> r.details["repeated"]
+    >>> r.details.repeats
     1
 """
 
@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.diagnose.sqlcontext import sql_context
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.query import CheckedQuery
 
 #: Tables listed in full at most.
 MAX_TABLES = 6
@@ -50,9 +50,14 @@ COLUMNS = (
 
 
 def involved_tables(
-    sql: str | None, dialect: str | None, schema: Schema, suggestions: Iterable[str] = ()
+    sql: str | None,
+    dialect: str | None,
+    schema: Schema,
+    suggestions: Iterable[str] = (),
+    query: CheckedQuery | None = None,
 ) -> list[str]:
-    """The schema's tables a failed query reads, then those its suggestions name.
+    """The schema's tables a failed query reads (on the checked query's tree when given),
+    then those its suggestions name.
 
     Example:
         >>> sch = Schema.coerce({"a": ["x"], "b": ["y"], "c": ["z"]})
@@ -60,7 +65,9 @@ def involved_tables(
         ['a', 'c']
     """
     names: list[str] = []
-    for name in [*sql_context(sql, dialect).tables, *(s.rpartition(".")[0] for s in suggestions)]:
+    tree = query.tree if query is not None else None
+    read = sql_context(sql, dialect, tree).tables
+    for name in [*read, *(s.rpartition(".")[0] for s in suggestions)]:
         table = schema.table(name) if name else None
         if table is not None and table.name not in names:
             names.append(table.name)
@@ -87,14 +94,17 @@ def repeated(
     last: bool,
     schema: Schema | Mapping[str, Iterable[str]] | None,
     dialect: str | None = None,
+    query: CheckedQuery | None = None,
 ) -> Diagnosis:
     """``diagnosis`` of a query that repeats attempt ``attempt`` (``last``: the one just
     before; else the model alternates between failed queries), with feedback that says so and
-    lists the exact columns of the tables involved; ``details["repeated"]`` is ``attempt``."""
+    lists the exact columns of the tables involved (read on ``query``'s tree when given);
+    ``details.repeats`` is ``attempt``."""
     sch = Schema.coerce(schema)
     head = (SAME if last else ALTERNATING).format(n=attempt)
-    tables = column_list(involved_tables(sql, dialect, sch, diagnosis.suggestions), sch)
+    involved = involved_tables(sql, dialect, sch, diagnosis.suggestions, query)
+    tables = column_list(involved, sch)
     extra = head + (COLUMNS.format(tables=tables) if tables else "")
-    details: dict[str, Any] = {**diagnosis.details, "repeated": attempt}
+    details = diagnosis.details.replace(repeats=attempt)
     feedback = f"{diagnosis.feedback.rstrip()}\n{extra}" if diagnosis.feedback else extra
     return dataclasses.replace(diagnosis, details=details, feedback=feedback)

@@ -1,10 +1,13 @@
 """An engine's error (or a safety refusal) -> a :class:`Diagnosis`: take what the engine's
-reader found, correct it with what the failed query shows, find names, pick the template.
-Reached through :func:`cadet_magic.diagnose.diagnose`.
+reader found (or what the safety check said), run the refiners of :data:`RULES` over it in
+order, pick the template. Reached through :func:`cadet_magic.diagnose.diagnose`.
 
 The engine's error arrives read (:class:`~cadet_magic.errors.EngineError`: its kind, the name,
 token or value it is about, the names the engine proposes, what else it states); nothing here
-reads an engine's wording.
+reads an engine's wording. What was found travels as its category's typed record
+(:mod:`.found`), and each rule (``rule(found, where) -> found``, :mod:`.refine` and
+:mod:`.naming`) returns what is found then, reading the failed query through
+:class:`~.sqlcontext.Where` (its checked tree, never parsed again).
 
 Example:
     >>> from cadet_magic.errors import EngineError, EngineText, ErrorKind
@@ -12,25 +15,59 @@ Example:
     ...                 identifier=EngineText("amout"))
     >>> d = engine_diagnosis(e, sql="SELECT amout FROM orders", dialect="sqlite",
     ...                      schema={"orders": ["amount"]})
-    >>> d.category.value, d.retryable, d.suggestions[:1], d.details["identifier"]
+    >>> d.category.value, d.retryable, d.suggestions[:1], d.details.name
     ('column_not_found', True, ['orders.amount'], 'amout')
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from cadet_magic.diagnose import feedback as templates
-from cadet_magic.diagnose.model import NOT_RETRYABLE, Category, Diagnosis
-from cadet_magic.diagnose.naming import alias_view, case_only, suggest_names
-from cadet_magic.diagnose.refine import read_malformed, refine
-from cadet_magic.diagnose.sqlcontext import sql_context
+from cadet_magic.diagnose.category import NOT_RETRYABLE, Category
+from cadet_magic.diagnose.found import Found, found
+from cadet_magic.diagnose.model import Diagnosis
+from cadet_magic.diagnose.naming import aliased, case_only, listed, named
+from cadet_magic.diagnose.refine import (
+    aggregation,
+    date_function,
+    malformed_reply,
+    marked,
+    mismatched_value,
+    missing_join,
+    positioned,
+    renamed,
+    too_deep,
+)
+from cadet_magic.diagnose.sqlcontext import Where
 from cadet_magic.errors import EngineError, ErrorKind, QueryTimeout
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.text import error_text
+
+#: A refiner: what was found so far and the failed attempt -> what is found then.
+Rule = Callable[[Found, Where], Found]
+
+#: The refiners, in the order they run: the corrections the failed query makes possible, then
+#: the names to suggest and what their feedback needs.
+RULES: tuple[Rule, ...] = (
+    too_deep,
+    renamed,
+    marked,
+    aggregation,
+    missing_join,
+    date_function,
+    mismatched_value,
+    malformed_reply,
+    named,
+    positioned,
+    listed,
+    aliased,
+    case_only,
+)
 
 _REFUSAL_CODES = {
     "multiple_statements": Category.multiple_statements,
@@ -38,18 +75,6 @@ _REFUSAL_CODES = {
     "unknown_function": Category.function_not_found,
     "parse_error": Category.syntax_error,
 }
-
-
-def _position(error: EngineError, sql: str | None, ident: str | None) -> int | None:
-    if error.position:
-        return error.position
-    if sql and ident:
-        m = re.search(rf"(?<![\w.]){re.escape(ident)}(?!\w)", sql, re.I)
-        if m:
-            return m.start() + 1
-    if error.caret and sql and "\n" not in sql:
-        return error.caret
-    return None
 
 
 def as_read(error: BaseException | str) -> EngineError:
@@ -70,29 +95,27 @@ def as_read(error: BaseException | str) -> EngineError:
     return EngineError(text, kinds=kinds)
 
 
-def _refusal(
-    error: SafetyRefusal, sql: str | None, dialect: str | None
-) -> tuple[Category, dict[str, Any]]:
-    """The category and details of a safety refusal; the check words functions as it
-    regenerates them, so they are named as the model wrote them."""
+def _refusal(error: SafetyRefusal, at: Where) -> Found:
+    """What a safety refusal says: its category, its words and codes; the check words
+    functions as it regenerates them, so they are named as the model wrote them."""
     issues = list(getattr(error, "issues", []) or [])
-    codes = list(error.codes)
+    codes = tuple(error.codes)
     category = _REFUSAL_CODES.get(codes[0], Category.forbidden) if codes else Category.forbidden
-    text = as_written(str(error), sql, dialect)
-    details: dict[str, Any] = {
-        "message": text,
-        "codes": codes,
-        "issues": [as_written(str(getattr(i, "message", i)), sql, dialect) for i in issues],
-    }
+    text = as_written(str(error), at)
+    identifier = None
     if category is Category.table_not_found:
         m = re.search(r"Unknown table '([^']+)'", text)
-        if m:
-            details["identifier"] = m.group(1)
+        identifier = m.group(1) if m else None
     elif category is Category.function_not_found:
         m = re.search(r"(\w+)\(\) is not a function", text)
-        if m:
-            details["identifier"] = m.group(1)
-    return category, details
+        identifier = m.group(1) if m else None
+    return found(
+        category,
+        message=text,
+        codes=codes,
+        issues=tuple(as_written(str(getattr(i, "message", i)), at) for i in issues),
+        identifier=identifier,
+    )
 
 
 def engine_diagnosis(
@@ -101,6 +124,7 @@ def engine_diagnosis(
     sql: str | None = None,
     dialect: str | None = None,
     schema: Schema | Mapping[str, Iterable[str]] | None = None,
+    query: CheckedQuery | None = None,
 ) -> Diagnosis:
     """Builds the diagnosis of an engine's error: its category, suggestions and feedback.
 
@@ -111,13 +135,15 @@ def engine_diagnosis(
             :class:`cadet_magic.errors.QueryTimeout` or a
             :class:`cadet_magic.sql.refusal.SafetyRefusal`; anything else is read by its words
             alone, of no known kind.
-        sql: the failed query (for aliases, positions and the feedback).
+        sql: the failed query as the model wrote it (for aliases, positions and the feedback).
         dialect: ``duckdb``, ``sqlite``, ``postgresql``... (for dialect-specific advice).
         schema: the live schema, a :class:`Schema` or a ``{table: [column, ...]}`` mapping.
+        query: the checked query, when the safety check parsed ``sql`` (its tree is read;
+            without it ``sql`` is parsed).
 
     Returns:
-        The :class:`Diagnosis`: category, retryable, details (message, identifier,
-        position, ...), ranked suggestions and the feedback text.
+        The :class:`Diagnosis`: category, retryable, what was found (its category's typed
+        record: the name it is about, where, ...), ranked suggestions and the feedback text.
 
     Example:
         >>> from cadet_magic.errors import EngineError, EngineText, ErrorKind
@@ -130,79 +156,64 @@ def engine_diagnosis(
         ('aggregation_error', ['orders.status'])
     """
     sch = Schema.coerce(schema)
-    ctx = sql_context(sql, dialect)
-    read: EngineError | None = None
     if isinstance(error, SafetyRefusal):
-        category, details = _refusal(error, sql, dialect)
-        shown = details["message"]
+        at = Where(sql, query, dialect, sch)
+        finding = _refusal(error, at)
+        shown: str = finding.message
     else:
         read = as_read(error)
+        at = Where(sql, query, dialect, sch, read)
+        finding = _engine_reading(read, error)
         shown = error_text(read) or ""
-        category, details = _engine_details(read, error)
-        category = refine(category, details, read, ctx, sql, sch, dialect)
-        if category in (Category.type_mismatch, Category.datetime_format) and read.value:
-            details["value"] = read.value.text
-    category = read_malformed(category, details, read, sql, sch, dialect)
-    suggestions = suggest_names(category, details, read, ctx, sch, dialect, sql)
-    if read is not None:
-        pos = _position(read, sql, details.get("identifier") or details.get("near"))
-        if pos:
-            details["position"] = pos
-    if category is Category.table_not_found and sch.tables:
-        details["tables"] = sch.table_names()
-    details.update(alias_view(category, details, suggestions, ctx, sch))
-    if category in (Category.column_not_found, Category.table_not_found):
-        real = case_only(category, details, ctx, sch, dialect)
-        if real is not None:
-            details["case_sensitive"] = real
-            suggestions = [real, *[x for x in suggestions if x != real]]
+    for rule in RULES:
+        finding = rule(finding, at)
+    category = finding.category
     refused = isinstance(error, SafetyRefusal)
     return Diagnosis(
         category=category,
         retryable=category not in NOT_RETRYABLE,
-        details=details,
-        suggestions=suggestions,
-        feedback=templates.render(sql, category.value, details, suggestions, dialect),
+        details=finding,
+        suggestions=list(finding.suggestions),
+        feedback=templates.render(sql, finding, dialect),
         outcome=("refused" if refused else "timeout" if category is Category.timeout else "error"),
         error=shown,
         exception=error if isinstance(error, BaseException) else None,
     )
 
 
-def _engine_details(read: EngineError, error: BaseException | str) -> tuple[Category, dict]:
-    """The category and the first details of an engine's error, as its reader found them."""
+def _engine_reading(read: EngineError, error: BaseException | str) -> Found:
+    """What an engine's error says, as its reader found it: the first finding."""
     category = Category(read.kind.value)
-    details: dict[str, Any] = {"message": read.text, "primary": read.primary}
-    for key, value in (
-        ("sqlstate", read.sqlstate),
-        ("code", read.code),
-        ("hint", read.suggestion),
-    ):
-        if value:
-            details[key] = value
-    if read.kinds:
-        details["exception"] = read.kinds[-1]
+    fields: dict[str, Any] = {
+        "message": read.text,
+        "primary": read.primary,
+        "sqlstate": read.sqlstate or None,
+        "code": read.code or None,
+        "hint": read.suggestion or None,
+        "exception": read.kinds[-1] if read.kinds else None,
+    }
     if category is Category.timeout and hasattr(error, "seconds"):
-        details["seconds"] = error.seconds
+        fields["seconds"] = error.seconds
     if read.near is not None:
-        details["near"] = read.near.text
+        fields["near"] = read.near
     elif read.identifier is not None:
-        details["identifier"] = read.identifier.text
-    return category, details
+        fields["identifier"] = read.identifier
+    return found(category, **fields)
 
 
-def as_written(text: str, sql: str | None, dialect: str | None) -> str:
+def as_written(text: str, at: Where) -> str:
     """The safety check's words naming functions as the model wrote them: the check words a
     function as it regenerates it (``PERCENTILE_CONT`` for the model's ``MEDIAN`` on SQLite).
 
     Example:
-        >>> as_written("PERCENTILE_CONT() is not a function", "SELECT median(x) FROM t", "sqlite")
+        >>> as_written("PERCENTILE_CONT() is not a function", Where("SELECT median(x) FROM t", dialect="sqlite"))
         'MEDIAN() is not a function'
     """
-    if not sql or not text:
+    if not at.sql or not text:
         return text
     from cadet_magic.sql.validate import renamed_functions
 
-    for run_as, written in renamed_functions(sql, dialect).items():
+    renamed = at.query.renamed if at.query is not None else renamed_functions(at.sql, at.dialect)
+    for run_as, written in renamed.items():
         text = re.sub(rf"\b{re.escape(run_as)}\b", written, text, flags=re.I)
     return text

@@ -138,9 +138,11 @@ def with_shared_feedback(
     sql: str | None,
     dialect: str | None,
     schema: Any,
+    query: Any = None,
 ) -> Any:
     """``diagnosis`` (of the whole ``failure``, which the user sees) with, below ``samples``,
-    the feedback of the failure's shareable copy (:func:`shareable`)."""
+    the feedback of the failure's shareable copy (:func:`shareable`); ``query``: the checked
+    query, when there is one (its tree is read)."""
     if share == "samples":
         return diagnosis
     shared = shareable(failure, sql=sql, schema=schema)
@@ -148,5 +150,5 @@ def with_shared_feedback(
         return diagnosis
     from cadet_magic.diagnose.failures import diagnose
 
-    again = diagnose(shared, sql=sql, dialect=dialect, schema=schema)
+    again = diagnose(shared, sql=sql, dialect=dialect, schema=schema, query=query)
     return dataclasses.replace(diagnosis, feedback=again.feedback)

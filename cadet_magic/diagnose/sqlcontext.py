@@ -1,4 +1,8 @@
-"""What a failed query refers to: its tables, aliases, CTEs and derived tables (sqlglot only).
+"""What a failed query refers to: its tables, aliases, CTEs and derived tables (sqlglot only);
+and :class:`Where`, the failed attempt a diagnosis reads besides the error.
+
+The diagnosis reads the query's tree: the checked query's own (handed to it, never looked up
+by its text) or, for SQL the check did not parse (a refusal), the text parsed once.
 
 Example:
     >>> ctx = sql_context("SELECT o.amount FROM orders AS o JOIN customers c ON o.id = c.id")
@@ -10,11 +14,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property
 from typing import Any
 
+from cadet_magic.errors import EngineError
+from cadet_magic.schema.model import Schema
 from cadet_magic.sql.dialect import resolve_dialect
-from cadet_magic.sql.query import checked
+from cadet_magic.sql.query import CheckedQuery
 
 _FROM = re.compile(
     r"\b(?:FROM|JOIN)\s+([\w.\"`\[\]]+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|JOIN\b|GROUP\b|ORDER\b|"
@@ -50,8 +56,18 @@ class SqlContext:
         return self.aliases.get(qualifier.strip('"`[]').lower())
 
 
-@lru_cache(maxsize=32)
-def _parse(sql: str, dialect: str | None) -> Any:
+def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
+    """The sqlglot tree of ``sql`` (its dialect first, then generic SQL), or None; the checked
+    query's own tree when ``sql`` is a :class:`CheckedQuery`.
+
+    Example:
+        >>> parse_tree("SELECT 1").sql(), parse_tree("SELEC 1 FROM") is None
+        ('SELECT 1', True)
+    """
+    if not sql:
+        return None
+    if isinstance(sql, CheckedQuery):
+        return sql.tree
     import sqlglot
 
     from cadet_magic.sql.dialect import quiet_sqlglot
@@ -65,31 +81,13 @@ def _parse(sql: str, dialect: str | None) -> Any:
     return None
 
 
-def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
-    """The sqlglot tree of ``sql`` (its dialect first, then generic SQL), or None; shared by
-    the diagnosis' readers (cached: callers must not change it).
-
-    Example:
-        >>> parse_tree("SELECT 1").sql(), parse_tree("SELEC 1 FROM") is None
-        ('SELECT 1', True)
-    """
-    if not sql:
-        return None
-    query = checked(sql, dialect)
-    if query is not None:  # the check's tree: not parsed again
-        return query.tree
-    try:
-        return _parse(sql, dialect)
-    except RecursionError:
-        return None
-
-
-def sql_context(sql: str | None, dialect: str | None = None) -> SqlContext:
-    """Parses ``sql`` (leniently) for its tables and aliases; never raises.
+def sql_context(sql: str | None, dialect: str | None = None, tree: Any = None) -> SqlContext:
+    """The tables and aliases of ``sql`` (leniently); never raises.
 
     Args:
         sql: the failed query (may be None or unparsable).
         dialect: the engine's dialect name (``duckdb``, ``sqlite``, ``postgresql``...).
+        tree: its syntax tree when the caller has it (else ``sql`` is parsed).
 
     Returns:
         A :class:`SqlContext`; a regex reading of FROM/JOIN when sqlglot cannot parse it.
@@ -97,7 +95,8 @@ def sql_context(sql: str | None, dialect: str | None = None) -> SqlContext:
     if not sql:
         return SqlContext()
     try:
-        tree = parse_tree(sql, dialect)
+        if tree is None:
+            tree = parse_tree(sql, dialect)
         if tree is None:
             raise ValueError("unparsable")
         return _from_tree(tree)
@@ -148,3 +147,35 @@ def _from_text(sql: str) -> SqlContext:
             ctx.spelling[m.group(2).lower()] = m.group(2)
     ctx.functions = [f.lower() for f in re.findall(r"\b(\w+)\s*\(", sql)]
     return ctx
+
+
+@dataclass(frozen=True)
+class Where:
+    """The failed attempt a diagnosis reads besides the error.
+
+    Attributes:
+        sql: the query as the model wrote it (None: there was none).
+        query: the checked query when the safety check parsed it (its tree is read instead of
+            parsing ``sql`` again).
+        dialect: the engine's dialect name.
+        schema: the live schema.
+        read: the engine's error as its reader read it (None for a safety refusal).
+    """
+
+    sql: str | None = None
+    query: CheckedQuery | None = None
+    dialect: str | None = None
+    schema: Schema = field(default_factory=Schema)
+    read: EngineError | None = None
+
+    @cached_property
+    def tree(self) -> Any:
+        """The query's syntax tree (the checked one, else ``sql`` parsed once), or None."""
+        if self.query is not None:
+            return self.query.tree
+        return parse_tree(self.sql, self.dialect)
+
+    @cached_property
+    def ctx(self) -> SqlContext:
+        """The names the query refers to."""
+        return sql_context(self.sql, self.dialect, self.tree)

@@ -6,7 +6,8 @@ run, its :class:`CheckedQuery` carries the checked syntax tree, the
 text that runs (generated from the tree) and the text as the model wrote it. The runner limits the
 rows on a copy of the tree (:func:`~cadet_magic.sql.limit.add_limit`), the result check reads the filters
 from the tree, and the diagnosis reads the query's tables and aliases from it and names
-functions as the model wrote them (:attr:`CheckedQuery.renamed`): no step parses it again.
+functions as the model wrote them (:attr:`CheckedQuery.renamed`): no step parses it again. It
+is handed on, never looked up by its text: a step given only text parses it.
 
 Example:
     >>> from cadet_magic.sql.validate import validate_sql
@@ -22,13 +23,12 @@ Example:
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from functools import cached_property
 
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.sql.dialect import quiet_sqlglot, resolve_dialect
+from cadet_magic.sql.dialect import quiet_sqlglot
 from cadet_magic.sql.target import Target
 
 
@@ -60,11 +60,6 @@ class CheckedQuery(str):
         self.tree = tree
         self.target = target
         self.written = written
-        read = target.read
-        _KNOWN[(written, read)] = self
-        _KNOWN.move_to_end((written, read))
-        while len(_KNOWN) > _KNOWN_MAX:
-            _KNOWN.popitem(last=False)
         return self
 
     @property
@@ -94,29 +89,6 @@ class CheckedQuery(str):
         tell whether two attempts wrote the same query."""
         with quiet_sqlglot():
             return self.tree.sql(dialect=self.dialect, comments=False, normalize=True)
-
-
-#: The latest checked queries by (text as written, dialect): the steps that are handed only
-#: the model's text (the diagnosis' readers, comparing attempts) find its tree here instead
-#: of parsing the text again.
-_KNOWN: OrderedDict[tuple[str, str | None], CheckedQuery] = OrderedDict()
-_KNOWN_MAX = 32
-
-
-def checked(written: str | None, dialect: str | None) -> CheckedQuery | None:
-    """The checked query the model wrote as ``written`` in ``dialect``, if the check made it
-    lately (else None: parse it); ``written`` itself when it is one (its own dialect then).
-
-    Example:
-        >>> from cadet_magic.sql.validate import validate_sql
-        >>> q = validate_sql("SELECT 1 AS one", "duckdb").query
-        >>> checked("SELECT 1 AS one", "DuckDB") is q, checked(q, None) is q
-        (True, True)
-        >>> checked("SELECT 2", "duckdb")
-    """
-    if isinstance(written, CheckedQuery):
-        return written
-    return _KNOWN.get((written, resolve_dialect(dialect))) if written else None
 
 
 def renamed_in(

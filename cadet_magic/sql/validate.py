@@ -43,7 +43,7 @@ from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WO
 from cadet_magic.sql.checks.side_effects import statement_name as _statement_name
 from cadet_magic.sql.dialect import generate, parse_statements, quiet_sqlglot
 from cadet_magic.sql.functions import FunctionCatalog
-from cadet_magic.sql.query import CheckedQuery, checked, renamed_in
+from cadet_magic.sql.query import CheckedQuery, renamed_in
 from cadet_magic.sql.quotes import ansi_identifiers, single_quoted
 from cadet_magic.sql.target import Target, as_target
 
@@ -257,10 +257,9 @@ def renamed_functions(sql: str, dialect: Target | str | None) -> dict[str, str]:
         >>> renamed_functions("SELECT max(amount) FROM orders", "sqlite")
         {}
     """
+    if isinstance(sql, CheckedQuery):  # the check's tree: not parsed again
+        return dict(sql.renamed)
     target = as_target(dialect)
-    query = checked(sql, target.read)
-    if query is not None:  # the check's tree: not parsed again
-        return dict(query.renamed)
     try:
         with quiet_sqlglot():
             trees = parse_statements(sql, target.dialect)

@@ -15,6 +15,7 @@ from cadet_magic.agent.run import run_agent
 from cadet_magic.db import error_reader
 from cadet_magic.db.errors import diagnose_error
 from cadet_magic.diagnose import diagnose
+from cadet_magic.diagnose.found import said
 from cadet_magic.errors import EngineError
 from tests.db.toy_engine import TOY, ToyRunner
 from tests.helpers import fake_model, sql_reply
@@ -45,7 +46,7 @@ def _expect(case: dict, d) -> None:
     assert d.category.value == case["category"], (case["id"], d.details)
     for key in ("identifier", "near"):
         if key in case:
-            assert d.details[key] == case[key], (case["id"], d.details)
+            assert said(getattr(d.details, key)) == case[key], (case["id"], d.details)
     if case["suggestion"]:
         assert case["suggestion"] in d.suggestions[:3], (case["id"], d.suggestions)
     assert case["feedback"] in d.feedback, (case["id"], d.feedback)

@@ -46,7 +46,7 @@ def test_alias_feedback(case, runner):
 def test_a_repeated_query_is_named_and_its_tables_listed(runner, last):
     case = DATA["cases"][0]
     d = repeated(failure(runner, case["sql"]), case["sql"], 1, last=last, schema=runner.schema())
-    assert d.details["repeated"] == 1 and d.category.value == "column_not_found"
+    assert d.details.repeats == 1 and d.category.value == "column_not_found"
     assert ("again" if last else "went back") in d.feedback
     assert "singer: Singer_ID, Name, Country, Song_Name, Song_release_year, Age" in d.feedback
     assert "singer_in_concert: concert_ID, Singer_ID" in d.feedback

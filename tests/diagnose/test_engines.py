@@ -161,5 +161,5 @@ def test_jupysql_wrapped(monkeypatch, ipython_shell):
     assert d.category.value == "column_not_found"
     assert d.suggestions[0] == "orders.amount"
     d2 = diagnose_error(str(info.value), schema=SCHEMA)  # an engine not named: every reader
-    assert d2.category.value == "column_not_found" and d2.details["identifier"] == "amout"
+    assert d2.category.value == "column_not_found" and d2.details.name == "amout"
     ip.run_line_magic("sql", "--close diagtest")

@@ -61,9 +61,9 @@ def test_the_exception_stays_with_the_diagnosis():
     d = diagnose_error(info.value, engine="sqlite", sql="SELECT median(1)")
     assert d.exception.__cause__ is info.value and d.exception.kinds == ("OperationalError",)
     # the record names what the model wrote, not what the check regenerated for SQLite
-    assert "MEDIAN" in d.details["message"].upper()
+    assert "MEDIAN" in d.details.message.upper()
     assert d.error == "no such function: MEDIAN" and "percentile" not in d.feedback.lower()
-    assert d.details["identifier"] == "MEDIAN"
+    assert d.details.name == "MEDIAN"
 
 
 def test_combine_labels_and_retryable():

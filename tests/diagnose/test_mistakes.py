@@ -132,7 +132,7 @@ def test_refused_by_the_check(sql, detail, text, dialect):
         assert (dialect, detail) == ("postgresql", "placeholders") and "%s" in verdict.sql
         return
     d = diagnose(SafetyRefusal(verdict.issues), sql=sql, dialect=dialect, schema=SCHEMA)
-    assert d.category.value == "syntax_error" and d.details.get(detail), d.details
+    assert d.category.value == "syntax_error" and getattr(d.details, detail, None), d.details
     assert text in d.feedback
 
 
@@ -141,14 +141,14 @@ def test_case_advice_never_on_case_insensitive_engines():
     missing = engine_error("no such column: nme", "sqlite")  # the same missing column on each
     for dialect in ("sqlite", "duckdb", "mysql"):
         d = diagnose(missing, sql='SELECT nme FROM "Artists"', dialect=dialect, schema=SCHEMA)
-        assert "case_sensitive" not in d.details and "double quotes" not in d.feedback
+        assert d.details.case_sensitive is None and "double quotes" not in d.feedback
     d = diagnose_error('column "name" does not exist', sql='SELECT "name" FROM "Artists"',
                        engine="postgresql", schema=SCHEMA)  # fmt: skip
-    assert d.details["case_sensitive"] == "Artists.Name" and d.suggestions[0] == "Artists.Name"
+    assert d.details.case_sensitive == "Artists.Name" and d.suggestions[0] == "Artists.Name"
     # only among the query's own tables: customers.name does not make "Name" a case slip
     d = diagnose_error('column "Name" does not exist', sql='SELECT "Name" FROM orders',
                        engine="postgresql", schema=SCHEMA)  # fmt: skip
-    assert "case_sensitive" not in d.details
+    assert getattr(d.details, "case_sensitive", None) is None
 
 
 def test_errors_name_what_the_model_wrote():

@@ -66,7 +66,7 @@ def test_messages(case):
     if "suggestion" in case:
         assert case["suggestion"] in d.suggestions[:3]
     if "identifier" in case:
-        assert d.details["identifier"] == case["identifier"]
+        assert d.details.name == case["identifier"]
 
 
 def test_priority_group_by_beats_column():
@@ -101,8 +101,8 @@ def test_wrapped_orig_and_cause():
     wrapped = ProgrammingError(OperationalError("no such column: amout"))
     d = diagnose_error(wrapped, sql="SELECT amout FROM orders", engine="sqlite", schema=SCHEMA)
     assert d.category is Category.column_not_found and d.suggestions[0] == "orders.amount"
-    assert d.details["exception"] == "OperationalError"
-    assert d.details["position"] == 8
+    assert d.details.exception == "OperationalError"
+    assert d.details.position == 8
     try:
         try:
             raise OperationalError("no such table: ordes")
@@ -116,7 +116,7 @@ def test_wrapped_orig_and_cause():
 def test_query_timeout():
     d = diagnose(QueryTimeout(5), sql="SELECT * FROM orders a, orders b")
     assert d.category is Category.timeout and d.retryable
-    assert d.details["seconds"] == 5
+    assert d.details.seconds == 5
     assert "LIMIT" in d.feedback and "WHERE" in d.feedback
 
 
@@ -137,7 +137,7 @@ def test_safety_refusal(code, expected):
     err = SafetyRefusal([Issue(code, message)])
     d = diagnose(err, sql="SELECT * FROM ordrs", dialect="duckdb", schema=SCHEMA)
     assert d.category is expected
-    assert d.details["codes"] == [code]
+    assert d.details.codes == (code,)
     assert message in d.feedback  # the feedback uses the issue messages
     if code == "unknown_table":
         assert d.suggestions[0] == "orders"
@@ -161,7 +161,7 @@ def test_no_schema_keeps_engine_candidates():
 def test_case_sensitive_column_feedback():
     d = diagnose_error('column "name" does not exist', sql="SELECT name FROM customers",
                        engine="postgresql", schema=SCHEMA)  # fmt: skip
-    assert d.suggestions[0] == "customers.Name" and d.details["case_sensitive"]
+    assert d.suggestions[0] == "customers.Name" and d.details.case_sensitive
     assert "double quotes" in d.feedback
 
 
@@ -174,7 +174,7 @@ def test_derived_table_alias_gets_cte_advice():
 def test_dateadd_day_is_a_foreign_function():
     d = diagnose_error('column "day" does not exist', sql="SELECT DATEADD(day, 1, created) FROM orders",
                        engine="postgresql", schema=SCHEMA)  # fmt: skip
-    assert d.category is Category.function_not_found and d.details["identifier"] == "DATEADD"
+    assert d.category is Category.function_not_found and d.details.name == "DATEADD"
     assert "INTERVAL" in d.feedback
 
 
@@ -202,10 +202,12 @@ def test_specific_feedback(message, dialect, needle):
 @pytest.mark.parametrize("category", list(Category))
 def test_feedback_is_short_and_shows_the_sql(category):
     from cadet_magic.diagnose.feedback import render
+    from cadet_magic.diagnose.found import found
 
     sql = "SELECT amout FROM orders"
-    text = render(sql, category.value, {"identifier": "amout", "issues": ["Refused."]},
-                  ["orders.amount", "orders.status", "customers.Name"], "postgresql")  # fmt: skip
+    names = ("orders.amount", "orders.status", "customers.Name")
+    what = found(category, identifier="amout", issues=("Refused.",), suggestions=names)
+    text = render(sql, what, "postgresql")
     guidance = text.split("```\n", 2)[-1]
     assert text.startswith("Your previous query failed:") and sql in text
     assert len(guidance.split()) <= 62, (category, len(guidance.split()), guidance)

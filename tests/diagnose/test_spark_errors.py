@@ -60,9 +60,9 @@ def test_spark_error_category(spark, case):
     assert error is not None, f"{case['id']}: Spark accepted it"
     d = diagnose_error(error, engine="spark", sql=sql, schema=CASES["schema"])
     assert d.category.value == expected, (case["id"], str(error)[:300])
-    assert d.details.get("sqlstate") and d.details.get("code")  # Spark's SQLSTATE and condition
+    assert d.details.sqlstate and d.details.code  # Spark's SQLSTATE and condition
     suggestion = SPARK["suggestion"].get(case["id"], case["suggestion"])
     if suggestion:
         assert suggestion in d.suggestions[:3], (case["id"], d.suggestions)
     assert d.feedback.startswith("Your previous query failed:")
-    assert "SQLSTATE" not in d.details["primary"] and "`" not in d.details["primary"]
+    assert "SQLSTATE" not in d.details.primary and "`" not in d.details.primary
