@@ -29,6 +29,7 @@ from pathlib import Path
 
 from benchmarks.eval_change import MODES, results
 from benchmarks.report import shown, write_section
+from cadet_magic.eval.figures import corrected, voted
 from cadet_magic.eval.stats import Gain, gain, wilson
 
 HERE = Path(__file__).resolve().parent
@@ -110,6 +111,12 @@ def mode_table(before: Path, after: Path, mode: str) -> str:
     lines = [f"**{mode}** ({len(aa)} questions on both sides)", "", "| | before | after |",
              "|---|---|---|", *(f"| {a} | {b} | {c} |" for a, b, c in rows), "",
              f"Paired gain of after over before (final answer): {gain_text(g)}."]  # fmt: skip
+    if any(r.get("sql_match") is not None for r in aa):
+        inner = gain([corrected(r) for r in aa], [voted(r) for r in aa])
+        lines.append(
+            "Within the run after, the same questions and replies: the vote's answer against the "
+            f"SQL phase's own answer before it (no fallback): {gain_text(inner)}."
+        )
     return "\n".join(lines)
 
 

@@ -46,3 +46,14 @@ def test_nothing_to_compare_yet(tmp_path):
     (tmp_path / "after").mkdir()
     text = vote_report.report(before, tmp_path / "after", with_peers=False)
     assert "No targeted-mode questions on both sides yet." in text
+
+
+def test_the_vote_against_the_sql_phase_within_the_run_after(tmp_path):
+    before = folder(tmp_path / "before", [(False, False, 2.0)] * 4)
+    after = folder(tmp_path / "after", [(True, False, 3.0)] * 3 + [(False, True, 3.0)])
+    path = after / "spider.targeted.jsonl"
+    lines = [json.loads(x) | {"sql_match": False} for x in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    text = vote_report.report(before, after, with_peers=False)
+    assert "the SQL phase's own answer before it (no fallback): +75.0 pts [" in text
+    assert "+3/-0" in text
