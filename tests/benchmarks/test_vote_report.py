@@ -17,7 +17,7 @@ def folder(path: Path, lines: list[tuple[bool, bool, float]]) -> Path:
         {"db_id": "d", "question": f"q{i}", "gold": "g", "final_sql": "S", "final_match": right,
          "first_match": right, "warnings": ["w"] if warned else [], "calls": 1,
          "seconds": seconds, "fallback": False,
-         "agreement": [1, 2] if warned else [2, 2], "candidates": [{}]}
+         "agreement": [1, 2] if warned else [2, 2], "candidates": [{"model_seconds": 1.0}]}
         for i, (right, warned, seconds) in enumerate(lines)
     ]  # fmt: skip
     (path / "spider.targeted.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
