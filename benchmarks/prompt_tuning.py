@@ -92,6 +92,7 @@ VARIANTS: dict[str, Variant] = {
         Variant("compact-rows", Representation("compact", "rows")),
         Variant("create-rows-nokeys", Representation("create", "rows", keys=False)),
         Variant("create-rows-nocomments", Representation("create", "rows", comments=False)),
+        Variant("engine-rows-nocomments", Representation("engine", "rows", comments=False)),
     )
 }
 #: The one-shot peer's prompt, run as a variant for reference.

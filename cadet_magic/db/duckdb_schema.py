@@ -121,7 +121,14 @@ def duckdb_schema(
                 "WHERE NOT internal AND database_name = current_database()"
             ).fetchall()
         }
-        schema = schema_from_rows(cols, cons, comments)
+        statements = {
+            (s, t): sql
+            for s, t, sql in cur.execute(
+                "SELECT schema_name, table_name, sql FROM duckdb_tables() "
+                "WHERE database_name = current_database()"
+            ).fetchall()
+        }
+        schema = schema_from_rows(cols, cons, comments, statements)
         if samples:
             schema = with_samples(cur, schema, views, time_budget, watchdog or current().watchdog)
     finally:
@@ -151,8 +158,11 @@ def with_samples(
         rollback_quietly(cur)
 
 
-def schema_from_rows(cols: list, cons: list, comments: dict) -> Schema:
-    """The schema from the rows of the catalog queries."""
+def schema_from_rows(
+    cols: list, cons: list, comments: dict, statements: dict | None = None
+) -> Schema:
+    """The schema from the rows of the catalog queries (``statements``: each table's
+    ``CREATE`` statement as DuckDB keeps it, by ``(schema, table)``)."""
     pks: dict[tuple, set] = {}
     fks: dict[tuple, list] = {}
     for s, t, kind, colnames, ref_table, ref_cols in cons:
@@ -174,6 +184,7 @@ def schema_from_rows(cols: list, cons: list, comments: dict) -> Schema:
             foreign_keys=tuple(fks.get((s, t), ())),
             comment=comments.get((s, t)) or None,
             schema=s,
+            ddl=(statements or {}).get((s, t)) or None,
         )
         for (s, t), columns in grouped.items()
     )

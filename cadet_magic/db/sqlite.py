@@ -341,7 +341,8 @@ def read_only(con: sqlite3.Connection, timeout: float) -> Iterator[None]:
 def sqlite_schema(
     con: sqlite3.Connection, samples: bool = False, time_budget: float = TIME_BUDGET
 ) -> Schema:
-    """Tables and views with columns, keys and (with ``samples``) a few values (SQLite has no comments).
+    """Tables and views with columns, keys, each table's ``CREATE`` statement as SQLite keeps
+    it, and (with ``samples``) a few values (SQLite has no comments).
 
     Example:
         >>> con = sqlite3.connect(":memory:")
@@ -352,13 +353,16 @@ def sqlite_schema(
     """
     names = []
     views = set()
-    for name, kind in con.execute(
-        "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') "
+    statements: dict[str, str] = {}
+    for name, kind, sql in con.execute(
+        "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view') "
         "AND name NOT LIKE 'sqlite_%' ORDER BY rowid"
     ):
         names.append(name)
         if kind == "view":
             views.add(name)
+        elif sql:
+            statements[name] = str(sql)
     tables = []
     for name in names:
         quoted = '"' + name.replace('"', '""') + '"'
@@ -373,7 +377,9 @@ def sqlite_schema(
             ForeignKey(tuple(c[0] for c in v), v[0][1], tuple(c[2] or "" for c in v))
             for v in fks.values()
         )
-        tables.append(Table(name=name, columns=cols, foreign_keys=foreign))
+        tables.append(
+            Table(name=name, columns=cols, foreign_keys=foreign, ddl=statements.get(name))
+        )
     schema = Schema(tables=tuple(tables), dialect="sqlite")
     if samples:
         with read_only(con, time_budget + 1.0):

@@ -5,7 +5,8 @@ that every engine gets the same form: columns with their types and primary key, 
 primary keys and foreign keys as constraints, comments and a few values of a low-cardinality
 text column as a ``--`` comment after the column, a table's comment above it; then, where the
 representation asks for rows, a few of the table's rows in a comment under it. The ``engine``
-form shows the engine's own statement instead where the catalog read one.
+form shows the engine's own statement instead where the catalog read one (SQLite, DuckDB), with
+the catalog's comments and sample values as ``--`` lines around it.
 
 Everything that comes from the database's content (comments, values, rows, the engine's own
 statement) is made safe as in :mod:`cadet_magic.schema.render`: one line per value, nothing that
@@ -101,15 +102,30 @@ def engine_statement(ddl: str) -> str:
     return ddl.strip().replace("```", "` ` `")
 
 
+def _engine_table(table: Table, rep: Representation, dialect: str | None, rows: bool) -> str:
+    """The engine's statement with what the catalog says besides (which an engine's statement
+    may not carry, e.g. DuckDB's comments): the table's comment above it, each column's
+    comment and sample values as a ``-- column: ...`` line under it, then the rows."""
+    keys = {name for fk in table.foreign_keys for name in fk.columns}
+    lines = []
+    if table.comment and rep.comments:
+        lines.append(f"-- {neutralize(table.comment, 160)}")
+    lines.append(engine_statement(table.ddl or ""))
+    for c in table.columns:
+        _, note = column_line(c, rep, FULL, c.name in keys, dialect, False)
+        if note:
+            lines.append(f"-- {quote_name(c.name, dialect)}: {note}")
+    block = rows_block(table, dialect) if rows else ""
+    return "\n".join(lines + ([block] if block else []))
+
+
 def create_table(
     table: Table, rep: Representation, detail: int = 0, dialect: str | None = None
 ) -> str:
     """One table as its statement (and, at full detail, its rows) under ``rep``."""
     rows = rep.samples in ("rows", "both") and detail == FULL
     if rep.form == "engine" and table.ddl and detail == FULL:
-        body = engine_statement(table.ddl)
-        block = rows_block(table, dialect) if rows else ""
-        return body + ("\n" + block if block else "")
+        return _engine_table(table, rep, dialect, rows)
     keys = {name for fk in table.foreign_keys for name in fk.columns}
     pk = [c.name for c in table.columns if c.primary_key]
     parts = [

@@ -124,3 +124,23 @@ def test_a_retry_starts_with_the_first_prompt(place):
     retry = build_messages("Names?", "sqlite", text, [a], place=place)
     assert retry[: len(first)] == first and len(retry) == len(first) + 2
     assert [role for role, _ in first] == (["system", "human"] if place == "system" else ["human"])
+
+
+def test_the_runners_read_each_tables_own_statement():
+    import sqlite3
+
+    from cadet_magic.db.cache import SCHEMA_CACHE
+    from cadet_magic.db.connect import resolve_runner
+
+    SCHEMA_CACHE.clear()
+    duck = duckdb.connect()
+    duck.execute(SHOPS + "CREATE VIEW lyon AS SELECT * FROM shops WHERE city = 'Lyon';")
+    lite = sqlite3.connect(":memory:")
+    lite.executescript(
+        "CREATE TABLE shops (id INTEGER PRIMARY KEY, city TEXT); CREATE VIEW v AS SELECT 1;"
+    )
+    for con in (duck, lite):
+        schema = resolve_runner(con).schema()
+        assert schema.table("shops").ddl.startswith("CREATE TABLE shops")
+        assert all(t.ddl is None for t in schema.tables if t.name != "shops")  # not the views'
+    SCHEMA_CACHE.clear()
