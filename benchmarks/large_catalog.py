@@ -168,9 +168,16 @@ def by_representation(names: list[str], n_tables: int = 1000, reps: int = 5) -> 
     finally:
         render.REPRESENTATION = before
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    loaded = (
+        " **Taken under load**: the times are not the product's speed, nor comparable between "
+        "the representations (the load changed while they ran one after another); what the "
+        "linked text holds is."
+        if os.getloadavg()[0] > 1.5
+        else ""
+    )
     return (
         table(["representation", "measure", "time", "of which", "< 1 s"], rows)
-        + f"\n\nLoad average after the run (1, 5, 15 min): {load}."
+        + f"\n\nLoad average after the run (1, 5, 15 min): {load}.{loaded}"
     )
 
 

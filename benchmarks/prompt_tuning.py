@@ -99,6 +99,11 @@ VARIANTS: dict[str, Variant] = {
 ONESHOT = "oneshot"
 #: The variant figures are paired against (the product's prompt before this experiment).
 BASELINE = "compact"
+#: The variant chosen on the tuning set by the rule written before any figure was seen (most
+#: first attempts right of all 235; within 2 questions of it the form rebuilt from the catalog,
+#: then fewer tokens; it replaces the baseline only if its paired difference is positive): the
+#: product's prompt since (``schema.render.REPRESENTATION``, ``agent.prompts.PLACE``).
+CHOSEN = "engine-rows-nocomments"
 
 
 # --------------------------------------------------------------------------- question sets
@@ -189,10 +194,12 @@ def first_messages(
     """The first attempt's messages with ``variant`` (the product's own functions)."""
     from cadet_magic.agent.prompts import build_messages
     from cadet_magic.schema.link import link
+    from cadet_magic.schema.render import prompt_representation, with_shown_comments
     from cadet_magic.schema.share import shared_schema
 
-    shown = shared_schema(schema, "samples")
-    text = link(shown, question, budget, variant.representation).text
+    rep = variant.representation
+    shown = with_shown_comments(shared_schema(schema, "samples"), rep)
+    text = link(shown, question, budget, prompt_representation(rep)).text
     return build_messages(question, dialect, text, [], "", variant.place)
 
 

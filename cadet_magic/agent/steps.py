@@ -28,6 +28,7 @@ from cadet_magic.errors import (
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
+from cadet_magic.schema.render import prompt_representation, with_shown_comments
 from cadet_magic.schema.share import shared_schema, with_stats
 from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
@@ -214,7 +215,12 @@ def read_schema(state: AskState, ctx: Context) -> AskState:
     shown = shared_view(schema, state, ctx, target)
     return state.replace(
         schema=schema,
-        schema_text=link(shown, state.question, state.options.schema_budget).text,
+        schema_text=link(
+            shown,
+            state.question,
+            state.options.schema_budget,
+            prompt_representation(),
+        ).text,
         target=target,
     )
 
@@ -223,7 +229,7 @@ def shared_view(schema: Schema, state: AskState, ctx: Context, target: Target) -
     """The schema as ``AskMagic.share`` lets the model see it (``stats`` reads its figures
     through the runner, each query passed by the safety check of ``target`` first)."""
     options = state.options
-    shown = shared_schema(schema, options.share)
+    shown = with_shown_comments(shared_schema(schema, options.share))
     if options.share != "stats" or not schema.tables or ctx.rerun:
         return shown  # (a rerun sends no prompt: no figures to read)
 

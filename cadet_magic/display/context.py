@@ -23,7 +23,7 @@ from cadet_magic.result import AskResult
 SHARE_TEXT = {
     "schema": "schema (names, types, keys)",
     "stats": "stats (names, types, keys, row counts, value ranges)",
-    "samples": "samples (names, types, keys and sample values)",
+    "samples": "samples (names, types, keys and sample rows)",
 }
 
 #: The title of the collapsed section that holds the model's messages.

@@ -29,12 +29,25 @@ Example:
     ... })
     >>> [name for name, _ in rank_tables(s, "Which singers performed in a concert in 2014?")]
     ['singer_in_concert', 'singer', 'concert', 'stadium']
-    >>> link_schema(s, "Which singers performed in a concert?", budget=140).table_names()
+    >>> link_schema(s, "Which singers performed in a concert?", budget=210).table_names()
     ['singer', 'concert', 'singer_in_concert']
-    >>> print(schema_context(s, "Which singers performed in a concert?", budget=140))
-    singer(singer_id, name, country)
-    concert(concert_id, concert_name, year)
-    singer_in_concert(concert_id, singer_id)
+    >>> print(schema_context(s, "Which singers performed in a concert?", budget=210))
+    CREATE TABLE singer (
+      singer_id,
+      name,
+      country
+    );
+    <BLANKLINE>
+    CREATE TABLE concert (
+      concert_id,
+      concert_name,
+      year
+    );
+    <BLANKLINE>
+    CREATE TABLE singer_in_concert (
+      concert_id,
+      singer_id
+    );
     -- 1 more table not shown
 """
 
@@ -257,11 +270,14 @@ def link(
         >>> s = Schema.from_mapping(
         ...     {"orders": ["id", "amount"], "users": ["id", "name"], "events": ["id", "kind"]}
         ... )
-        >>> r = link(s, "total amount of orders", budget=50)
+        >>> r = link(s, "total amount of orders", budget=70)
         >>> r.schema.table_names(), r.left_out
         (['orders'], ('users', 'events'))
         >>> print(r.text)
-        orders(id, amount)
+        CREATE TABLE orders (
+          id,
+          amount
+        );
         -- 2 more tables not shown
     """
     rep = representation or render.REPRESENTATION
@@ -288,7 +304,7 @@ def link_schema(schema: Schema, question: str, budget: int | None = DEFAULT_BUDG
         ... )
         >>> link_schema(s, "total amount of orders", budget=1000) is s
         True
-        >>> link_schema(s, "total amount of orders", budget=50).table_names()
+        >>> link_schema(s, "total amount of orders", budget=65).table_names()
         ['orders']
     """
     return link(schema, question, budget).schema
@@ -302,8 +318,11 @@ def schema_context(schema: Schema, question: str, budget: int | None = DEFAULT_B
         >>> s = Schema.from_mapping(
         ...     {"orders": ["id", "amount"], "users": ["id", "name"], "events": ["id", "kind"]}
         ... )
-        >>> print(schema_context(s, "names of users", budget=50))
-        users(id, name)
+        >>> print(schema_context(s, "names of users", budget=65))
+        CREATE TABLE users (
+          id,
+          name
+        );
         -- 2 more tables not shown
     """
     return link(schema, question, budget).text

@@ -7,8 +7,9 @@ Three levels, least first (:data:`cadet_magic.options.SHARE_LEVELS`):
   ``CREATE`` statement (it can hold comments and default values).
 * ``stats``: the same plus each table's row count and the smallest and largest value of its
   numeric and date/time columns (:func:`with_stats`, read-only queries through the runner).
-* ``samples``: the same plus a few sample values of low-cardinality text columns, the rows
-  the prompt's representation shows and the comments (the schema as read; the default).
+* ``samples``: the schema as read (the default): what the prompt's representation
+  (:data:`cadet_magic.schema.render.REPRESENTATION`) shows of it, such as the engine's own
+  statement, a few rows of each table, sample values or the comments.
 
 Below ``samples`` nothing the engine says about the data reaches the model either: an
 attempt's error text is cut to its category, and the feedback of the categories whose text can

@@ -6,8 +6,10 @@ from benchmarks.linking import load_cases, load_catalog, measure
 from cadet_magic.schema.render import render_schema
 from tests.conftest import need
 
-# (budget, least recall): the target is 98% within 6,000 characters.
-TARGETS = [(6000, 0.98), (4000, 0.98), (2000, 0.97)]
+# (budget, least recall): the target is 98% within 6,000 characters (the default
+# budget). At 2,000 the prompt's CREATE TABLE form, about twice the compact form's characters
+# per table, fits fewer tables: 95.4% (the compact form: 97.8%).
+TARGETS = [(6000, 0.98), (4000, 0.98), (2000, 0.95)]
 
 
 @pytest.fixture(scope="module")

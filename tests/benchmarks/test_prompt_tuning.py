@@ -38,12 +38,16 @@ def run_variant(variant, spider, tmp_path, reply="SELECT count(*) FROM singer"):
     return peer_runs.read_lines(prompt_tuning.results_path("t", variant, tmp_path))[q.key], request
 
 
-def test_the_current_variant_sends_the_products_first_request(spider, tmp_path):
+def test_the_chosen_variant_sends_the_products_first_request(spider, tmp_path):
     from cadet_magic import ask
+    from cadet_magic.agent.prompts import PLACE
     from cadet_magic.llm import load_model
     from cadet_magic.options import AskOptions
+    from cadet_magic.schema.render import REPRESENTATION
 
-    line, request = run_variant("compact", spider, tmp_path)
+    chosen = prompt_tuning.VARIANTS[prompt_tuning.CHOSEN]
+    assert (chosen.representation, chosen.place) == (REPRESENTATION, PLACE)
+    line, request = run_variant(prompt_tuning.CHOSEN, spider, tmp_path)
     assert (line.match, line.calls) == (True, 1)
     where, q = spider
     with FakeOpenAI(["SELECT count(*) FROM singer"]) as srv:
@@ -53,6 +57,39 @@ def test_the_current_variant_sends_the_products_first_request(spider, tmp_path):
         con.close()
         product = srv.requests[0]
     assert request == product
+
+
+def test_on_duckdb_the_chosen_variant_sends_the_products_request_without_comments(tmp_path):
+    import duckdb
+
+    from cadet_magic import ask
+    from cadet_magic.llm import load_model
+    from cadet_magic.options import AskOptions
+
+    path = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE shops (id INTEGER PRIMARY KEY, city VARCHAR);"
+        "COMMENT ON TABLE shops IS 'the secret plan'; COMMENT ON COLUMN shops.city IS 'where';"
+        "INSERT INTO shops VALUES (1, 'Lyon'), (2, 'Nantes');"
+    )
+    con.close()
+    q = Question(0, "shop", "How many shops?", "SELECT count(*) FROM shops")
+    line, request = run_variant(
+        prompt_tuning.CHOSEN,
+        ({"shop": (path, "duckdb")}, q),
+        tmp_path,
+        "SELECT count(*) FROM shops",
+    )
+    system = request["messages"][0]["content"]
+    assert line.match and "CREATE TABLE shops(id INTEGER PRIMARY KEY" in system
+    assert "1\tLyon" in system and "secret plan" not in system and "where" not in system
+    with FakeOpenAI(["SELECT count(*) FROM shops"]) as srv:
+        model = load_model("openai:qwen", base_url=srv.base_url, api_key="local", temperature=0.0)
+        con = duckdb.connect(str(path), read_only=True)
+        ask(q.question, con=con, options=AskOptions(model=model, max_attempts=1, fallback=False))
+        con.close()
+        assert srv.requests[0] == request
 
 
 @pytest.mark.parametrize(

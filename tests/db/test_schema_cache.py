@@ -14,7 +14,7 @@ from cadet_magic.db.cache import SCHEMA_CACHE, SchemaCache
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.llm import ScriptedModel
 from cadet_magic.schema.link import rank_tables
-from cadet_magic.schema.render import render_schema
+from cadet_magic.schema.render import COMPACT, render_schema
 
 SETUP = [
     "CREATE TABLE customers (id INTEGER PRIMARY KEY, name VARCHAR(20), tier VARCHAR(10))",
@@ -120,8 +120,11 @@ def test_samples_keys_render_and_linking(db):
     assert not cols["customer_id"].samples  # a key: identifiers, not data
     assert [fk.ref_table for fk in orders.foreign_keys] == ["customers"]
     assert set({c.name: c for c in customers.columns}["tier"].samples) == {"gold", "silver"}
-    text = render_schema(schema)
+    text = render_schema(schema, COMPACT)
     assert "e.g. 'shipped'|'cancelled'" in text and "ORDER_ID INTEGER PK" in text.upper()
+    # The prompt's own form: CREATE TABLE statements with each table's rows read too.
+    text = render_schema(schema)
+    assert "CREATE TABLE" in text.upper() and "rows of orders:" in text and "shipped" in text
     # A value the question mentions points at its table.
     assert rank_tables(schema, "Which gold members are there?")[0][0] == "customers"
 
@@ -165,7 +168,8 @@ def test_comments_duckdb():
     s2 = _schema(con)
     assert s1.table("orders").comment == "one row per order" and SCHEMA_CACHE.reads == 2
     assert {c.name: c.comment for c in s2.table("orders").columns}["amount"] == "in cents"
-    assert "/* in cents */" in render_schema(s2) and "-- one row per order" in render_schema(s2)
+    text = render_schema(s2, COMPACT)
+    assert "/* in cents */" in text and "-- one row per order" in text
 
 
 def test_comments_postgres(pg_url):
