@@ -248,7 +248,7 @@ def diagnosis(state: AskState) -> Diagnosis:
     query = verdict.query if verdict is not None else None  # the check's tree
     where: dict[str, Any] = {
         "sql": sql,
-        "dialect": state.target.name,
+        "target": state.target,
         "schema": state.schema,
         "query": query,
     }

@@ -113,7 +113,7 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
     query = work.check.query if work.check is not None else None  # the check's tree
     where: dict[str, Any] = {
         "sql": work.sql,
-        "dialect": state.target.name,
+        "target": state.target,
         "schema": state.schema,
         "query": query,
     }
@@ -135,7 +135,7 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
             again[0],
             last=again[1],
             schema=state.schema,
-            dialect=state.target.name,
+            target=state.target,
             query=query,
         )
     return state.with_work(diagnosis=diagnosis).timed("diagnose", time.perf_counter() - t0)

@@ -172,7 +172,7 @@ def _diagnosis(state: AskState) -> Any:
         return diagnose_failure(NoSQL(work.reply.text if work.reply is not None else ""))
     where: dict[str, Any] = {
         "sql": work.sql,
-        "dialect": state.target.name,
+        "target": state.target,
         "schema": state.schema,
         "query": work.check.query if work.check is not None else None,  # the check's tree
     }

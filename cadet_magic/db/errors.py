@@ -101,10 +101,11 @@ def diagnose_error(
         ('column_not_found', ['orders.amount'])
     """
     from cadet_magic.diagnose.failures import diagnose
+    from cadet_magic.sql.target import Target
 
     read = engine_error(error, engine, sql=sql)
-    dialect = table_for(engine).dialect or engine if engine else None
-    return diagnose(read, sql=sql, dialect=dialect, schema=schema)
+    target = Target.named(table_for(engine).dialect or engine) if engine else None
+    return diagnose(read, sql=sql, target=target, schema=schema)
 
 
 def _engine_of(modules: Iterable[str]) -> str | None:

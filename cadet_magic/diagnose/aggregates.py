@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from cadet_magic.diagnose.found import AggregateMistake
 from cadet_magic.diagnose.sqlcontext import parse_tree
+from cadet_magic.sql.target import Target
 
 _SCOPES = (exp.Subquery, exp.Select)
 
@@ -151,7 +152,7 @@ def _select_mistake(select: exp.Select) -> AggregateMistake | None:
 
 
 def aggregate_mistake(
-    sql: str | None, dialect: str | None = None, tree: Any = None
+    sql: str | None, target: Target | None = None, tree: Any = None
 ) -> AggregateMistake | None:
     """The aggregation mistake of ``sql`` (read on ``tree`` when given, else parsed), or None
     (unparsable, or none recognised): an :class:`~cadet_magic.diagnose.found.AggregateMistake`.
@@ -165,7 +166,7 @@ def aggregate_mistake(
         ('not_grouped', ('b',))
     """
     if tree is None:
-        tree = parse_tree(sql, dialect)
+        tree = parse_tree(sql, target)
     if tree is None:
         return None
     for select in tree.find_all(exp.Select):

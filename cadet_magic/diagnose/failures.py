@@ -37,6 +37,7 @@ from cadet_magic.result import Outcome
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.sql.target import Target, as_target
 
 
 @dataclass(frozen=True)
@@ -109,17 +110,26 @@ def diagnose(
     failure: Any,
     *,
     sql: str | None = None,
-    dialect: str | None = None,
+    target: Target | str | None = None,
     schema: Schema | Mapping[str, Iterable[str]] | None = None,
     query: CheckedQuery | None = None,
 ) -> Diagnosis:
-    """The :class:`Diagnosis` of any failure (see the module's description); ``query``: the
-    checked query when the safety check parsed ``sql`` (the diagnosis reads its tree).
+    """The :class:`Diagnosis` of any failure (see the module's description).
+
+    Args:
+        failure: what failed (an engine's error, a refusal, one of the records above).
+        sql: the failed query as the model wrote it.
+        target: the database it was written for: the run's
+            :class:`~cadet_magic.sql.target.Target`, or a dialect's name (``duckdb``,
+            ``postgresql``...) resolved here, once; None: generic SQL.
+        schema: the live schema (a :class:`Schema` or a ``{table: [column, ...]}`` mapping).
+        query: the checked query when the safety check parsed ``sql`` (its tree is read).
 
     Example:
         >>> diagnose(TooManyRows(100)).error
         'The SELECT returned more than 100 rows.'
     """
+    target = as_target(target)  # a dialect's name resolved once, here
     if isinstance(failure, NoSQL):
         return Diagnosis(
             Category.no_sql,
@@ -190,7 +200,7 @@ def diagnose(
             error=check.problems(),
         )
     if isinstance(failure, SafetyRefusal | BaseException | str):
-        return engine_diagnosis(failure, sql=sql, dialect=dialect, schema=schema, query=query)
+        return engine_diagnosis(failure, sql=sql, target=target, schema=schema, query=query)
     raise TypeError(f"not a failure: {failure!r}")
 
 

@@ -1,4 +1,4 @@
-"""Feedback templates: one short, specific correction per category (stdlib only).
+"""Feedback templates: one short, specific correction per category (stdlib and the Target).
 
 Each template returns at most 60 words of guidance besides the names it lists: a column
 taken from a join's alias is told the columns of that alias's table (up to 30 names), which
@@ -9,12 +9,13 @@ dialect's own date functions, quoting case-sensitive identifiers, and for GROUP 
 "keep every aggregation".
 
 Each template takes what the diagnosis found, as the typed record of its category
-(:mod:`.found`), and the dialect.
+(:mod:`.found`), and the :class:`~cadet_magic.sql.target.Target` (its dialect's name,
+which the advice names, and its key, under which :mod:`.advice` keeps each dialect's own).
 
 Example:
     >>> from cadet_magic.diagnose.found import found
     >>> f = found(Category.column_not_found, identifier="amout", suggestions=("orders.amount",))
-    >>> print(render("SELECT amout FROM orders", f, "duckdb"))
+    >>> print(render("SELECT amout FROM orders", f, Target.named("duckdb")))
     Your previous query failed:
     ```sql
     SELECT amout FROM orders
@@ -42,19 +43,17 @@ from cadet_magic.diagnose.found import (
     said,
 )
 from cadet_magic.diagnose.model import Category
-from cadet_magic.sql.dialect import dialect_key
+from cadet_magic.sql.target import Target
 
-#: A template: what the diagnosis found (its category's record) and the dialect -> guidance.
-Template = Callable[[Any, str], str]
-
-_dialect = dialect_key
+#: A template: what the diagnosis found (its category's record) and the target -> guidance.
+Template = Callable[[Any, Target], str]
 
 
 def _names(names: list[str], n: int = 3) -> str:
     return ", ".join(names[:n])
 
 
-def column_not_found(f: ColumnNotFound, dialect: str) -> str:
+def column_not_found(f: ColumnNotFound, target: Target) -> str:
     ident = f.name if f.identifier is not None else "?"
     suggestions = list(f.suggestions)
     text = f'Column "{ident}" does not exist.'
@@ -93,7 +92,7 @@ def column_not_found(f: ColumnNotFound, dialect: str) -> str:
     )
 
 
-def table_not_found(f: TableNotFound, dialect: str) -> str:
+def table_not_found(f: TableNotFound, target: Target) -> str:
     ident = f.name if f.identifier is not None else "?"
     suggestions = list(f.suggestions)
     if f.derived_alias or (ident and len(str(ident)) <= 2 and not suggestions):
@@ -116,8 +115,8 @@ def table_not_found(f: TableNotFound, dialect: str) -> str:
     return text + " Do not abbreviate or invent table names."
 
 
-def syntax_error(f: SyntaxProblem, dialect: str) -> str:
-    engine = dialect or "this engine"
+def syntax_error(f: SyntaxProblem, target: Target) -> str:
+    engine = target.name or "this engine"
     suggestions = list(f.suggestions)
     if f.too_deep:
         return (
@@ -155,12 +154,12 @@ def syntax_error(f: SyntaxProblem, dialect: str) -> str:
     where = f' near "{near}"' if near else ""
     return (
         f"The SQL has a syntax error{where}. Check keyword spelling, commas between "
-        f"select items, balanced parentheses and quotes, and use {dialect or 'the engine'} "
+        f"select items, balanced parentheses and quotes, and use {target.name or 'the engine'} "
         "syntax. Return one complete SELECT statement."
     )
 
 
-def type_mismatch(f: TypeMismatch, dialect: str) -> str:
+def type_mismatch(f: TypeMismatch, target: Target) -> str:
     what = said(f.value)
     text = "A value was compared or combined with a column of another type"
     text += f" ({what})." if what else "."
@@ -170,7 +169,7 @@ def type_mismatch(f: TypeMismatch, dialect: str) -> str:
     )
 
 
-def join_error(f: JoinProblem, dialect: str) -> str:
+def join_error(f: JoinProblem, target: Target) -> str:
     suggestions = list(f.suggestions)
     missing = f.missing_join
     if missing is not None:
@@ -202,7 +201,7 @@ def join_error(f: JoinProblem, dialect: str) -> str:
     return text + " Qualify every column in SELECT, WHERE, GROUP BY and ORDER BY."
 
 
-def aggregation_error(f: AggregationProblem, dialect: str) -> str:
+def aggregation_error(f: AggregationProblem, target: Target) -> str:
     suggestions = list(f.suggestions)
     if f.in_where:
         return (
@@ -238,49 +237,49 @@ def aggregation_error(f: AggregationProblem, dialect: str) -> str:
     )
 
 
-def function_not_found(f: FunctionNotFound, dialect: str) -> str:
+def function_not_found(f: FunctionNotFound, target: Target) -> str:
     fn = f.name if f.identifier is not None else "?"
     suggestions = list(f.suggestions)
-    text = f'Function "{fn}" does not exist in {dialect or "this engine"}.'
+    text = f'Function "{fn}" does not exist in {target.name or "this engine"}.'
     if suggestions:
         text += f" Use {suggestions[0]} instead."
-    date_help = DATE_FUNCTIONS.get(_dialect(dialect))
+    date_help = DATE_FUNCTIONS.get(target.key)
     if date_help and f.date_function:
         text += f" Date functions in {date_help}."
     return text + " Use only functions of this dialect."
 
 
-def division_by_zero(f: Found, dialect: str) -> str:
+def division_by_zero(f: Found, target: Target) -> str:
     return (
         "Division by zero. Protect every division: a / NULLIF(b, 0) (or CASE WHEN b = 0 "
         "THEN NULL ELSE a / b END)."
     )
 
 
-def datetime_format(f: DatetimeFormat, dialect: str) -> str:
+def datetime_format(f: DatetimeFormat, target: Target) -> str:
     value = said(f.value)
     text = f"A date/time value could not be read{f' ({value})' if value else ''}."
     text += " Write dates as 'YYYY-MM-DD' literals and use the dialect's own functions"
-    help_ = DATE_FUNCTIONS.get(_dialect(dialect))
+    help_ = DATE_FUNCTIONS.get(target.key)
     return text + (f": {help_}." if help_ else ".")
 
 
-def timeout(f: Found, dialect: str) -> str:
+def timeout(f: Found, target: Target) -> str:
     return (
         "The query ran past the time limit and was cancelled. Simplify it: filter early "
         "with WHERE, avoid cross joins (join on keys), aggregate before joining, add LIMIT."
     )
 
 
-def permission_denied(f: Found, dialect: str) -> str:
+def permission_denied(f: Found, target: Target) -> str:
     return "The database refused access. Only read the tables you are allowed to; no writes."
 
 
-def connection_error(f: Found, dialect: str) -> str:
+def connection_error(f: Found, target: Target) -> str:
     return "The database connection failed; this is not a problem of the SQL."
 
 
-def forbidden(f: Found, dialect: str) -> str:
+def forbidden(f: Found, target: Target) -> str:
     issues = list(f.issues)
     text = " ".join(issues) if issues else "The safety check refused the query."
     return text + (
@@ -289,7 +288,7 @@ def forbidden(f: Found, dialect: str) -> str:
     )
 
 
-def multiple_statements(f: Found, dialect: str) -> str:
+def multiple_statements(f: Found, target: Target) -> str:
     issues = " ".join(f.issues)
     return (issues + " " if issues else "") + (
         "Write exactly one SELECT statement; express the steps as CTEs (WITH a AS (...), "
@@ -297,14 +296,14 @@ def multiple_statements(f: Found, dialect: str) -> str:
     )
 
 
-def no_sql(f: Found, dialect: str) -> str:
+def no_sql(f: Found, target: Target) -> str:
     return (
         "Your reply contained no SQL query. Reply with exactly one SELECT query in a "
         "fenced ```sql block, and nothing else."
     )
 
 
-def unknown(f: Found, dialect: str) -> str:
+def unknown(f: Found, target: Target) -> str:
     msg = str(f.primary or f.message or "").strip()
     return (
         f"The engine said: {msg[:200]}. Fix the query accordingly, using only tables and "
@@ -338,16 +337,17 @@ TEMPLATES: dict[str, Template] = {
 }
 
 
-def render(sql: str | None, found: Found, dialect: str | None = None) -> str:
+def render(sql: str | None, found: Found, target: Target | None = None) -> str:
     """The feedback text: the failed SQL, then the guidance of the category's template.
 
     Args:
         sql: the failed query (omitted from the text when None).
         found: what the diagnosis found (its category's record: the template's argument).
-        dialect: the engine's dialect.
+        target: the database the query was written for (its dialect's name and advice;
+            None: generic SQL).
     """
     category = str(found.category)
-    guidance = TEMPLATES.get(category, unknown)(found, dialect or "")
+    guidance = TEMPLATES.get(category, unknown)(found, target or Target.named(None))
     issues = found.issues
     if issues and category not in ("forbidden", "multiple_statements"):
         guidance = " ".join(issues) + " " + guidance  # the safety check's own words
@@ -363,4 +363,4 @@ def no_sql_feedback(reply: str | None = None) -> str:
         >>> no_sql_feedback().startswith("Your reply contained no SQL")
         True
     """
-    return no_sql(NoSQLReply(Category.no_sql, reply=reply or ""), "")
+    return no_sql(NoSQLReply(Category.no_sql, reply=reply or ""), Target.named(None))

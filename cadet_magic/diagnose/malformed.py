@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from cadet_magic.diagnose.found import Cut
 from cadet_magic.diagnose.sqlcontext import parse_tree
-from cadet_magic.sql.dialect import dialect_key
+from cadet_magic.sql.target import Target
 
 _STRINGS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|--[^\n]*|/\*.*?\*/", re.S)
 _PLACEHOLDER = re.compile(r"(?<![\w@:$%])(@\w+|:[A-Za-z_]\w*|\?\d*|%s|%\(\w+\)s|\$\d+)(?![\w(])")
@@ -205,19 +205,20 @@ UNSUPPORTED: dict[str, list[tuple[Any, str, str]]] = {
 }  # fmt: skip
 
 
-def unsupported(sql: str | None, dialect: str | None, tree: Any = None) -> tuple[str, str] | None:
+def unsupported(sql: str | None, target: Target, tree: Any = None) -> tuple[str, str] | None:
     """The first construct of ``sql`` (read on ``tree`` when given, else parsed) that the
-    engine of ``dialect`` lacks: (name, what to write instead), or None.
+    ``target``'s engine lacks: (name, what to write instead), or None.
 
     Example:
-        >>> unsupported("SELECT a FROM t WHERE a < ANY (SELECT b FROM u)", "sqlite")[0]
+        >>> sql = "SELECT a FROM t WHERE a < ANY (SELECT b FROM u)"
+        >>> unsupported(sql, Target.named("sqlite"))[0]
         'ANY (subquery)'
-        >>> unsupported("SELECT a FROM t WHERE a < ANY (SELECT b FROM u)", "duckdb") is None
+        >>> unsupported(sql, Target.named("duckdb")) is None
         True
     """
-    rules = UNSUPPORTED.get(dialect_key(dialect))
+    rules = UNSUPPORTED.get(target.key)
     if rules and tree is None:
-        tree = parse_tree(sql, dialect)
+        tree = parse_tree(sql, target)
     if tree is None or not rules:
         return None
     for node in tree.walk():

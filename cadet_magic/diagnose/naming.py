@@ -16,7 +16,7 @@ from cadet_magic.diagnose.category import Category
 from cadet_magic.diagnose.found import Found, MissingJoin
 from cadet_magic.diagnose.sqlcontext import SqlContext, Where
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.dialect import dialect_key
+from cadet_magic.sql.target import Target
 
 #: Dialects where a quoted identifier must match the stored name's case exactly (and an
 #: unquoted one is folded). SQLite, DuckDB and MySQL resolve column names ignoring case.
@@ -28,17 +28,17 @@ def case_only(f: Found, at: Where) -> Found:
     an engine where that matters: the real name, suggested first."""
     if f.category not in (Category.column_not_found, Category.table_not_found):
         return f
-    real = _case_only(f, at.ctx, at.schema, at.dialect)
+    real = _case_only(f, at.ctx, at.schema, at.target)
     if real is None:
         return f
     suggestions = (real, *[x for x in f.suggestions if x != real])
     return f.replace(case_sensitive=real, suggestions=suggestions)
 
 
-def _case_only(f: Found, ctx: SqlContext, schema: Schema, dialect: str | None) -> str | None:
+def _case_only(f: Found, ctx: SqlContext, schema: Schema, target: Target) -> str | None:
     """The real name when the written one differs from it only in case, on an engine where
     that matters, among the query's own tables (for a column) or the schema (for a table)."""
-    if dialect_key(dialect) not in CASE_SENSITIVE or not schema.tables:
+    if target.key not in CASE_SENSITIVE or not schema.tables:
         return None
     ident = f.name.strip()
     if not ident:
@@ -137,7 +137,7 @@ def _names(f: Found, at: Where) -> list[str]:
                     found.append(name)
         return found
     if f.category is Category.function_not_found and ident:
-        return suggest.rank_functions(ident, at.dialect, engine)
+        return suggest.rank_functions(ident, at.target, engine)
     return []
 
 

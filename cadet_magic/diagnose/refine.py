@@ -227,7 +227,7 @@ def malformed_reply(f: Found, at: Where) -> Found:
     if found and _bound(f, at, found):
         return recast(f, Category.syntax_error, placeholders=tuple(found))
     if f.category in (Category.syntax_error, Category.unknown):
-        lacking = malformed.unsupported(sql, at.dialect, at.tree)
+        lacking = malformed.unsupported(sql, at.target, at.tree)
         if lacking is not None:
             return recast(f, Category.syntax_error, unsupported=tuple(lacking))
     repeated = malformed.degenerate(sql)

@@ -30,6 +30,7 @@ from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.diagnose.sqlcontext import sql_context
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target
 
 #: Tables listed in full at most.
 MAX_TABLES = 6
@@ -51,7 +52,7 @@ COLUMNS = (
 
 def involved_tables(
     sql: str | None,
-    dialect: str | None,
+    target: Target | None,
     schema: Schema,
     suggestions: Iterable[str] = (),
     query: CheckedQuery | None = None,
@@ -66,7 +67,7 @@ def involved_tables(
     """
     names: list[str] = []
     tree = query.tree if query is not None else None
-    read = sql_context(sql, dialect, tree).tables
+    read = sql_context(sql, target, tree).tables
     for name in [*read, *(s.rpartition(".")[0] for s in suggestions)]:
         table = schema.table(name) if name else None
         if table is not None and table.name not in names:
@@ -93,16 +94,16 @@ def repeated(
     *,
     last: bool,
     schema: Schema | Mapping[str, Iterable[str]] | None,
-    dialect: str | None = None,
+    target: Target | None = None,
     query: CheckedQuery | None = None,
 ) -> Diagnosis:
     """``diagnosis`` of a query that repeats attempt ``attempt`` (``last``: the one just
     before; else the model alternates between failed queries), with feedback that says so and
-    lists the exact columns of the tables involved (read on ``query``'s tree when given);
-    ``details.repeats`` is ``attempt``."""
+    lists the exact columns of the tables involved (read on ``query``'s tree when given, else
+    ``sql`` parsed in ``target``'s dialect); ``details.repeats`` is ``attempt``."""
     sch = Schema.coerce(schema)
     head = (SAME if last else ALTERNATING).format(n=attempt)
-    involved = involved_tables(sql, dialect, sch, diagnosis.suggestions, query)
+    involved = involved_tables(sql, target, sch, diagnosis.suggestions, query)
     tables = column_list(involved, sch)
     extra = head + (COLUMNS.format(tables=tables) if tables else "")
     details = diagnosis.details.replace(repeats=attempt)

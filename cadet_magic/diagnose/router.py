@@ -11,9 +11,10 @@ reads an engine's wording. What was found travels as its category's typed record
 
 Example:
     >>> from cadet_magic.errors import EngineError, EngineText, ErrorKind
+    >>> from cadet_magic.sql.target import Target
     >>> e = EngineError("no such column: amout", kind=ErrorKind.column_not_found,
     ...                 identifier=EngineText("amout"))
-    >>> d = engine_diagnosis(e, sql="SELECT amout FROM orders", dialect="sqlite",
+    >>> d = engine_diagnosis(e, sql="SELECT amout FROM orders", target=Target.named("sqlite"),
     ...                      schema={"orders": ["amount"]})
     >>> d.category.value, d.retryable, d.suggestions[:1], d.details.name
     ('column_not_found', True, ['orders.amount'], 'amout')
@@ -46,6 +47,7 @@ from cadet_magic.errors import EngineError, ErrorKind, QueryTimeout
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.sql.target import Target
 from cadet_magic.text import error_text
 
 #: A refiner: what was found so far and the failed attempt -> what is found then.
@@ -122,7 +124,7 @@ def engine_diagnosis(
     error: BaseException | str,
     *,
     sql: str | None = None,
-    dialect: str | None = None,
+    target: Target | None = None,
     schema: Schema | Mapping[str, Iterable[str]] | None = None,
     query: CheckedQuery | None = None,
 ) -> Diagnosis:
@@ -136,7 +138,8 @@ def engine_diagnosis(
             :class:`cadet_magic.sql.refusal.SafetyRefusal`; anything else is read by its words
             alone, of no known kind.
         sql: the failed query as the model wrote it (for aliases, positions and the feedback).
-        dialect: ``duckdb``, ``sqlite``, ``postgresql``... (for dialect-specific advice).
+        target: the database the query was written for (its dialect: for parsing the
+            failed query and for dialect-specific advice; None: generic SQL).
         schema: the live schema, a :class:`Schema` or a ``{table: [column, ...]}`` mapping.
         query: the checked query, when the safety check parsed ``sql`` (its tree is read;
             without it ``sql`` is parsed).
@@ -151,18 +154,19 @@ def engine_diagnosis(
         ...     'used in an aggregate function', kind=ErrorKind.aggregation_error,
         ...     identifier=EngineText("orders.status"))
         >>> d = engine_diagnosis(e, sql="SELECT status, SUM(amount) FROM orders",
-        ...     dialect="postgresql", schema={"orders": ["status", "amount"]})
+        ...     target=Target.named("postgresql"), schema={"orders": ["status", "amount"]})
         >>> d.category.value, d.suggestions
         ('aggregation_error', ['orders.status'])
     """
     sch = Schema.coerce(schema)
+    target = target if target is not None else Target.named(None)
     if isinstance(error, SafetyRefusal):
-        at = Where(sql, query, dialect, sch)
+        at = Where(sql, query, target, sch)
         finding = _refusal(error, at)
         shown: str = finding.message
     else:
         read = as_read(error)
-        at = Where(sql, query, dialect, sch, read)
+        at = Where(sql, query, target, sch, read)
         finding = _engine_reading(read, error)
         shown = error_text(read) or ""
     for rule in RULES:
@@ -174,7 +178,7 @@ def engine_diagnosis(
         retryable=category not in NOT_RETRYABLE,
         details=finding,
         suggestions=list(finding.suggestions),
-        feedback=templates.render(sql, finding, dialect),
+        feedback=templates.render(sql, finding, target),
         outcome=("refused" if refused else "timeout" if category is Category.timeout else "error"),
         error=shown,
         exception=error if isinstance(error, BaseException) else None,
@@ -206,14 +210,15 @@ def as_written(text: str, at: Where) -> str:
     function as it regenerates it (``PERCENTILE_CONT`` for the model's ``MEDIAN`` on SQLite).
 
     Example:
-        >>> as_written("PERCENTILE_CONT() is not a function", Where("SELECT median(x) FROM t", dialect="sqlite"))
+        >>> at = Where("SELECT median(x) FROM t", target=Target.named("sqlite"))
+        >>> as_written("PERCENTILE_CONT() is not a function", at)
         'MEDIAN() is not a function'
     """
     if not at.sql or not text:
         return text
     from cadet_magic.sql.validate import renamed_functions
 
-    renamed = at.query.renamed if at.query is not None else renamed_functions(at.sql, at.dialect)
+    renamed = at.query.renamed if at.query is not None else renamed_functions(at.sql, at.target)
     for run_as, written in renamed.items():
         text = re.sub(rf"\b{re.escape(run_as)}\b", written, text, flags=re.I)
     return text

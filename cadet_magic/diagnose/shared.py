@@ -33,7 +33,10 @@ import builtins
 import dataclasses
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cadet_magic.sql.target import Target
 
 #: What replaces a message the model may not see.
 NOT_SHARED = "(not shared at this sharing level)"
@@ -136,7 +139,7 @@ def with_shared_feedback(
     *,
     share: str,
     sql: str | None,
-    dialect: str | None,
+    target: Target | str | None,
     schema: Any,
     query: Any = None,
 ) -> Any:
@@ -150,5 +153,5 @@ def with_shared_feedback(
         return diagnosis
     from cadet_magic.diagnose.failures import diagnose
 
-    again = diagnose(shared, sql=sql, dialect=dialect, schema=schema, query=query)
+    again = diagnose(shared, sql=sql, target=target, schema=schema, query=query)
     return dataclasses.replace(diagnosis, feedback=again.feedback)

@@ -19,8 +19,8 @@ from typing import Any
 
 from cadet_magic.errors import EngineError
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.dialect import resolve_dialect
 from cadet_magic.sql.query import CheckedQuery
+from cadet_magic.sql.target import Target
 
 _FROM = re.compile(
     r"\b(?:FROM|JOIN)\s+([\w.\"`\[\]]+)(?:\s+(?:AS\s+)?(?!ON\b|WHERE\b|JOIN\b|GROUP\b|ORDER\b|"
@@ -56,13 +56,15 @@ class SqlContext:
         return self.aliases.get(qualifier.strip('"`[]').lower())
 
 
-def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
-    """The sqlglot tree of ``sql`` (its dialect first, then generic SQL), or None; the checked
-    query's own tree when ``sql`` is a :class:`CheckedQuery`.
+def parse_tree(sql: str | None, target: Target | None = None) -> Any:
+    """The sqlglot tree of ``sql`` (in the target's dialect first, then generic SQL), or
+    None; the checked query's own tree when ``sql`` is a :class:`CheckedQuery`.
 
     Example:
         >>> parse_tree("SELECT 1").sql(), parse_tree("SELEC 1 FROM") is None
         ('SELECT 1', True)
+        >>> parse_tree("SELECT a FROM t QUALIFY a > 1", Target.named("duckdb")).key
+        'select'
     """
     if not sql:
         return None
@@ -72,7 +74,8 @@ def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
 
     from cadet_magic.sql.dialect import quiet_sqlglot
 
-    for d in dict.fromkeys((resolve_dialect(dialect), None)):
+    readings = (target.dialect, None) if target is not None and target.read else (None,)
+    for d in readings:
         try:
             with quiet_sqlglot():
                 return sqlglot.parse_one(sql, read=d)
@@ -81,12 +84,12 @@ def parse_tree(sql: str | None, dialect: str | None = None) -> Any:
     return None
 
 
-def sql_context(sql: str | None, dialect: str | None = None, tree: Any = None) -> SqlContext:
+def sql_context(sql: str | None, target: Target | None = None, tree: Any = None) -> SqlContext:
     """The tables and aliases of ``sql`` (leniently); never raises.
 
     Args:
         sql: the failed query (may be None or unparsable).
-        dialect: the engine's dialect name (``duckdb``, ``sqlite``, ``postgresql``...).
+        target: the database it was written for (its dialect is read first).
         tree: its syntax tree when the caller has it (else ``sql`` is parsed).
 
     Returns:
@@ -96,7 +99,7 @@ def sql_context(sql: str | None, dialect: str | None = None, tree: Any = None) -
         return SqlContext()
     try:
         if tree is None:
-            tree = parse_tree(sql, dialect)
+            tree = parse_tree(sql, target)
         if tree is None:
             raise ValueError("unparsable")
         return _from_tree(tree)
@@ -157,14 +160,14 @@ class Where:
         sql: the query as the model wrote it (None: there was none).
         query: the checked query when the safety check parsed it (its tree is read instead of
             parsing ``sql`` again).
-        dialect: the engine's dialect name.
+        target: the database the query was written for (its dialect, resolved once).
         schema: the live schema.
         read: the engine's error as its reader read it (None for a safety refusal).
     """
 
     sql: str | None = None
     query: CheckedQuery | None = None
-    dialect: str | None = None
+    target: Target = field(default_factory=lambda: Target.named(None))
     schema: Schema = field(default_factory=Schema)
     read: EngineError | None = None
 
@@ -173,9 +176,9 @@ class Where:
         """The query's syntax tree (the checked one, else ``sql`` parsed once), or None."""
         if self.query is not None:
             return self.query.tree
-        return parse_tree(self.sql, self.dialect)
+        return parse_tree(self.sql, self.target)
 
     @cached_property
     def ctx(self) -> SqlContext:
         """The names the query refers to."""
-        return sql_context(self.sql, self.dialect, self.tree)
+        return sql_context(self.sql, self.target, self.tree)

@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
 
 from cadet_magic.schema.model import Schema
-from cadet_magic.sql.dialect import dialect_key
+
+if TYPE_CHECKING:
+    from cadet_magic.sql.target import Target
 
 _WORDS = re.compile(r"[a-z]+|\d+")
 _ENGINE_BONUS = 0.12
@@ -312,16 +315,16 @@ FUNCTION_EQUIVALENTS: dict[str, dict[str, str]] = {
 }
 
 
-def rank_functions(name: str, dialect: str | None, engine: list[str] | None = None) -> list[str]:
-    """The dialect's equivalent of a foreign function, then the engine's own proposals.
+def rank_functions(name: str, target: Target, engine: list[str] | None = None) -> list[str]:
+    """The target dialect's equivalent of a foreign function, then the engine's own proposals.
 
     Example:
-        >>> rank_functions("NVL", "postgresql")
+        >>> from cadet_magic.sql.target import Target
+        >>> rank_functions("NVL", Target.named("postgresql"))
         ['coalesce']
     """
-    d = dialect_key(dialect)
     out: list[str] = []
-    equiv = FUNCTION_EQUIVALENTS.get(d, {}).get(name.lower())
+    equiv = FUNCTION_EQUIVALENTS.get(target.key, {}).get(name.lower())
     if equiv:
         out.append(equiv)
     for cand in engine or []:

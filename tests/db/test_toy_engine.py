@@ -59,7 +59,7 @@ def test_the_runner_reads_the_toy_errors(case, runner):
         runner.run(case["sql"], limit=10, timeout=5)
     error = caught.value
     assert str(error) == case["message"] and error.engine == "toy"
-    _expect(case, diagnose(error, sql=case["sql"], dialect="sqlite", schema=runner.schema()))
+    _expect(case, diagnose(error, sql=case["sql"], target="sqlite", schema=runner.schema()))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])

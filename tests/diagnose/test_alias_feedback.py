@@ -29,7 +29,7 @@ def runner():
 def failure(runner, sql):
     with pytest.raises(Exception) as info:
         runner.run(sql, limit=10, timeout=5, max_bytes=10**6)
-    return diagnose(info.value, sql=sql, dialect="sqlite", schema=runner.schema())
+    return diagnose(info.value, sql=sql, target="sqlite", schema=runner.schema())
 
 
 @pytest.mark.parametrize("case", DATA["cases"], ids=[c["id"] for c in DATA["cases"]])

@@ -42,7 +42,7 @@ CASES = [
 
 @pytest.mark.parametrize(("failure", "category", "outcome", "error"), CASES)
 def test_every_failure_kind(failure, category, outcome, error):
-    d = diagnose(failure, sql="SELECT 1", dialect="sqlite")
+    d = diagnose(failure, sql="SELECT 1", target="sqlite")
     assert d.category == category and d.outcome == outcome and d.feedback
     if error is not None:
         assert d.error == error

@@ -25,6 +25,7 @@ from cadet_magic.diagnose.model import Category
 from cadet_magic.diagnose.sqlcontext import Where
 from cadet_magic.errors import EngineError, EngineText, ErrorKind
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
 
 SCHEMA = Schema.coerce({"orders": ["id", "amount", "customer_id"], "customers": ["id", "name"]})
@@ -42,7 +43,9 @@ def test_every_category_has_its_record_and_its_template_takes_it(category):
     assert type(record) is KINDS.get(category, Found) and record.category is category
     assert dataclasses.is_dataclass(record) and type(record).__dataclass_params__.frozen
     if str(category) in TEMPLATES:
-        assert render("SELECT 1", record, "sqlite").startswith("Your previous query failed:")
+        assert render("SELECT 1", record, Target.named("sqlite")).startswith(
+            "Your previous query failed:"
+        )
 
 
 def test_a_finding_moves_to_another_category_with_what_it_knows():
@@ -56,7 +59,7 @@ def test_a_finding_moves_to_another_category_with_what_it_knows():
 
 
 def test_the_diagnosis_says_what_it_found_as_typed_fields():
-    d = diagnose(missing_column(), sql="SELECT amout FROM orders", dialect="sqlite", schema=SCHEMA)
+    d = diagnose(missing_column(), sql="SELECT amout FROM orders", target="sqlite", schema=SCHEMA)
     assert isinstance(d.details, ColumnNotFound)
     assert d.details.identifier == EngineText("amout")  # the engine's words, typed as such
     assert d.details.name == "amout" and d.details.position == 8
@@ -68,9 +71,9 @@ def test_the_router_is_its_rules_in_order(monkeypatch):
     names = [r.__name__ for r in router.RULES]
     assert names.index("missing_join") < names.index("named") < names.index("case_only")
     sql = "SELECT amout FROM orders"
-    full = diagnose(missing_column(), sql=sql, dialect="sqlite", schema=SCHEMA)
+    full = diagnose(missing_column(), sql=sql, target="sqlite", schema=SCHEMA)
     monkeypatch.setattr(router, "RULES", ())
-    bare = diagnose(missing_column(), sql=sql, dialect="sqlite", schema=SCHEMA)
+    bare = diagnose(missing_column(), sql=sql, target="sqlite", schema=SCHEMA)
     assert full.suggestions == ["orders.amount"] and bare.suggestions == []
     assert bare.details.position is None
 
@@ -100,9 +103,9 @@ def test_handed_the_checked_query_the_diagnosis_parses_nothing(parses):
     assert query is not None
     parses.clear()
     error = missing_column("c.nme")
-    d = diagnose(error, sql=sql, dialect="sqlite", schema=SCHEMA, query=query)
+    d = diagnose(error, sql=sql, target="sqlite", schema=SCHEMA, query=query)
     assert d.suggestions[0] == "customers.name" and "c.name" in d.feedback
     assert parses == []
     # given only the text, it is parsed: no tree is found again by the text of the query
-    again = diagnose(error, sql=sql, dialect="sqlite", schema=SCHEMA)
+    again = diagnose(error, sql=sql, target="sqlite", schema=SCHEMA)
     assert parses and again.feedback == d.feedback

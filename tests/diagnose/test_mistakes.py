@@ -131,7 +131,7 @@ def test_refused_by_the_check(sql, detail, text, dialect):
     if verdict.ok:  # PostgreSQL's reading of %s: the engine rejects it (the cases above)
         assert (dialect, detail) == ("postgresql", "placeholders") and "%s" in verdict.sql
         return
-    d = diagnose(SafetyRefusal(verdict.issues), sql=sql, dialect=dialect, schema=SCHEMA)
+    d = diagnose(SafetyRefusal(verdict.issues), sql=sql, target=dialect, schema=SCHEMA)
     assert d.category.value == "syntax_error" and getattr(d.details, detail, None), d.details
     assert text in d.feedback
 
@@ -140,7 +140,7 @@ def test_case_advice_never_on_case_insensitive_engines():
     """A name differing from a real one only in case is never the cause on SQLite/DuckDB."""
     missing = engine_error("no such column: nme", "sqlite")  # the same missing column on each
     for dialect in ("sqlite", "duckdb", "mysql"):
-        d = diagnose(missing, sql='SELECT nme FROM "Artists"', dialect=dialect, schema=SCHEMA)
+        d = diagnose(missing, sql='SELECT nme FROM "Artists"', target=dialect, schema=SCHEMA)
         assert d.details.case_sensitive is None and "double quotes" not in d.feedback
     d = diagnose_error('column "name" does not exist', sql='SELECT "name" FROM "Artists"',
                        engine="postgresql", schema=SCHEMA)  # fmt: skip

@@ -13,6 +13,7 @@ from cadet_magic.diagnose import Category, Diagnosis, diagnose, no_sql_feedback
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
+from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import Issue
 
 SCHEMA = {
@@ -135,7 +136,7 @@ def test_safety_refusal(code, expected):
         "unknown_table": "Unknown table 'ordrs'; tables you may use: customers, orders",
     }.get(code, f"refused: {code}")
     err = SafetyRefusal([Issue(code, message)])
-    d = diagnose(err, sql="SELECT * FROM ordrs", dialect="duckdb", schema=SCHEMA)
+    d = diagnose(err, sql="SELECT * FROM ordrs", target="duckdb", schema=SCHEMA)
     assert d.category is expected
     assert d.details.codes == (code,)
     assert message in d.feedback  # the feedback uses the issue messages
@@ -207,7 +208,7 @@ def test_feedback_is_short_and_shows_the_sql(category):
     sql = "SELECT amout FROM orders"
     names = ("orders.amount", "orders.status", "customers.Name")
     what = found(category, identifier="amout", issues=("Refused.",), suggestions=names)
-    text = render(sql, what, "postgresql")
+    text = render(sql, what, Target.named("postgresql"))
     guidance = text.split("```\n", 2)[-1]
     assert text.startswith("Your previous query failed:") and sql in text
     assert len(guidance.split()) <= 62, (category, len(guidance.split()), guidance)
