@@ -200,7 +200,8 @@ def test_the_sql_phase_declares_no_field_of_a_later_phase():
     from dataclasses import fields
 
     from cadet_magic.agent.fallback_phase import CodeWork
-    from cadet_magic.agent.state import AskState, SqlWork, Work
+    from cadet_magic.agent.sql_phase import SqlWork
+    from cadet_magic.agent.state import AskState, Work
 
     own = {f.name for f in fields(CodeWork)} - {f.name for f in fields(Work)}
     assert own == {"code", "code_check", "code_run"}

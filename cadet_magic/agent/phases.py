@@ -24,7 +24,7 @@ from cadet_magic.agent import record, steps
 from cadet_magic.agent import sql_phase as sql
 from cadet_magic.agent import vote_phase as vote
 from cadet_magic.agent.pipeline import PhaseSpec, Step
-from cadet_magic.agent.state import AskState, SqlWork
+from cadet_magic.agent.state import AskState
 from cadet_magic.result import Phase
 
 
@@ -76,7 +76,7 @@ VOTE_PHASE = PhaseSpec(
     provisional=vote.provisional_attempt,
     answered=_never,
     unchanged=_never,
-    begin=SqlWork,
+    begin=sql.SqlWork,
     keep=vote.keep,
     limit=vote.limit,
     more=vote.more,
@@ -102,7 +102,7 @@ SQL_PHASE = PhaseSpec(
     provisional=sql.provisional_attempt,
     answered=sql.ran_clean,
     unchanged=sql.unchanged,
-    begin=SqlWork,
+    begin=sql.SqlWork,
     keep=sql.keep,
     warnings=sql.warnings,
     next=VOTE_PHASE,

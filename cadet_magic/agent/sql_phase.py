@@ -24,12 +24,13 @@ Example:
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.record import provisional_attempt as _provisional
 from cadet_magic.agent.record import same_phase, same_query
-from cadet_magic.agent.state import AskState, Candidate, SqlWork
+from cadet_magic.agent.state import AskState, Candidate, Work
 from cadet_magic.agent.steps import Context, ask_model, run_sql
 from cadet_magic.diagnose.failures import NoSQL, SuspectResult
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
@@ -40,6 +41,15 @@ from cadet_magic.result_check.check import EMPTY_WARNING, check_through
 from cadet_magic.result_check.findings import ValueCheck
 from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.refusal import SafetyRefusal
+
+
+@dataclass(frozen=True)
+class SqlWork(Work):
+    """An SQL attempt in progress: the fields of every attempt, and the result check of its
+    run (None until it ran)."""
+
+    value_check: ValueCheck | None = None
+
 
 # -- the steps ---------------------------------------------------------------------------------
 

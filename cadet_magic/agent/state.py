@@ -7,9 +7,10 @@ candidate answer a phase keeps (:class:`Candidate`) and, in ``work``, the attemp
 The attempt in progress is a record of its own (:class:`Work`): what the model replied
 (:class:`Reply`), the SQL and the safety check's verdict (whose ``query`` is the
 :class:`~cadet_magic.sql.query.CheckedQuery`), the engine's result or error, the diagnosis,
-the steps' timings. A phase whose attempts hold more extends it (the SQL phase's result check:
-:class:`SqlWork`; the fallback's pandas code: ``fallback_phase.CodeWork``); the next attempt
-starts from a new record.
+the steps' timings. A phase whose attempts hold more extends it in its own module (the SQL
+phase's result check: ``sql_phase.SqlWork``; the fallback's pandas code:
+``fallback_phase.CodeWork``); the next attempt starts from a new record, its phase's
+(``PhaseSpec.begin``).
 
 Example:
     >>> s = initial_state("How many?", target="sqlite", max_attempts=2)
@@ -31,7 +32,6 @@ from typing import Any
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.result import Attempt, Phase, Tokens
-from cadet_magic.result_check.findings import ValueCheck
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
@@ -87,14 +87,6 @@ class Work:
 
 
 @dataclass(frozen=True)
-class SqlWork(Work):
-    """An SQL attempt in progress: the fields of every attempt, and the result check of its
-    run (None until it ran)."""
-
-    value_check: ValueCheck | None = None
-
-
-@dataclass(frozen=True)
 class Candidate:
     """An answer a phase keeps in case no better one follows: the attempt, its SQL, its run,
     how good it is (``rank``: lower is better) and the warnings it answers with."""
@@ -145,7 +137,7 @@ class AskState:
     phase: Phase = Phase.sql
     schema: Schema = field(default_factory=Schema)
     schema_text: str = ""
-    work: Work = field(default_factory=SqlWork)
+    work: Work = field(default_factory=Work)
     attempts: tuple[Attempt, ...] = ()
     forms: tuple[str, ...] = ()
     kept: Candidate | None = None

@@ -33,7 +33,7 @@ from typing import Any
 from cadet_magic.agent import record, sql_phase
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
-from cadet_magic.agent.state import AskState, Candidate, Reply, SqlWork
+from cadet_magic.agent.state import AskState, Candidate, Reply
 from cadet_magic.agent.steps import Context, call_model
 from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
@@ -104,7 +104,7 @@ def start(state: AskState, ctx: Context) -> AskState:
     first = _first_ballot(state)
     log.info("[vote] up to %d candidate(s) more", limit(state))
     tally = Tally().add(first)
-    return state.replace(phase=Phase.vote, work=SqlWork(1), vote=tally)
+    return state.replace(phase=Phase.vote, work=sql_phase.SqlWork(1), vote=tally)
 
 
 # -- the steps ---------------------------------------------------------------------------------
