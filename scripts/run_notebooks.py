@@ -84,7 +84,10 @@ def main(out_dir: Path, names: list[str], memory: bool = False) -> int:
         ok, seconds = run(out_dir / notebook.name, out_dir, memory=memory)
         print(f"{notebook.name}: {'ok' if ok else 'FAILED'} in {seconds:.1f} s")
         status |= not ok
-    model = os.environ.get("CADET_MODEL") or "scripted stand-ins (notebooks/*_replies.json)"
+    model = os.environ.get("CADET_MODEL") or (
+        "each tutorial's scripted stand-in (notebooks/*_replies.json); the quickstart and the "
+        "own-question cells: the local model where it is installed"
+    )
     print(f"model: {model}")
     return status
 
