@@ -40,8 +40,8 @@ def test_report_rows():
     for row in (
         "model load, cold: fetched into the browser + loaded (s) | 20.0 + 30.0 (12 parts fetched)",
         "model load, warm: read from the browser's copy + loaded (s) | 0.5 + 25.0 (0 parts",
-        "seconds per question, median (n = 3) | 40.0 | 60.0 | 20.0",
-        "median question, page / CPython | 2.0x | 3.0x | 1x",
+        "seconds per question, median | 40.0 (n = 3) | 60.0 (n = 3) | 20.0 (n = 3)",
+        "median question, page / CPython (on the questions the page ran) | 2.0x | 3.0x | 1x",
         "answered (of the questions) | 3/3 | 3/3 | 3/3",
         "0.60 GB / 2.10 GB / 2.20 GB",
         "kernel RSS 1.40 GB",
@@ -49,7 +49,9 @@ def test_report_rows():
     ):
         assert row in text, row
     assert "browser: Qwen, 2 threads" in text and "browser: Qwen, 1 threads" in text
-    assert "met with several threads (2.0x); met with one thread (3.0x)." in text
+    assert (
+        "met with several threads (2.0x, n = 3 questions); met with one thread (3.0x, n = 3" in text
+    )
     assert "@wllama/wllama 3.13.0" in text
 
 
@@ -60,6 +62,7 @@ def test_report_only_from_the_saved_runs_marks_a_busy_machine(tmp_path, monkeypa
     import json
 
     setups = {"several threads": _page(20.0, 2), "one thread": _page(40.0, 1)}
+    del setups["one thread"]["questions"][2:]  # a setup stopped after two questions
     for s in setups.values():
         s.update(load_avg=[3.5, 2.0], others=[1.2, 0.8])
     cpy = {"cold": {"seconds": 1.5}, "rss": 1.4e9, "questions": [_q(k * 10.0) for k in (1, 2, 3)]}
@@ -70,5 +73,10 @@ def test_report_only_from_the_saved_runs_marks_a_busy_machine(tmp_path, monkeypa
     lite_model.main(args)
     out = capsys.readouterr().out
     assert out.startswith("**Taken under load** (a visit started at load 3.5 > 1.5;")
-    assert "met with several threads (2.0x); not met with one thread (4.0x)." in out
+    # against the CPython kernel's median on the same two questions (15 s): 60 / 15
+    assert (
+        "met with several threads (2.0x, n = 3 questions); not met with one thread (4.0x, n = 2"
+        in out
+    )
+    assert "| q30 | 60.0 (1) | not run | 30.0 (1) |" in out
     assert "a figure on a quiet machine is still owed" in out
