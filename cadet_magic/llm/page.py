@@ -291,7 +291,8 @@ class PageChatModel:
             state = self._request("POST", "load")
             shown = -1
             while state.state not in ("ready", "error", "absent"):
-                if state.version != shown:
+                # "idle" until the page starts the load it was asked for: nothing to say yet
+                if state.version != shown and state.state != "idle":
                     self.on_progress(state)
                     shown = state.version
                 state = self.status(since=state.version)

@@ -206,7 +206,8 @@ def test_one_thread_where_the_host_sends_no_isolation_headers(browser):
 def test_the_model_from_a_url_the_deployer_names(browser, tmp_path):
     """A site built with ``--model-url``: no parts of its own, the page fetches them from
     another origin (the host allows every origin with CORS) into the browser's storage,
-    checked against the same hashes, and loads the model."""
+    checked against the same hashes, and loads the model; the reader sees the megabytes
+    fetched, growing, then the loading."""
     parts = OFFLINE / "static" / "cadet-model" / "parts"
     with serve(parts, cors=True) as host:
         out = tmp_path / "site"
@@ -222,14 +223,24 @@ def test_the_model_from_a_url_the_deployer_names(browser, tmp_path):
         since = len(browser.requests)
         with serve(out) as base:
             page = browser.open(f"{base}/lab/index.html?path={NOTEBOOK_NAME}")
+            # the lines the reader sees below the cell while it loads, each as it came
             cell = append_cell(
                 page,
-                "from cadet_magic.llm.page import load_page_model\n"
-                "print(load_page_model().state.progress_text())",
+                "from cadet_magic.llm.page import PageChatModel\n"
+                "_m = PageChatModel(on_progress=lambda s: print(s.progress_text()))\n"
+                "_ = _m.ensure_loaded()",
                 timeout=600_000,
             )
             out_text = cell.locator(".jp-OutputArea").inner_text()
-            assert "The model in this page is ready: fetched 1,117 MB" in out_text, out_text
+            lines = out_text.strip().splitlines()
+            assert "The model in this page is ready: fetched 1,117 MB" in lines[-1], out_text
+            # the megabytes fetched, growing, then the loading, then ready
+            got = [re.search(r"into this browser .*: ([\d,]+) of 1,117 MB", x) for x in lines]
+            fetching = [(i, int(m[1].replace(",", ""))) for i, m in enumerate(got) if m]
+            mb = [n for _, n in fetching]
+            assert len(mb) >= 2 and mb == sorted(mb) and mb[-1] > mb[0], out_text
+            loading = [i for i, x in enumerate(lines) if x.startswith("Loading the model into")]
+            assert loading and fetching[-1][0] < loading[0] < len(lines) - 1, out_text
             fetched = [u for u in browser.requests[since:] if "model.gguf.part" in u]
             assert len(fetched) == 12 and all(u.startswith(host) for u in fetched), fetched
             page.close()
