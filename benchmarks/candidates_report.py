@@ -348,7 +348,10 @@ def report(paths: Sequence[Path], variants: Path | None) -> str:
     questions = question_records(paths)
     if questions:
         parts += [
-            f"Sampled candidates: {', '.join(shown(p) for p in paths)}.",
+            f"Sampled candidates: {', '.join(shown(p) for p in paths)}; the same model and "
+            "server as the prompt experiment, the product's first prompt, temperature 0.7, "
+            "seeds 1-4 (a run stopped early holds a seeded random part of the tuning set: "
+            "`--shuffle SEED --chunk K`, whole chunks kept).",
             vote_table(questions),
             seconds_line(questions),
         ]

@@ -120,7 +120,7 @@ def server(base_url: str | None, shared: bool = True) -> Iterator[str]:
 
 
 def log_start(
-    n: int, seed: int, modes: Sequence[str], limit: int | None = None, candidates: int = 1
+    n: int, seed: int, modes: Sequence[str], limit: int | None = None, candidates: int | str = 1
 ) -> str:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -265,7 +265,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         options = AskOptions(model_timeout=args.model_timeout)
         if args.candidates is not None:
             options = options.replace(candidates=args.candidates)
-        print(log_start(args.n, args.seed, modes, args.limit, options.candidates), flush=True)
+        print(
+            log_start(args.n, args.seed, modes, args.limit, options.candidates or "default"),
+            flush=True,
+        )
         starts.append(load_average())
         dataset, chosen = questions(args.n, args.seed, args.limit)
         with server(args.base_url, shared=not args.no_shared_replies) as url:

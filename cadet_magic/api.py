@@ -100,7 +100,7 @@ def ask(
         scripted=is_scripted(chat_model),
         preamble=context.preamble,
         schema=context.schema,
-        sampler=sampler_for(chat_model) if opts.candidates > 1 else None,
+        sampler=sampler_for(chat_model) if (opts.candidates or 2) > 1 else None,
     )
     result.provenance.update(context.provenance(opts))
     return _finish(result, opts, metrics)

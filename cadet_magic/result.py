@@ -294,8 +294,8 @@ class AskResult:
 
     @property
     def uncertain(self) -> bool:
-        """Whether the candidates did not all give this answer."""
-        return self.agreement is not None and not self.agreement.unanimous
+        """Whether another answer competed with this one among the candidates."""
+        return self.agreement is not None and bool(self.competing)
 
     @property
     def row_count(self) -> int:

@@ -75,6 +75,7 @@ def test_portable_core_imports_nothing_from_the_edges():
         import sqlite3
         con = sqlite3.connect(":memory:"); con.execute("CREATE TABLE t (x INT)")
         class M:
+            cadet_scripted = True  # replies written in advance: a stand-in (it does not vote)
             def invoke(self, messages):
                 return type("R", (), {"content": "SELECT count(*) FROM t"})()
         from cadet_magic.agent.run import run_agent
@@ -82,6 +83,7 @@ def test_portable_core_imports_nothing_from_the_edges():
         r = run_agent("n?", model=M(), runner=SQLiteRunner(con))
         # The fallback without pandas: a clear error, not a crash.
         class F:
+            cadet_scripted = True
             replies = ["SELECT y FROM t", "SELECT z FROM t",
                        "```sql\\nSELECT x FROM t\\n```\\n```python\\nresult = df['x'].sum()\\n```"]
             def invoke(self, messages):

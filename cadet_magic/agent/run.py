@@ -26,7 +26,7 @@ from cadet_magic.agent import fallback_phase, routes, steps, vote_phase
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
-from cadet_magic.options import AskOptions, merged
+from cadet_magic.options import AskOptions, candidates_for, merged
 from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner, target_of
@@ -165,7 +165,10 @@ def run_agent(
     replies from a model that cannot itself (the edge's
     :func:`cadet_magic.llm.sampling.sampler_for`).
     """
-    opts = merged(options, **overrides)
+    # a stand-in's replies are a script: it votes only when asked to (the same test as the
+    # edge's cadet_magic.llm.spec.is_scripted, which the core does not import)
+    stand_in = scripted or bool(getattr(model, "cadet_scripted", False))
+    opts = candidates_for(merged(options, **overrides), stand_in or "Fake" in type(model).__name__)
     phases: dict[str, PhaseSpec] = PHASES
     if recorded_sql is not None:
         opts = opts.replace(max_attempts=1)
@@ -193,7 +196,7 @@ def run_agent(
             state = state.with_work(code=recorded_code)
     start = time.perf_counter()
     step = "read_schema"
-    max_steps = 20 * (opts.max_attempts + opts.candidates + 2)
+    max_steps = 20 * (opts.max_attempts + (opts.candidates or 1) + 2)
     for _ in range(max_steps):
         phase = phases[state.phase]
         run = steps.read_schema if step == "read_schema" else phase.node(step)

@@ -41,7 +41,7 @@ from cadet_magic.errors import ModelCallError, ModelCallInterrupted
 from cadet_magic.result import Attempt, Outcome, Phase
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.vote.answers import Agreement, Competing
-from cadet_magic.vote.stopping import FirstAgree, Rule, stop
+from cadet_magic.vote.stopping import BetaStop, Rule, stop
 from cadet_magic.vote.tally import Ballot, Tally
 
 log = logging.getLogger("cadet_magic")
@@ -49,7 +49,7 @@ log = logging.getLogger("cadet_magic")
 #: The temperature candidates are sampled at (measured: ``python -m benchmarks.candidates``).
 TEMPERATURE = 0.7
 #: When the vote's outcome is clear enough to stop drawing candidates (measured likewise).
-RULE: Rule = FirstAgree(2)
+RULE: Rule = BetaStop(0.8)
 #: Rows of a competing answer the result keeps for its preview.
 PREVIEW_ROWS = 5
 #: The answer's warning when the candidates did not all give it.
@@ -63,12 +63,12 @@ DISAGREE_WARNING = (
 
 def enters(state: AskState) -> bool:
     """Whether the run holds a vote (``candidates`` above 1)."""
-    return state.options.candidates > 1
+    return (state.options.candidates or 1) > 1
 
 
 def limit(state: AskState) -> int:
     """Candidates this phase draws at most (the first answer is the SQL phase's)."""
-    return state.options.candidates - 1
+    return (state.options.candidates or 1) - 1
 
 
 def _first_ballot(state: AskState) -> Ballot | None:
@@ -203,7 +203,7 @@ def nothing_to_diagnose(state: AskState, ctx: Context) -> AskState:
 
 def more(state: AskState) -> bool:
     """Whether the vote's outcome is not clear yet (another candidate is drawn)."""
-    return state.vote is not None and not stop(RULE, state.vote, state.options.candidates)
+    return state.vote is not None and not stop(RULE, state.vote, state.options.candidates or 1)
 
 
 def keep(state: AskState) -> Candidate | None:
@@ -215,7 +215,7 @@ def keep(state: AskState) -> Candidate | None:
         return None
     answer: Candidate = winner.first.extra
     warnings = answer.warnings
-    if vote is not None and vote.split:
+    if vote is not None and vote.contested:
         warnings = (*warnings, disagreement(vote))
     return Candidate(answer.attempt, answer.sql, answer.execution, (), warnings)
 

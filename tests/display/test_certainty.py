@@ -75,10 +75,12 @@ def test_what_the_model_and_the_data_wrote_is_escaped():
 def test_stats_count_uncertain_answers():
     m = SessionMetrics()
     m.record(result(agreement=Agreement(3, 3)))
-    m.record(result(agreement=Agreement(2, 3)))
+    other = Competing("SELECT 1", 1, ("n",), ((1,),))
+    m.record(result(agreement=Agreement(2, 3), competing=[other]))
+    m.record(result(agreement=Agreement(2, 3)))  # the third candidate gave no answer
     m.record(result(agreement=None))
     line = next(x for x in StatsView(m).text.splitlines() if x.startswith("Uncertain answers"))
-    assert line.split(":", 1)[1].strip() == "1 of 2 voted on"
+    assert line.split(":", 1)[1].strip() == "1 of 3 voted on"
     assert "Uncertain answers" in StatsView(m).html()
     fresh = SessionMetrics()
     fresh.record(result(agreement=None))
