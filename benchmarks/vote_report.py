@@ -117,8 +117,8 @@ def mode_table(before: Path, after: Path, mode: str) -> str:
         ("final answer right", *(share(sum(bool(r["final_match"]) for r in s), len(s)) for s in (bb, aa))),
         ("wrong answers with a warning", *(share(*warned(s, False)) for s in (bb, aa))),
         ("right answers with a warning", *(share(*warned(s, True)) for s in (bb, aa))),
-        ("of which the vote's (the candidates disagreed): wrong", *(share(*vote_warned(s, False)) for s in (bb, aa))),
-        ("of which the vote's: right", *(share(*vote_warned(s, True)) for s in (bb, aa))),
+        ("wrong answers not every candidate gave (another answer, or none)", *(share(*vote_warned(s, False)) for s in (bb, aa))),
+        ("right answers not every candidate gave", *(share(*vote_warned(s, True)) for s in (bb, aa))),
         ("candidates drawn beside the answer (mean)", *(drawn(s) for s in (bb, aa))),
         ("the fallback ran", *(str(sum(bool(r.get("fallback")) for r in s)) for s in (bb, aa))),
         ("model calls per question (mean)", *(f"{sum(r.get('calls') or 0 for r in s) / len(s):.2f}" for s in (bb, aa))),
@@ -175,11 +175,11 @@ def peers_table(after: Path) -> str:
     return figures(chosen, PEERS_DIR, eval_dir=after)
 
 
-def report(before: Path, after: Path, with_peers: bool = True) -> str:
+def report(before: Path, after: Path, with_peers: bool = True, note: str = "") -> str:
     parts = [
         f"Before: `{shown(before)}` (no vote); after: `{shown(after)}` (the product's vote); the "
         "same fixed sample, seed, model and temperature; paired on the questions both sides "
-        "ran.",
+        "ran." + (f" {note}" if note else ""),
         *(t for t in (mode_table(before, after, m) for m in MODES) if t),
         "The goals (targeted mode, after against before):",
         goals(before, after),
@@ -195,8 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--after", type=Path, default=HERE / "eval")
     p.add_argument("--no-peers", action="store_true", help="leave the peers out")
     p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    p.add_argument("--note", default="", help="a sentence on the runs (how far, under what load)")
     args = p.parse_args(argv)
-    body = report(args.before, args.after, with_peers=not args.no_peers)
+    body = report(args.before, args.after, with_peers=not args.no_peers, note=args.note)
     print(body)
     if not args.no_write:
         write_section(

@@ -37,7 +37,7 @@ def test_the_goals_from_the_two_folders(tmp_path):
     assert "At most 15% of the right answers do: 0/18 (0%, 0%-18%): **met**" in text
     assert "+40.0 pts [" in text and "p=0.008: **met**" in text
     assert "2.0 -> 3.0 s: **met**" in text
-    assert "| of which the vote's (the candidates disagreed): wrong | 0/10 (0%" in text
+    assert "| wrong answers not every candidate gave (another answer, or none) | 0/10 (0%" in text
     assert "| candidates drawn beside the answer (mean) | 1.00 | 1.00 |" in text
 
 
