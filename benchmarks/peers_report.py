@@ -162,6 +162,20 @@ def goals(first: Approach, final: Approach, peers: Sequence[Approach], keys: Seq
     return "\n".join(lines)
 
 
+#: The evaluation's records of the product before the first prompt was chosen (issue 36).
+BEFORE = "before-36"
+
+
+def _eval_dir() -> Path:
+    from benchmarks import eval as bench
+
+    return bench.OUT_DIR
+
+
+def _renamed(a: Approach, name: str) -> Approach:
+    return Approach(name, a.right, a.calls, a.input_tokens, a.output_tokens, a.seconds, a.note)
+
+
 def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None = None) -> str:
     """The section's tables and goals."""
     keys = [q.key for q in chosen]
@@ -191,7 +205,22 @@ def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None =
         product("raw", folder=eval_dir),
         product("none", folder=eval_dir),
     ]
-    rows = [final, first, *peers]
+    before = (eval_dir or _eval_dir()) / BEFORE
+    earlier = (
+        [
+            _renamed(
+                product("targeted", folder=before),
+                "the product before issue 36 (compact prompt), targeted, final answer",
+            ),
+            _renamed(
+                product("targeted", first=True, folder=before),
+                "the product before issue 36 (compact prompt), targeted, first attempt",
+            ),
+        ]
+        if before.is_dir()
+        else []
+    )
+    rows = [final, first, *peers, *earlier]
     return (
         approaches_table(final, rows, keys)
         + "\n\nThe goals, on the questions each peer has answered so far:\n\n"
@@ -209,7 +238,11 @@ def write_report(chosen: Sequence[Question], write: bool = True) -> str:
         [
             f"Command (starts and resumes; results in `benchmarks/peers/spider.PEER.jsonl`): "
             f"`{COMMAND}`; the product's rows come from `python -m benchmarks.eval`'s files "
-            "(targeted mode is the product; raw and none are its other feedback modes).",
+            "(targeted mode is the product; raw and none are its other feedback modes), run with "
+            "the first prompt chosen by measurement (the section after this one; where their n is "
+            "below 300 the run is under way and every pair is on the questions both answered); "
+            "the rows *before issue 36* are the product's records with the compact prompt it "
+            "replaced (`benchmarks/eval/before-36/`).",
             "",
             "Every approach runs on the evaluation's fixed sample (Spider dev, seed 0) with the "
             "same model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python's OpenAI-compatible "

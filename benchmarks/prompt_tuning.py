@@ -302,6 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
     p.add_argument("--no-shared-replies", action="store_true", help="ask the server every time")
     p.add_argument("--report-only", action="store_true", help="print the figures, run nothing")
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="with --set tuning: write the first_prompt section of BENCHMARKS.md (the tuning "
+        "figures, the choice and the chosen prompt on the fixed sample)",
+    )
     args = p.parse_args(argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS and v != ONESHOT]
@@ -317,9 +323,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.n,
             progress=lambda s: print(s, file=sys.stderr, flush=True),
         )
-    from benchmarks.prompt_report import report
+    from benchmarks.prompt_report import report, write_report
 
-    print(report(args.set, args.n))
+    if args.write and args.set == "tuning":
+        from benchmarks.eval import OUT_DIR as EVAL_DIR
+
+        write_report(CHOSEN, EVAL_DIR / "before-36", EVAL_DIR)
+    else:
+        print(report(args.set, args.n))
     return 0
 
 
