@@ -306,14 +306,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--write",
         action="store_true",
         help="with --set tuning: write the first_prompt section of BENCHMARKS.md (the tuning "
-        "figures, the choice and the chosen prompt on the fixed sample)",
+        "figures, the choice and the chosen prompt on the fixed sample); runs nothing",
     )
     args = p.parse_args(argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS and v != ONESHOT]
     if unknown:
         p.error(f"unknown variants: {', '.join(unknown)} (known: {', '.join(VARIANTS)}, oneshot)")
-    if not args.report_only:
+    if not (args.report_only or args.write):
         run(
             args.set,
             variants,
