@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -54,25 +53,6 @@ CANDIDATES_DEFAULT = 5
 
 #: Where kept answers are stored by default, relative to the notebook's folder.
 EXAMPLES_PATH = ".cadet/examples.jsonl"
-
-
-def candidates_for(options: AskOptions, stand_in: bool) -> AskOptions:
-    """``options`` with ``candidates`` resolved: when None, :data:`CANDIDATES_DEFAULT` (read
-    when called) for a model that samples, 1 (no vote) for a scripted stand-in and in the
-    browser (JupyterLite), where the vote was not measured.
-
-    Example:
-        >>> candidates_for(AskOptions(), stand_in=True).candidates
-        1
-        >>> candidates_for(AskOptions(candidates=3), stand_in=True).candidates
-        3
-    """
-    if options.candidates is not None:
-        return options
-    # measured with a model served on this CPU; in the browser (Pyodide) each candidate is
-    # another generation in WebAssembly, not measured: there the vote is asked for
-    measured = not stand_in and sys.platform != "emscripten"
-    return options.replace(candidates=CANDIDATES_DEFAULT if measured else 1)
 
 
 def option(

@@ -26,12 +26,13 @@ from cadet_magic.agent import fallback_phase, routes, steps, vote_phase
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
-from cadet_magic.options import AskOptions, candidates_for, merged
+from cadet_magic.options import AskOptions, merged
 from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner, target_of
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
+from cadet_magic.vote.default import candidates_for
 
 
 def without_generate(phase: PhaseSpec) -> PhaseSpec:

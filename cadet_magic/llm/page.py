@@ -291,8 +291,7 @@ class PageChatModel:
             state = self._request("POST", "load")
             shown = -1
             while state.state not in ("ready", "error", "absent"):
-                # "idle" until the page starts the load it was asked for: nothing to say yet
-                if state.version != shown and state.state != "idle":
+                if state.version != shown and state.state != "idle":  # idle: load not begun
                     self.on_progress(state)
                     shown = state.version
                 state = self.status(since=state.version)
