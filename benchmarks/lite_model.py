@@ -10,7 +10,7 @@ profile on disk. In each:
   loads the model (``load_page_model()``): the parts fetched into the browser's storage, then
   wllama's load (the page's own timings: seconds fetching, seconds loading);
 * **questions**: the sample shop's questions (``benchmarks.local_model.QUESTIONS``) as
-  ``%%ask --model browser`` cells, each timed in the page from the run command to the kernel's
+  ``%%ask --model browser`` cells (one candidate, no vote), each timed in the page from the run command to the kernel's
   idle signal, with the answer's model seconds, calls and tokens;
 * **memory**: the proportional set size of Chromium's processes (the page, its workers, the
   service worker) before the model was loaded, with it loaded, and after the questions;
@@ -58,6 +58,9 @@ ROOT = Path(__file__).resolve().parents[1]
 GGUF = ROOT / ".cache" / "llm" / "qwen.gguf"
 #: Seconds a model call may take in either kernel (a busy 2-core machine is slow).
 MODEL_TIMEOUT = 1800
+#: Both kernels answer with one candidate: the page does not vote by default and the CPython
+#: kernel would (up to five generations a question), so the figures compare one model's speed.
+ONE_CANDIDATE = "%config AskMagic.candidates = 1"
 #: The median question in the page within this many times the CPython kernel's.
 GOAL = 3.0
 CONNECT = "import sqlite3\ncon = sqlite3.connect('file:{db}?mode=ro', uri=True)"
@@ -186,6 +189,7 @@ def page_setup(pw, base: str, quiet: Quiet, questions: list[str], isolated: bool
             visit.run("%load_ext cadet_magic")
             visit.run(CONNECT.format(db="/drive/shop.sqlite"))
             visit.run(f"%config AskMagic.model_timeout = {MODEL_TIMEOUT}")
+            visit.run(ONE_CANDIDATE)
             run["channel"] = _last_json(visit.run(CHANNEL)[1])
             run["pss_before"] = chromium_pss(profile)
             run["cold"] = _last_json(visit.run(LOAD)[1])
@@ -243,6 +247,7 @@ def cpython_setup(files: Path, quiet: Quiet, questions: list[str]) -> dict:
             cell("%load_ext cadet_magic")
             cell(CONNECT.format(db=files / "shop.sqlite"))
             cell(f"%config AskMagic.model_timeout = {MODEL_TIMEOUT}")
+            cell(ONE_CANDIDATE)
             seconds, _ = cell(
                 f"from cadet_magic.llm.llamacpp import load_llamacpp\n_m = load_llamacpp({spec!r})"
             )

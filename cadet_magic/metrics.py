@@ -12,10 +12,16 @@ Example:
     (1, 1, 1.5)
     >>> d["by_error_type"]["column_not_found"]
     {'count': 1, 'corrected': 1, 'correction_rate': 1.0}
-    >>> from cadet_magic.vote.answers import Agreement
+
+    A voted answer is uncertain when another answer competed with it; a candidate that gave no
+    answer at all does not make it so:
+
+    >>> from cadet_magic.vote.answers import Agreement, Competing
     >>> m.record(AskResult("q3", ok=True, attempts=[Attempt(1)], agreement=Agreement(2, 3)))
+    >>> m.record(AskResult("q4", ok=True, attempts=[Attempt(1)], agreement=Agreement(2, 3),
+    ...                    competing=[Competing("SELECT 2", votes=1)]))
     >>> m.as_dict()["uncertain_answers"], m.as_dict()["voted_answers"]
-    (1, 1)
+    (1, 2)
 """
 
 from __future__ import annotations
