@@ -144,7 +144,7 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
     target = "any x86-64 CPU with AVX2" if portable else "this machine's CPU"
     say(
         f"Compiling llama.cpp for {target} (llama-cpp-python: PyPI has only its source): "
-        f"once, {'about 3 minutes' if n <= 2 else 'a few minutes'} on {n} idle core(s), "
+        f"once, {'about 6 minutes' if n <= 2 else 'a few minutes'} on {n} idle core(s), "
         f"longer on a busy machine; the wheel is kept in {wheels}."
     )
     log = wheels / "build.log"
