@@ -44,6 +44,16 @@ def test_category_values_keep_the_contract():
     assert isinstance(Category.timeout, str) and Category.timeout == "timeout"
 
 
+def test_every_error_kind_is_a_category():
+    """The engine edge's vocabulary (ErrorKind) is the diagnosis' categories of engine errors:
+    the router turns one into the other by value, so a kind added at the edge without its
+    category would fail there."""
+    from cadet_magic.errors import ErrorKind
+
+    assert {k.value for k in ErrorKind} <= {c.value for c in Category}
+    assert {k.value for k in ErrorKind} <= set(SQL_CATEGORIES)
+
+
 def test_one_entry():
     """The diagnosis has one entry; the package's public ``diagnose_error`` reads an engine's
     error through that engine's reader, then diagnoses it there."""
