@@ -144,8 +144,9 @@ def as_written(
     """
     if not text:
         return text
-    for run_as, name in renamed.items():
-        text = re.sub(rf"\b{re.escape(run_as)}\b", name, text, flags=re.I)
+    from cadet_magic.sql.validate import name_as_written
+
+    text = name_as_written(text, renamed)
     if not written:
         return text
     flat = re.sub(r"\s+", " ", written).lower()

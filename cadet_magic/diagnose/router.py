@@ -216,9 +216,7 @@ def as_written(text: str, at: Where) -> str:
     """
     if not at.sql or not text:
         return text
-    from cadet_magic.sql.validate import renamed_functions
+    from cadet_magic.sql.validate import name_as_written, renamed_functions
 
     renamed = at.query.renamed if at.query is not None else renamed_functions(at.sql, at.target)
-    for run_as, written in renamed.items():
-        text = re.sub(rf"\b{re.escape(run_as)}\b", written, text, flags=re.I)
-    return text
+    return name_as_written(text, renamed)

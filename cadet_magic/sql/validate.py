@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
@@ -266,3 +267,16 @@ def renamed_functions(sql: str, dialect: Target | str | None) -> dict[str, str]:
     except Exception:  # noqa: BLE001 - nothing parsed, nothing renamed
         return {}
     return renamed_in(trees, target.dialect, sql)
+
+
+def name_as_written(text: str, renamed: Mapping[str, str]) -> str:
+    """``text`` with each function the check renamed (``{RUN_AS: WRITTEN}``, from
+    :func:`renamed_functions`) named as the model wrote it.
+
+    Example:
+        >>> name_as_written("no such function: PERCENTILE_CONT", {"PERCENTILE_CONT": "MEDIAN"})
+        'no such function: MEDIAN'
+    """
+    for run_as, written in renamed.items():
+        text = re.sub(rf"\b{re.escape(run_as)}\b", written, text, flags=re.I)
+    return text
