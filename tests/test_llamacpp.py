@@ -166,3 +166,21 @@ def test_a_call_in_the_kernel_is_waited_for_past_the_model_timeout():
     model.cadet_scripted = True
     r = ask("One?", con=sqlite3.connect(":memory:"), model=model, model_timeout=0.1)
     assert r.ok and r.rows == [(1,)] and r.attempts[0].outcome == "ok"
+
+
+def test_the_vote_s_candidates_are_waited_for_past_the_model_timeout():
+    """The vote draws its candidates through a wrapper of the model: it is waited for as the
+    model's own calls are (a candidate cut at the timeout ended a run with no answer)."""
+    import time
+
+    class Slow(ScriptedLlama):
+        def create_chat_completion(self, messages, **options):
+            time.sleep(0.3)
+            return super().create_chat_completion(messages, **options)
+
+    model = LlamaCppChatModel("qwen.gguf", llama=Slow("SELECT 1 AS one", "SELECT 1 AS one"))
+    model.cadet_scripted = True
+    r = ask("One?", con=sqlite3.connect(":memory:"), model=model, model_timeout=0.1, candidates=2)
+    assert r.ok and r.rows == [(1,)] and r.stop_reason == "success"
+    assert [a.outcome for a in r.candidates] == ["ok"] and r.agreement is not None
+    assert (r.agreement.votes, r.agreement.of) == (2, 2)

@@ -332,7 +332,7 @@ def _attempt_line(a: Attempt, label: str) -> str:
 def failure_message(result: AskResult) -> str:
     """The ask-for-clarification summary: what was tried, why it failed, what to do."""
     fallback = result.fallback
-    tried = list(result.attempts) + (list(fallback.attempts) if fallback is not None else [])
+    tried = result.all_attempts  # in the order they ran: SQL, the vote's candidates, fallback
     last = tried[-1] if tried else None
     if result.stop_reason == "model_error" and last is not None and fallback is None:
         return last.error or "The model call failed."

@@ -116,6 +116,8 @@ class _Sampled:
 
     def __init__(self, ctx: Context, count: int, seed: int) -> None:
         self.ctx, self.count, self.seed = ctx, count, seed
+        # a model run in this process is waited for past the timeout, its candidates too
+        self.cadet_in_process = bool(getattr(ctx.model, "cadet_in_process", False))
 
     def invoke(self, messages: Any) -> Any:
         model = self.ctx.model

@@ -129,3 +129,16 @@ def test_a_model_failure_while_drawing_candidates_keeps_the_answer_found(error):
     assert [a.outcome for a in r.candidates] == ["model_error"]
     assert r.agreement is None and not r.warnings  # no other candidate: no vote was held
     con.close()
+
+
+def test_a_model_failure_while_drawing_candidates_after_no_answer_says_so():
+    """No SQL attempt answered and the model failed on the vote's first candidate: the message
+    is that failure, not the last SQL attempt's error."""
+    con = connect_with("sqlite", DATA["setup"])
+    model = _FailingAfter([sql_reply("SELECT nope FROM singer")] * 3, ConnectionError("gone"))
+    r = run_agent(QUESTION, model=model, runner=resolve_runner(con), candidates=3,
+                  model_timeout=5)  # fmt: skip
+    assert not r.ok and r.stop_reason == "model_error"
+    assert [a.outcome for a in r.candidates] == ["model_error"]
+    assert "gone" in r.message and "nope" not in r.message, r.message
+    con.close()
