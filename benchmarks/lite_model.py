@@ -10,8 +10,8 @@ profile on disk. In each:
   loads the model (``load_page_model()``): the parts fetched into the browser's storage, then
   wllama's load (the page's own timings: seconds fetching, seconds loading);
 * **questions**: the sample shop's questions (``benchmarks.local_model.QUESTIONS``) as
-  ``%%ask --model browser`` cells (one candidate, no vote), each timed in the page from the run command to the kernel's
-  idle signal, with the answer's model seconds, calls and tokens;
+  ``%%ask --model browser`` cells (one candidate, no vote), each timed in the page from the run
+  command to the kernel's idle signal, with the answer's model seconds, calls and tokens;
 * **memory**: the proportional set size of Chromium's processes (the page, its workers, the
   service worker) before the model was loaded, with it loaded, and after the questions;
 * **warm load**: the page opened again in the same profile, the model loaded from the
