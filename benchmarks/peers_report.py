@@ -166,6 +166,12 @@ def goals(first: Approach, final: Approach, peers: Sequence[Approach], keys: Seq
 BEFORE = "before-36"
 
 
+#: The agent's tool-calling row: point 1 asks for tool calling only where the server supports
+#: it, and this server returns the call as text (no ``tool_calls``), so the agent's peer is the
+#: ReAct row; the tool-calling row shows why and is no goal of its own.
+TOOL_CALLING = "LangChain SQL agent (tool calling)"
+
+
 def _eval_dir() -> Path:
     from benchmarks import eval as bench
 
@@ -200,7 +206,7 @@ def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None =
         peer(
             "agent-tools",
             peers_dir / "spider.agent-tools.jsonl",
-            "LangChain SQL agent (tool calling)",
+            TOOL_CALLING,
         ),
         product("raw", folder=eval_dir),
         product("none", folder=eval_dir),
@@ -221,10 +227,18 @@ def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None =
         else []
     )
     rows = [final, first, *peers, *earlier]
+    scored = [p for p in peers if p.right and p.name != TOOL_CALLING]
+    aside = (
+        f"\n- Not a goal: {TOOL_CALLING}. The agent is the ReAct row: this server returns no "
+        "tool calls, so a tool-calling agent never sees one (the row shows it)."
+        if any(p.right and p.name == TOOL_CALLING for p in peers)
+        else ""
+    )
     return (
         approaches_table(final, rows, keys)
         + "\n\nThe goals, on the questions each peer has answered so far:\n\n"
-        + goals(first, final, [p for p in peers if p.right], keys)
+        + goals(first, final, scored, keys)
+        + aside
     )
 
 

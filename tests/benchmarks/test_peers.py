@@ -171,3 +171,11 @@ def test_the_section_pairs_each_peer_with_the_products_final_answers(tmp_path, m
     assert "+2 / -0: +50.0 pts" in text  # the product's final answers against the one-shot
     assert "The final answers at least 5 points above the one-shot peer" in text
     assert "LangChain" not in text  # peers that have not run have no row
+    peer_runs.append_line(  # a tool-calling agent that saw no call: a row, and no goal
+        out / "spider.agent-tools.jsonl",
+        peer_runs.Line(*qs[0].key, sql=None, ran=False, match=False, calls=1, input_tokens=50),
+    )
+    text = peers_report.figures(qs, out, evals)
+    assert f"| {peers_report.TOOL_CALLING} | 0/1" in text
+    assert f"Beats {peers_report.TOOL_CALLING}" not in text
+    assert f"Not a goal: {peers_report.TOOL_CALLING}" in text
