@@ -14,8 +14,9 @@ first one included; no feedback is sent.
 
 The answer is the result most candidates gave, the SQL phase's first on a tie (:func:`keep`
 offers it to the pipeline, which answers with it); ``AskResult.agreement`` says how many gave
-it, of how many were drawn, ``AskResult.competing`` the other answers, and when the candidates
-did not all give it the answer warns so (:data:`DISAGREE_WARNING`). When no candidate gave an
+it, of how many were drawn, ``AskResult.competing`` the other answers, and when another answer
+competed with it the answer warns so (:data:`DISAGREE_WARNING`; a candidate that gave no answer
+alone does not warn). When no candidate gave an
 answer, the fallback follows as it follows the SQL phase.
 
 Example:
@@ -52,7 +53,7 @@ TEMPERATURE = 0.7
 RULE: Rule = BetaStop(0.8)
 #: Rows of a competing answer the result keeps for its preview.
 PREVIEW_ROWS = 5
-#: The answer's warning when the candidates did not all give it.
+#: The answer's warning when another answer competed with it.
 DISAGREE_WARNING = (
     "The candidate answers disagree: {agreement} gave this answer{others}. It may be wrong; "
     "compare the other answers shown."
@@ -223,7 +224,8 @@ def keep(state: AskState) -> Candidate | None:
 
 
 def disagreement(vote: Tally) -> str:
-    """The warning of an answer the candidates did not all give."""
+    """The warning of an answer another answer competed with (the candidates that gave none
+    are counted in it too)."""
     agreement = vote.agreement
     assert agreement is not None
     others = len(vote.groups) - 1
