@@ -88,8 +88,8 @@ class SessionMetrics:
     suspect_corrected: int = 0
     suspect_answers: int = 0
     warned_answers: int = 0
-    #: The vote: answers voted on by several candidates, and those the candidates did not
-    #: all give (uncertain: the answer warns so and shows the competing answers).
+    #: The vote: answers voted on by several candidates, and those another answer competed
+    #: with (uncertain: the answer warns so and shows the competing answers).
     voted_answers: int = 0
     uncertain_answers: int = 0
     #: The model: calls, the seconds spent waiting for it, and the tokens its provider
