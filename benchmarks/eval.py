@@ -216,6 +216,20 @@ def report_only(
     return evaluation
 
 
+def results_out(modes: Sequence[str]) -> Path:
+    """What the run passes to ``evaluate`` as ``out``: for several modes the name their files
+    are made from, for one mode that mode's own file, so that a run of one mode resumes and
+    reports from the file ``--report-only`` reads (``spider.MODE.jsonl``) whatever modes ran."""
+    from cadet_magic.eval.run import mode_path
+
+    base = OUT_DIR / "spider.jsonl"
+    if len(modes) > 1:
+        return base
+    one = mode_path(base, modes[0], True)
+    assert one is not None
+    return one
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     global OUT_DIR
     p = argparse.ArgumentParser(
@@ -278,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 base_url=url,
                 api_key="local",
                 feedback=modes,
-                out=OUT_DIR / "spider.jsonl",
+                out=results_out(modes),
                 questions=chosen,
                 temperature=0.0,
                 options=options,

@@ -157,3 +157,14 @@ def test_retry_prompt_layouts_share_the_first_prompt():
     old = previous_layout("Names?", first[0][1], [a1])
     assert old[0] == first[0] and "Attempt 1:" in old[1][1] and "Use t.name." in old[1][1]
     assert chatml(old).endswith("<|im_start|>assistant\n")
+
+
+def test_a_run_of_one_mode_writes_the_file_the_report_reads(monkeypatch, tmp_path):
+    from benchmarks import eval as bench
+    from cadet_magic.eval.run import mode_path
+
+    monkeypatch.setattr(bench, "OUT_DIR", tmp_path)
+    one = bench.results_out(["targeted"])
+    assert mode_path(one, "targeted", False) == tmp_path / "spider.targeted.jsonl"
+    several = bench.results_out(["targeted", "raw"])
+    assert mode_path(several, "raw", True) == tmp_path / "spider.raw.jsonl"
