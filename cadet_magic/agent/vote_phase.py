@@ -16,8 +16,8 @@ The answer is the result most candidates gave, the SQL phase's first on a tie (:
 offers it to the pipeline, which answers with it); ``AskResult.agreement`` says how many gave
 it, of how many were drawn, ``AskResult.competing`` the other answers, and when another answer
 competed with it the answer warns so (:data:`DISAGREE_WARNING`; a candidate that gave no answer
-alone does not warn). When no candidate gave an
-answer, the fallback follows as it follows the SQL phase.
+alone does not warn). When no candidate gave an answer, the fallback follows as it follows the
+SQL phase.
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
