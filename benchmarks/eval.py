@@ -84,15 +84,26 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def questions(n: int, seed: int, limit: int | None = None) -> tuple[object, list]:
+def questions(
+    n: int, seed: int, limit: int | None = None, question_set: str = "fixed"
+) -> tuple[object, list]:
     """The data set and its fixed sample (databases without a file are left out); ``limit``:
     only the sample's first questions, in its running order (a stable prefix: the same
-    questions before and after a change)."""
+    questions before and after a change). ``question_set`` ``"tuning"``: the prompt
+    experiment's Spider tuning questions instead (outside the fixed sample: where a change to
+    the agent is chosen before the fixed sample measures it)."""
     from cadet_magic.eval import load, sample
 
     dataset = load(spider_dir())
-    have = dataset.available()
-    chosen = sample([q for q in dataset.questions if q.db_id in have], n, seed)
+    if question_set == "tuning":
+        from benchmarks.prompt_tuning import tuning_questions
+
+        chosen = tuning_questions()
+    elif question_set == "fixed":
+        have = dataset.available()
+        chosen = sample([q for q in dataset.questions if q.db_id in have], n, seed)
+    else:
+        raise ValueError(f"unknown question set {question_set!r} (fixed or tuning)")
     return dataset, chosen[:limit] if limit is not None else chosen
 
 
@@ -188,13 +199,18 @@ def section(evaluation: object, planned: int, loads: Sequence[str], databases: i
 
 
 def report_only(
-    n: int, seed: int, modes: Sequence[str], model: str, limit: int | None = None
+    n: int,
+    seed: int,
+    modes: Sequence[str],
+    model: str,
+    limit: int | None = None,
+    question_set: str = "fixed",
 ) -> object:
     """The figures of what the results files hold (no model is called)."""
     from cadet_magic.eval.report import summary_markdown, write_chart
     from cadet_magic.eval.run import Evaluation, ModeRun, mode_path, read_results
 
-    dataset, chosen = questions(n, seed, limit)
+    dataset, chosen = questions(n, seed, limit, question_set)
     runs = {}
     for m in modes:
         path = mode_path(OUT_DIR / "spider.jsonl", m, True)
@@ -242,6 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         help="only the first K questions of the fixed sample (a stable prefix)",
     )
+    p.add_argument(
+        "--set",
+        default="fixed",
+        dest="question_set",
+        help="fixed (the sample the figures are reported on) or tuning (the prompt "
+        "experiment's Spider tuning questions, with --out-dir and --no-write)",
+    )
     p.add_argument("--feedback", default="targeted,raw,none")
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
     p.add_argument("--model-timeout", type=float, default=MODEL_TIMEOUT)
@@ -263,6 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     p.add_argument("--out-dir", type=Path, help="results folder (default benchmarks/eval)")
     args = p.parse_args(argv)
+    if args.question_set != "fixed" and (args.out_dir is None or not args.no_write):
+        p.error("--set tuning needs --out-dir and --no-write (the fixed sample's files stay)")
     if args.out_dir is not None:
         OUT_DIR = args.out_dir
     from cadet_magic.eval import evaluate
@@ -274,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     label = f"{model} (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python server, 2 threads)"
     starts = [ln.rsplit("load average ", 1)[1] for ln in runs_log() if "load average " in ln]
     if args.report_only:
-        evaluation = report_only(args.n, args.seed, modes, label, args.limit)
+        evaluation = report_only(args.n, args.seed, modes, label, args.limit, args.question_set)
     else:
         options = AskOptions(model_timeout=args.model_timeout)
         if args.candidates is not None:
@@ -284,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         starts.append(load_average())
-        dataset, chosen = questions(args.n, args.seed, args.limit)
+        dataset, chosen = questions(args.n, args.seed, args.limit, args.question_set)
         with server(args.base_url, shared=not args.no_shared_replies) as url:
             evaluation = evaluate(
                 dataset,  # type: ignore[arg-type]
@@ -299,10 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 progress=sys.stderr,
                 print_summary=False,
             )
-        evaluation = report_only(args.n, args.seed, modes, label, args.limit)
+        evaluation = report_only(args.n, args.seed, modes, label, args.limit, args.question_set)
     loads = [*starts[-6:], f"{load_average()} (now)"]
     print(f"load average: {load_average()}")
-    databases = len({q.db_id for q in questions(args.n, args.seed)[1]})
+    databases = len({q.db_id for q in questions(args.n, args.seed, None, args.question_set)[1]})
     planned = args.n if args.limit is None else min(args.limit, args.n)
     body = section(evaluation, planned, loads, databases)
     if args.no_write:

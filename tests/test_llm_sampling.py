@@ -23,21 +23,17 @@ def model(srv: FakeOpenAI) -> ChatOpenAI:
 
 
 def test_a_server_that_ignores_n_is_asked_one_reply_at_a_time_with_the_next_seeds():
-    with FakeOpenAI(["a", "b", "c", "d", "e"]) as srv:
+    with FakeOpenAI(["a", "b", "c", "d"]) as srv:
         m = model(srv)
         sample = sampler_for(m)
         first = sample(PROMPT, count=3, seed=10, temperature=0.7)
         again = sample(PROMPT, count=2, seed=10, temperature=0.7)
-    assert [r.content for r in first + again] == ["a", "b", "c", "d", "e"]
+        last = sample(PROMPT, count=1, seed=12, temperature=0.7)
+    # the server answered one reply to a request for three: that one alone comes back (the
+    # caller asks again only if it needs more), and later draws go one by one
+    assert [[r.content for r in x] for x in (first, again, last)] == [["a"], ["b", "c"], ["d"]]
     asked = [(b.get("n"), b["seed"], b["temperature"]) for b in srv.requests]
-    # n asked once; the server answered one, so the rest (and later draws) go one by one
-    assert asked == [
-        (3, 10, 0.7),
-        (None, 11, 0.7),
-        (None, 12, 0.7),
-        (None, 10, 0.7),
-        (None, 11, 0.7),
-    ]
+    assert asked == [(3, 10, 0.7), (None, 10, 0.7), (None, 11, 0.7), (None, 12, 0.7)]
     assert all(b["messages"] == srv.requests[0]["messages"] for b in srv.requests)
     assert (m.temperature, m.seed, m.n) == (0, None, None)  # the user's model unchanged
 

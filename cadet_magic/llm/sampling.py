@@ -6,9 +6,9 @@ where the server honours seeds). Each kind of model draws them its own cheapest 
 
 - LangChain chat models with an ``n`` field (OpenAI and OpenAI-compatible servers): one request
   asking for ``n`` replies; a server that ignores ``n`` (llama-cpp-python's) answers with one,
-  and the rest are asked for one by one with the following seeds, the same prompt each time,
-  so a server caching the prompt's prefix reads it once (this sampler remembers that the server
-  answers one and asks one by one from then on);
+  which is returned alone: this sampler remembers that the server answers one and asks one by
+  one from then on, with the following seeds and the same prompt each time (a server caching
+  the prompt's prefix reads it once), so a caller asks only for the replies it still needs;
 - other LangChain chat models: one request per candidate, with the temperature and the seed
   on a copy of the model where it has such fields;
 - our own clients (``llamacpp:``, the browser's) have a ``cadet_sample`` method of their own;
@@ -23,8 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-#: ``sample(messages, count=, seed=, temperature=)``: ``count`` reply objects (``.content``,
-#: and the usage the agent reads), the i-th sampled with ``seed + i``.
+#: ``sample(messages, count=, seed=, temperature=)``: up to ``count`` reply objects
+#: (``.content``, and the usage the agent reads), the i-th sampled with ``seed + i``; fewer
+#: when the server answered one reply to a request for several (ask again for the rest).
 Sampler = Callable[..., list[Any]]
 
 
@@ -71,9 +72,13 @@ class LangChainSampler:
             n = count - len(replies) if self.batch else 1
             result = self._copy(temperature, seed + len(replies), n).generate([prompt])
             got = [g.message for g in result.generations[0]][:n]
-            if n > 1 and len(got) < n:
-                self.batch = False  # the server answers one reply a request
+            replies.extend(got)
             if not got:
                 break
-            replies.extend(got)
+            if n > 1 and len(got) < n:
+                # the server answers one reply a request: what it gave now, and one request
+                # per reply from then on, each asked for only when the caller needs it (a
+                # vote that is clear after this one draws no more)
+                self.batch = False
+                break
         return replies

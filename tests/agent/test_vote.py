@@ -103,6 +103,25 @@ def test_a_server_answering_n_replies_gives_the_rest_in_one_request():
     con.close()
 
 
+def test_a_server_answering_one_reply_is_asked_only_for_the_candidates_the_vote_needs():
+    """llama-cpp-python's server ignores ``n``: the vote still stops as soon as it is clear,
+    asking for no candidate it does not use."""
+    con = connect_with("sqlite", DATA["setup"])
+    france = "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    script = [sql_reply(france), sql_reply("SELECT COUNT(*) FROM singer"),
+              sql_reply(france + " AND 1 = 1"), sql_reply(france + " AND 2 = 2"),
+              sql_reply("SELECT 7")]  # fmt: skip
+    with FakeOpenAI(script) as srv:
+        r = ask(QUESTION, con=con, model="openai:m", base_url=srv.base_url, api_key="k",
+                temperature=0, candidates=5, live=False)  # fmt: skip
+        sent = srv.requests
+    assert r.rows == [(2,)] and len(sent) == 1 + len(r.candidates) < 5, str(r.agreement)
+    assert [(b.get("n"), b.get("seed")) for b in sent] == [
+        (None, None), (None, 1), (3, 2), (None, 3)
+    ][: len(sent)]  # fmt: skip
+    con.close()
+
+
 class _FailingAfter:
     """Scripted replies, then the model fails (a server gone, an interrupt): labelled scripted."""
 

@@ -168,3 +168,18 @@ def test_a_run_of_one_mode_writes_the_file_the_report_reads(monkeypatch, tmp_pat
     assert mode_path(one, "targeted", False) == tmp_path / "spider.targeted.jsonl"
     several = bench.results_out(["targeted", "raw"])
     assert mode_path(several, "raw", True) == tmp_path / "spider.raw.jsonl"
+
+
+def test_the_tuning_set_is_outside_the_fixed_sample(shared_data, monkeypatch):
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    fixed = {q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED)[1]}
+    tuning = [q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED, 40, "tuning")[1]]
+    assert len(tuning) == 40 and not fixed & set(tuning)
+
+
+def test_a_run_on_the_tuning_set_leaves_the_fixed_samples_files_alone(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        bench.main(["--set", "tuning", "--report-only"])
+    assert "--set tuning needs --out-dir and --no-write" in capsys.readouterr().err

@@ -57,3 +57,16 @@ def test_the_vote_against_the_sql_phase_within_the_run_after(tmp_path):
     text = vote_report.report(before, after, with_peers=False)
     assert "the SQL phase's own answer before it (no fallback): +75.0 pts [" in text
     assert "+3/-0" in text
+
+
+def test_the_seconds_goal_measured_side_by_side_where_vote_seconds_ran(tmp_path):
+    before = folder(tmp_path / "before", [(True, False, 2.0)] * 4)
+    after = folder(tmp_path / "after", [(True, False, 2.0)] * 4)
+    measured = tmp_path / "seconds"
+    folder(measured / "one", [(True, False, 2.0)] * 3)
+    folder(measured / "vote", [(True, False, 5.0)] * 3)
+    text = vote_report.report(before, after, with_peers=False, seconds_dir=measured)
+    assert "the first 3 questions of the sample" in text
+    assert "2.0 -> 5.0 s (2.50x): **not met**" in text
+    assert "gives 2.0 -> 3.0 s." in text  # the estimate from the runs, beside it
+    assert vote_report.measured_seconds(tmp_path / "nowhere") is None
