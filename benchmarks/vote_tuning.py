@@ -8,7 +8,10 @@ candidates answering the prompt that gave the SQL phase's answer (after a correc
 conversation that led to it). On each, the warning under test is computed from the lines:
 :func:`unconfirmed_correction`, an answer the SQL phase found only after a correction that no
 other candidate gave (every other candidate gave no answer: the vote's own warning stays
-silent then).
+silent then). The ``answer`` run's change (each candidate sampled from the prompt of the
+attempt that gave the answer: the first prompt and the attempts before that one, as a
+correction's prompt holds them) was run from a branch; not chosen, it is not in the product,
+and its folder keeps the lines it gave.
 
 The rule, written before the figures were read:
 
@@ -116,6 +119,7 @@ def report(first: Path, answer: Path) -> str:
         ("candidates drawn beside the answer (mean)", *(f"{sum(len(r.get('candidates') or ()) for r in s) / len(s):.2f}" for s in (ff, aa))),
     ]  # fmt: skip
     use_answer = g.diff >= 0
+    source = "the answer's prompt" if use_answer else "the first prompt"
     chosen = aa if use_answer else ff
     ok, why = sign_verdict(chosen)
     return "\n".join(
@@ -131,7 +135,7 @@ def report(first: Path, answer: Path) -> str:
             f"The answer's prompt against the first (final answer): {gain_text(g)}.",
             "",
             "Under the rule written before these figures (`benchmarks/vote_tuning.py`):",
-            f"- candidates answer {'the answer' if use_answer else 'the first'}'s prompt "
+            f"- candidates answer {source} "
             f"(paired difference {100 * g.diff:+.1f} pts, {'>=' if use_answer else '<'} 0);",
             f"- the warning on an answer found after a correction that no other candidate gave "
             f"is {'shown' if ok else 'not shown'}: {why}.",

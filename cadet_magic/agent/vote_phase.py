@@ -16,7 +16,8 @@ The answer is the result most candidates gave, the SQL phase's first on a tie (:
 offers it to the pipeline, which answers with it); ``AskResult.agreement`` says how many gave
 it, of how many were drawn, ``AskResult.competing`` the other answers, and when another answer
 competed with it the answer warns so (:data:`DISAGREE_WARNING`; a candidate that gave no answer
-alone does not warn). When no candidate gave an answer, the fallback follows as it follows the
+alone does not warn, except against an answer found after a correction that no other candidate
+gave: :data:`UNCONFIRMED_WARNING`). When no candidate gave an answer, the fallback follows as it follows the
 SQL phase.
 
 Example:
@@ -51,6 +52,12 @@ log = logging.getLogger("cadet_magic")
 TEMPERATURE = 0.7
 #: When the vote's outcome is clear enough to stop drawing candidates (measured likewise).
 RULE: Rule = BetaStop(0.8)
+#: The answer's warning when it needed a correction and no other candidate gave it (every other
+#: one gave none).
+UNCONFIRMED_WARNING = (
+    "No other candidate answer confirmed this answer, found after a correction ({failed} of "
+    "{drawn} candidates gave none). It may be wrong; check it."
+)
 #: Rows of a competing answer the result keeps for its preview.
 PREVIEW_ROWS = 5
 #: The answer's warning when another answer competed with it.
@@ -220,7 +227,31 @@ def keep(state: AskState) -> Candidate | None:
     warnings = answer.warnings
     if vote is not None and vote.contested:
         warnings = (*warnings, disagreement(vote))
+    elif vote is not None and unconfirmed(state):
+        failed = vote.drawn - vote.answered
+        warnings = (*warnings, UNCONFIRMED_WARNING.format(failed=failed, drawn=vote.drawn))
     return Candidate(answer.attempt, answer.sql, answer.execution, (), warnings)
+
+
+def unconfirmed(state: AskState) -> bool:
+    """Whether the answer is the SQL phase's, found after a correction (it made more than one
+    attempt), and no other candidate drawn gave it (every other one gave none).
+
+    Example:
+        >>> from cadet_magic.agent.state import initial_state
+        >>> s = initial_state("q", target="sqlite", candidates=3)
+        >>> a1, a2 = Attempt(1, "SELECT nme FROM t", "error"), Attempt(2, "SELECT name FROM t", "ok")
+        >>> first = Ballot(0, a2.sql, (), extra=Candidate(2, a2.sql, None, ()))
+        >>> s = s.replace(attempts=(a1, a2), vote=Tally().add(first).add(None))
+        >>> unconfirmed(s), unconfirmed(s.replace(attempts=(a2,)))
+        (True, False)
+    """
+    vote = state.vote
+    winner = vote.winner if vote is not None else None
+    if vote is None or winner is None or vote.drawn < 2 or winner.votes > 1 or vote.contested:
+        return False
+    corrected = sum(1 for a in state.attempts if a.phase == Phase.sql) > 1
+    return corrected and winner.first.index == 0
 
 
 def disagreement(vote: Tally) -> str:

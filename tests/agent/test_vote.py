@@ -122,6 +122,22 @@ def test_a_server_answering_one_reply_is_asked_only_for_the_candidates_the_vote_
     con.close()
 
 
+@pytest.mark.parametrize("corrected", [True, False])
+def test_an_answer_found_after_a_correction_that_no_candidate_gave_warns(corrected):
+    con = connect_with("sqlite", DATA["setup"])
+    france = "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    sql = ["SELECT COUNT(*) FROM singers WHERE country = 'France'"] if corrected else []
+    replies = [*sql, france, "SELECT COUNT(*) FROM singerz", "I cannot tell."]
+    model = ScriptedModel({QUESTION: [reply(r) for r in replies]})
+    r = run_agent(QUESTION, model=model, runner=resolve_runner(con), candidates=3)
+    assert r.ok and r.rows == [(2,)] and str(r.agreement) == "1 of 3" and not r.competing
+    unconfirmed = [w for w in r.warnings if "No other candidate answer confirmed" in w]
+    assert unconfirmed == (["No other candidate answer confirmed this answer, found after a "
+                            "correction (2 of 3 candidates gave none). It may be wrong; check it."]
+                           if corrected else [])  # fmt: skip
+    con.close()
+
+
 class _FailingAfter:
     """Scripted replies, then the model fails (a server gone, an interrupt): labelled scripted."""
 
