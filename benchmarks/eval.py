@@ -259,6 +259,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only the first K questions of the fixed sample (a stable prefix)",
     )
     p.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="leave out the sample's first K questions (a run split between two processes, "
+        "each with its own --out-dir and --no-write; their files are joined after)",
+    )
+    p.add_argument(
         "--set",
         default="fixed",
         dest="question_set",
@@ -286,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     p.add_argument("--out-dir", type=Path, help="results folder (default benchmarks/eval)")
     args = p.parse_args(argv)
+    if args.skip and (args.out_dir is None or not args.no_write):
+        p.error("--skip needs --out-dir and --no-write (the fixed sample's files stay)")
     if args.question_set != "fixed" and (args.out_dir is None or not args.no_write):
         p.error("--set tuning needs --out-dir and --no-write (the fixed sample's files stay)")
     if args.out_dir is not None:
@@ -310,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         starts.append(load_average())
         dataset, chosen = questions(args.n, args.seed, args.limit, args.question_set)
+        chosen = chosen[args.skip :]
         with server(args.base_url, shared=not args.no_shared_replies) as url:
             evaluation = evaluate(
                 dataset,  # type: ignore[arg-type]

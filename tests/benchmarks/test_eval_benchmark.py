@@ -177,9 +177,12 @@ def test_the_tuning_set_is_outside_the_fixed_sample(shared_data, monkeypatch):
     assert len(tuning) == 40 and not fixed & set(tuning)
 
 
-def test_a_run_on_the_tuning_set_leaves_the_fixed_samples_files_alone(capsys):
+def test_a_run_on_the_tuning_set_or_split_leaves_the_fixed_samples_files_alone(capsys):
     import pytest
 
     with pytest.raises(SystemExit):
         bench.main(["--set", "tuning", "--report-only"])
     assert "--set tuning needs --out-dir and --no-write" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench.main(["--skip", "112", "--out-dir", "elsewhere"])
+    assert "--skip needs --out-dir and --no-write" in capsys.readouterr().err
