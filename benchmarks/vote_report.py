@@ -176,9 +176,10 @@ def seconds_goal(bb: Sequence[dict], aa: Sequence[dict], folder: Path | None) ->
         f"{head}, measured as a user pays them (`python -m benchmarks.vote_seconds`: the "
         f"first {n} questions of the sample, targeted mode, without and with the vote, side by "
         f"side in one run, no reply shared): {sb:.1f} -> {sa:.1f} s ({sa / sb:.2f}x): "
-        f"{verdict(sa <= SLOWER * sb)}. The estimate from the whole runs (before's seconds "
-        f"plus the candidates' model seconds, which in the run after read a prompt the server "
-        f"had not just read for the first attempt) gives {estimate}."
+        f"{verdict(sa <= SLOWER * sb)}. The whole runs' seconds are not the product's: the run "
+        f"after took the replies it shared with earlier runs from the reply store, at once "
+        f"(before's seconds plus the candidates' model seconds as that run took them: "
+        f"{estimate})."
     )
 
 

@@ -68,5 +68,5 @@ def test_the_seconds_goal_measured_side_by_side_where_vote_seconds_ran(tmp_path)
     text = vote_report.report(before, after, with_peers=False, seconds_dir=measured)
     assert "the first 3 questions of the sample" in text
     assert "2.0 -> 5.0 s (2.50x): **not met**" in text
-    assert "gives 2.0 -> 3.0 s." in text  # the estimate from the runs, beside it
+    assert "as that run took them: 2.0 -> 3.0 s)." in text  # the runs' own, beside it
     assert vote_report.measured_seconds(tmp_path / "nowhere") is None
