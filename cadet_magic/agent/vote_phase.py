@@ -17,8 +17,8 @@ offers it to the pipeline, which answers with it); ``AskResult.agreement`` says 
 it, of how many were drawn, ``AskResult.competing`` the other answers, and when another answer
 competed with it the answer warns so (:data:`DISAGREE_WARNING`; a candidate that gave no answer
 alone does not warn, except against an answer found after a correction that no other candidate
-gave: :data:`UNCONFIRMED_WARNING`). When no candidate gave an answer, the fallback follows as it follows the
-SQL phase.
+gave: :data:`UNCONFIRMED_WARNING`, :func:`unconfirmed`). When no candidate gave an answer, the
+fallback follows as it follows the SQL phase.
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
