@@ -32,9 +32,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.eval_change import results
 from benchmarks.report import shown, write_section
-from benchmarks.vote_report import gain_text, share
+from benchmarks.vote_report import gain_text, paired, share
 from cadet_magic.eval.stats import gain, wilson
 
 HERE = Path(__file__).resolve().parent
@@ -71,13 +70,6 @@ def unconfirmed_correction(rec: dict) -> bool:
     )
 
 
-def paired(first: Path, answer: Path) -> tuple[list[dict], list[dict]]:
-    a, b = results(first, "targeted"), results(answer, "targeted")
-    keys = [k for k in a if k in b and a[k].get("final_match") is not None]
-    keys = [k for k in keys if b[k].get("final_match") is not None]
-    return [a[k] for k in keys], [b[k] for k in keys]
-
-
 def warned_share(recs: Sequence[dict], right: bool, with_sign: bool) -> str:
     answers = [r for r in recs if given(r) and bool(r["final_match"]) == right]
     k = sum(1 for r in answers if r.get("warnings") or (with_sign and unconfirmed_correction(r)))
@@ -104,7 +96,7 @@ def sign_verdict(recs: Sequence[dict]) -> tuple[bool, str]:
 
 
 def report(first: Path, answer: Path) -> str:
-    ff, aa = paired(first, answer)
+    ff, aa = paired(first, answer, "targeted")
     if not ff:
         return "No tuning question in both runs yet."
     g = gain([bool(r["final_match"]) for r in ff], [bool(r["final_match"]) for r in aa])
