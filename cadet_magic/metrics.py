@@ -13,13 +13,13 @@ Example:
     >>> d["by_error_type"]["column_not_found"]
     {'count': 1, 'corrected': 1, 'correction_rate': 1.0}
 
-    A voted answer is uncertain when another answer competed with it; a candidate that gave no
-    answer at all does not make it so:
+    A voted answer is uncertain when the vote left it in doubt (``AskResult.uncertain``: it
+    carries the vote's warning):
 
     >>> from cadet_magic.vote.answers import Agreement, Competing
-    >>> m.record(AskResult("q3", ok=True, attempts=[Attempt(1)], agreement=Agreement(2, 3)))
+    >>> m.record(AskResult("q3", ok=True, attempts=[Attempt(1)], agreement=Agreement(3, 3)))
     >>> m.record(AskResult("q4", ok=True, attempts=[Attempt(1)], agreement=Agreement(2, 3),
-    ...                    competing=[Competing("SELECT 2", votes=1)]))
+    ...                    competing=[Competing("SELECT 2", votes=1)], uncertain=True))
     >>> m.as_dict()["uncertain_answers"], m.as_dict()["voted_answers"]
     (1, 2)
 """
@@ -88,8 +88,8 @@ class SessionMetrics:
     suspect_corrected: int = 0
     suspect_answers: int = 0
     warned_answers: int = 0
-    #: The vote: answers voted on by several candidates, and those another answer competed
-    #: with (uncertain: the answer warns so and shows the competing answers).
+    #: The vote: answers voted on by several candidates, and those it left in doubt
+    #: (uncertain: the answer carries the vote's warning).
     voted_answers: int = 0
     uncertain_answers: int = 0
     #: The model: calls, the seconds spent waiting for it, and the tokens its provider

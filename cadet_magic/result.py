@@ -264,6 +264,10 @@ class AskResult:
         competing: the other answers the candidates gave (each a
             :class:`~cadet_magic.vote.answers.Competing`: its SQL, a preview of its rows, its
             votes), most votes first; empty when they all agreed.
+        uncertain: whether the vote left the answer in doubt, and the answer carries the
+            vote's warning: another answer competed and the answer's lead over it is not clear
+            (by the rule the vote stops on), or the answer was found only after a correction
+            and no other candidate gave it.
     """
 
     question: str
@@ -291,11 +295,7 @@ class AskResult:
     candidates: list[Attempt] = field(default_factory=list)
     agreement: Agreement | None = None
     competing: list[Competing] = field(default_factory=list)
-
-    @property
-    def uncertain(self) -> bool:
-        """Whether another answer competed with this one among the candidates."""
-        return self.agreement is not None and bool(self.competing)
+    uncertain: bool = False
 
     @property
     def row_count(self) -> int:

@@ -300,7 +300,7 @@ def to_result(
         candidates=candidates,
     )
     if ok and fallback is None:
-        result.agreement, result.competing = vote_phase.outcome(state)
+        result.agreement, result.competing, result.uncertain = vote_phase.outcome(state)
     if not ok:
         result.message = failure_message(result)
     result.prompts = list(ctx.prompts)

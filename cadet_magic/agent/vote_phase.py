@@ -14,11 +14,12 @@ first one included; no feedback is sent.
 
 The answer is the result most candidates gave, the SQL phase's first on a tie (:func:`keep`
 offers it to the pipeline, which answers with it); ``AskResult.agreement`` says how many gave
-it, of how many were drawn, ``AskResult.competing`` the other answers, and when another answer
-competed with it the answer warns so (:data:`DISAGREE_WARNING`; a candidate that gave no answer
-alone does not warn, except against an answer found after a correction that no other candidate
-gave: :data:`UNCONFIRMED_WARNING`, :func:`unconfirmed`). When no candidate gave an answer, the
-fallback follows as it follows the SQL phase.
+it, of how many were drawn, ``AskResult.competing`` the other answers. When another answer
+competed with it and its lead is not clear by the vote's own stop rule, the answer warns so
+(:data:`DISAGREE_WARNING`; a candidate that gave no answer alone does not warn, except against
+an answer found after a correction that no other candidate gave: :data:`UNCONFIRMED_WARNING`,
+:func:`unconfirmed`); ``AskResult.uncertain`` says whether it does (:func:`doubt`). When no
+candidate gave an answer, the fallback follows as it follows the SQL phase.
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
@@ -224,13 +225,35 @@ def keep(state: AskState) -> Candidate | None:
     if winner is None:
         return None
     answer: Candidate = winner.first.extra
-    warnings = answer.warnings
-    if vote is not None and vote.contested:
-        warnings = (*warnings, disagreement(vote))
-    elif vote is not None and unconfirmed(state):
-        failed = vote.drawn - vote.answered
-        warnings = (*warnings, UNCONFIRMED_WARNING.format(failed=failed, drawn=vote.drawn))
+    said = doubt(state)
+    warnings = answer.warnings if said is None else (*answer.warnings, said)
     return Candidate(answer.attempt, answer.sql, answer.execution, (), warnings)
+
+
+def doubt(state: AskState) -> str | None:
+    """The vote's warning on its answer, None when the vote leaves no doubt about it: another
+    answer competed and the answer's lead over it is not clear by the vote's own stop rule
+    (:data:`RULE`; a clear lead shows its agreement and the competing answers without a
+    warning), or the answer is :func:`unconfirmed`.
+
+    Example:
+        >>> from cadet_magic.agent.state import initial_state
+        >>> a, b = Ballot(0, "SELECT 1", ((1,),)), Ballot(1, "SELECT 2", ((2,),))
+        >>> s = initial_state("q", target="sqlite", candidates=5)
+        >>> doubt(s.replace(vote=Tally().add(a).add(b).add(a).add(a))) is None  # 3 to 1
+        True
+        >>> print(doubt(s.replace(vote=Tally().add(a).add(b).add(a).add(b).add(a))))  # 3 to 2
+        The candidate answers disagree: 3 of 5 candidate answers gave this answer (1 other answer). It may be wrong; compare the other answers shown.
+    """
+    vote = state.vote
+    if vote is None or vote.winner is None:
+        return None
+    if vote.contested:
+        return None if RULE.clear(vote) else disagreement(vote)
+    if unconfirmed(state):
+        failed = vote.drawn - vote.answered
+        return UNCONFIRMED_WARNING.format(failed=failed, drawn=vote.drawn)
+    return None
 
 
 def unconfirmed(state: AskState) -> bool:
@@ -281,11 +304,12 @@ def provisional_attempt(state: AskState) -> Attempt:
     return record.provisional_attempt(state, ok=False if sql_phase.suspect_now(state) else None)
 
 
-def outcome(state: AskState) -> tuple[Agreement | None, list[Competing]]:
-    """What the result says of the vote: the agreement and the competing answers."""
+def outcome(state: AskState) -> tuple[Agreement | None, list[Competing], bool]:
+    """What the result says of the vote: the agreement, the competing answers, and whether the
+    vote left the answer in doubt (it carries the vote's warning: :func:`doubt`)."""
     vote = state.vote
     if vote is None or vote.winner is None or vote.drawn < 2:
-        return None, []  # no other candidate was drawn (the model failed first): no vote
+        return None, [], False  # no other candidate was drawn (the model failed first): no vote
     competing = [
         Competing(
             g.first.sql,
@@ -296,7 +320,7 @@ def outcome(state: AskState) -> tuple[Agreement | None, list[Competing]]:
         )
         for g in vote.groups[1:]
     ]
-    return vote.agreement, competing
+    return vote.agreement, competing, doubt(state) is not None
 
 
 def hands_over(state: AskState) -> bool:

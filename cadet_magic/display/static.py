@@ -242,11 +242,11 @@ def answer_html(result: AskResult) -> str:
 
 
 def agreement_html(result: AskResult) -> str:
-    """How many candidate answers gave the answer, marked when not all did."""
+    """How many candidate answers gave the answer, marked when the vote left it in doubt."""
     said = agreement_text(result)
     if said is None:
         return ""
-    cls = "cadet-muted" if result.agreement and result.agreement.unanimous else "cadet-warning"
+    cls = "cadet-warning" if result.uncertain else "cadet-muted"
     return (
         f"<div class='cadet-row cadet-agreement {cls}'>"
         f"<span class='cadet-label'>Agreement:</span> {escape(said)}</div>"

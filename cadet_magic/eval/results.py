@@ -43,6 +43,8 @@ KEYS = (
     "error",
     "sql_match",
     "agreement",
+    "competing_votes",
+    "uncertain",
     "candidates",
 )
 #: Characters of the first line of an error message a results line keeps.
@@ -126,12 +128,15 @@ def vote_fields(
     result: AskResult, gold_rows: list[tuple], ordered: bool, db: Database, timeout: float
 ) -> dict[str, Any]:
     """What a results line says of the vote: the SQL phase's own answer's match before it
-    (``sql_match``), the agreement (``[votes, of]``) and each candidate drawn."""
+    (``sql_match``), the agreement (``[votes, of]``), the competing answers' votes, whether
+    the vote left the answer in doubt (``uncertain``) and each candidate drawn."""
     before = sql_phase_rows(result, db, timeout)
     agreement = result.agreement
     return {
         "sql_match": before is not None and execution_match(gold_rows, before, ordered=ordered),
         "agreement": [agreement.votes, agreement.of] if agreement is not None else None,
+        "competing_votes": [c.votes for c in result.competing],
+        "uncertain": result.uncertain,
         "candidates": [
             {
                 "outcome": str(a.outcome),

@@ -57,7 +57,7 @@ def test_vote(case, engine):
     assert agreement == case["agreement"]
     assert [c.sql for c in r.competing] == case["competing"]
     warned = any("candidate answers disagree" in w for w in r.warnings)
-    assert warned == case["warned"]
+    assert warned == case["warned"] and r.uncertain == warned
     assert [a.outcome for a in r.candidates] == case["candidates"]
     assert all(a.phase == "vote" and not a.feedback for a in r.candidates)
     assert r.model_calls == case["calls"] and r.stop_reason == case["stop"]
@@ -135,6 +135,7 @@ def test_an_answer_found_after_a_correction_that_no_candidate_gave_warns(correct
     assert unconfirmed == (["No other candidate answer confirmed this answer, found after a "
                             "correction (2 of 3 candidates gave none). It may be wrong; check it."]
                            if corrected else [])  # fmt: skip
+    assert r.uncertain == corrected
     con.close()
 
 

@@ -54,3 +54,26 @@ def test_vote_seconds_reads_the_median_of_each_pass(tmp_path):
     folder(tmp_path / "one", recs)
     assert vote_seconds.median_seconds(tmp_path / "one") == (3.0, 3)
     assert vote_seconds.median_seconds(tmp_path / "vote") == (None, 0)
+
+
+def test_the_warning_on_a_clear_lead_dropped_or_kept_by_the_rule(tmp_path):
+    """Answers 3 of 4 candidates gave (3 to 1: a clear lead) are counted both ways from the
+    competing answers' votes; 3 to 2 is not a clear lead and keeps its warning either way."""
+
+    def voted(i: int, right: bool, votes: int, drawn: int, other: int) -> dict:
+        warned = ["The candidate answers disagree: ..."] if other >= 2 else []
+        return line(i, right, False, True) | {
+            "agreement": [votes, drawn], "competing_votes": [other], "warnings": warned
+        }  # fmt: skip
+
+    plain = [line(i, True, False, True) for i in range(20)]
+    mostly_right = [voted(20 + i, i >= 2, 3, 4, 1) for i in range(8)]  # 2 wrong of 8
+    text = vote_tuning.clear_report(folder(tmp_path / "c1", plain + mostly_right))
+    assert "| answers a clear lead gave, another answer competing | 8 |" in text
+    assert "| of them, 3 of 4 candidates (right, wrong) | 6, 2 |" in text
+    assert "lead is dropped: fails: 2 of the 8 it fires on wrong (25%, >= 50%)" in text
+    mostly_wrong = [voted(20 + i, i < 1, 3, 4, 1) for i in range(8)] + [voted(30, False, 3, 5, 2)]
+    text = vote_tuning.clear_report(folder(tmp_path / "c2", plain + mostly_wrong))
+    assert "| right answers warned, with it | 1/21 (5%" in text
+    assert "lead is kept: 7 of the 8 it fires on wrong (88%, >= 50%)" in text
+    assert "has no line yet" in vote_tuning.clear_report(tmp_path / "none")

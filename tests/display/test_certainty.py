@@ -16,7 +16,7 @@ SPLIT = Agreement(2, 3)
 HOSTILE = "SELECT '<script>alert(1)</script>' AS x"
 
 
-def result(agreement=SPLIT, competing=()):
+def result(agreement=SPLIT, competing=(), uncertain=False):
     return AskResult(
         "How many singers?",
         ok=True,
@@ -26,6 +26,7 @@ def result(agreement=SPLIT, competing=()):
         attempts=[Attempt(1, "SELECT COUNT(*) AS n FROM singer")],
         agreement=agreement,
         competing=list(competing),
+        uncertain=uncertain,
     )
 
 
@@ -76,11 +77,12 @@ def test_stats_count_uncertain_answers():
     m = SessionMetrics()
     m.record(result(agreement=Agreement(3, 3)))
     other = Competing("SELECT 1", 1, ("n",), ((1,),))
-    m.record(result(agreement=Agreement(2, 3), competing=[other]))
+    m.record(result(agreement=Agreement(2, 3), competing=[other], uncertain=True))
     m.record(result(agreement=Agreement(2, 3)))  # the third candidate gave no answer
+    m.record(result(agreement=Agreement(3, 4), competing=[other]))  # a clear lead: no doubt
     m.record(result(agreement=None))
     line = next(x for x in StatsView(m).text.splitlines() if x.startswith("Uncertain answers"))
-    assert line.split(":", 1)[1].strip() == "1 of 3 voted on"
+    assert line.split(":", 1)[1].strip() == "1 of 4 voted on"
     assert "Uncertain answers" in StatsView(m).html()
     fresh = SessionMetrics()
     fresh.record(result(agreement=None))
