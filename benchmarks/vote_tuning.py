@@ -55,6 +55,8 @@ TUNING_DIR = HERE / "eval" / "tuning-38"
 #: The rule (see the module's text).
 MIN_FIRES = 5
 MIN_PRECISION = 0.5
+#: Tuning questions whose warnings were read before the clear-lead rule was written.
+SEEN = 120
 #: A warning under test: whether it fires on a results line.
 Sign = Callable[[dict], bool]
 
@@ -125,7 +127,7 @@ def sign_verdict(recs: Sequence[dict], sign: Sign | None = None) -> tuple[bool, 
     checks = [
         (precision >= MIN_PRECISION, f"{wrong} of the {len(fired)} it fires on wrong "
          f"({precision:.0%}, >= {MIN_PRECISION:.0%})"),
-        (low > base, f"the interval's lower end {low:.0%} (> {base:.0%} wrong among all answers)"),
+        (low > base, f"the interval's lower end {low:.1%} (> {base:.1%} wrong among all answers)"),
     ]  # fmt: skip
     ok = all(passed for passed, _ in checks)
     whys = [why for passed, why in checks if ok or not passed]
@@ -204,8 +206,17 @@ def clear_report(clear: Path) -> str:
             "",
             f"Under the rule written before questions 121-200 were run: the warning on a clear "
             f"lead is {'kept' if ok else 'dropped'}: {why}.",
+            "",
+            f"Where it fired: {split(recs[:SEEN])} on questions 1-{SEEN} (whose warnings by "
+            f"agreement were read before the rule was written), {split(recs[SEEN:])} on "
+            f"questions {SEEN + 1}-{len(recs)}.",
         ]
     )
+
+
+def split(recs: Sequence[dict]) -> str:
+    fired = [r for r in recs if clear_lead(r)]
+    return f"{len(fired)} answers ({sum(not r['final_match'] for r in fired)} wrong)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
