@@ -30,7 +30,15 @@ def test_the_kept_results_are_sample_questions(shared_data, monkeypatch):
         # the keys (lines written before a key was added lack only that one)
         assert all(
             set(KEYS) - set(rec)
-            <= {"stop_reason", "fallback_attempts", "sql_match", "agreement", "candidates"}
+            <= {
+                "stop_reason",
+                "fallback_attempts",
+                "sql_match",
+                "agreement",
+                "candidates",
+                "competing_votes",
+                "uncertain",
+            }
             for rec in done.values()
         )
 
