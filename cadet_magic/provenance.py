@@ -164,9 +164,10 @@ def _columns(result: Any, schema: Any, share: str) -> tuple[str, ...]:
     return shown_columns(columns, schema_names(schema), written)
 
 
-def _agreement(result: Any) -> dict[str, int] | None:
+def _agreement(result: Any) -> dict[str, int | bool] | None:
     a = getattr(result, "agreement", None)
-    return None if a is None else {"votes": a.votes, "of": a.of}
+    uncertain = bool(getattr(result, "uncertain", False))
+    return None if a is None else {"votes": a.votes, "of": a.of, "uncertain": uncertain}
 
 
 def build(
@@ -200,7 +201,8 @@ def build(
         "share": share,
         "attempts": [attempt_record(a) for a in result.all_attempts],
         "stop_reason": None if result.stop_reason is None else str(result.stop_reason),
-        # how many candidate answers gave this answer, of how many were drawn (no vote: None)
+        # how many candidate answers gave this answer, of how many were drawn, and whether the
+        # answer carries the vote's warning (no vote: None)
         "agreement": _agreement(result),
         "seconds": round(result.elapsed, 3),
         "model_calls": result.model_calls,

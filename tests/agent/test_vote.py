@@ -64,6 +64,7 @@ def test_vote(case, engine):
     assert len(r.prompts) == case["calls"]
     recorded = r.provenance["agreement"]
     assert (None if recorded is None else [recorded["votes"], recorded["of"]]) == agreement
+    assert recorded is None or recorded["uncertain"] == r.uncertain
     con.close()
 
 
