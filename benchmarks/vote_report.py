@@ -61,7 +61,8 @@ def warned(recs: Sequence[dict], right: bool) -> tuple[int, int]:
 
 
 def disagreed(rec: dict) -> bool:
-    """Whether the candidates drawn did not all give the answer (the vote's own warning)."""
+    """Whether the candidates drawn did not all give the answer (another answer, or none;
+    wider than the vote's warning, which a results line keeps as ``uncertain``)."""
     agreement = rec.get("agreement")
     return bool(agreement) and agreement[0] < agreement[1]
 

@@ -118,7 +118,9 @@ def voted(r: dict) -> bool:
 
 
 def uncertain(r: dict) -> bool:
-    """The candidates drawn did not all give the answer."""
+    """The candidates drawn did not all give the answer (another answer, or none): the
+    report's "candidates disagreed" row, wider than ``AskResult.uncertain`` (the answer carries
+    the vote's warning), which a results line keeps as ``uncertain``."""
     a = r.get("agreement")
     return a is not None and a[0] < a[1]
 
