@@ -65,9 +65,11 @@ def option(
     secret: bool = False,
 ) -> Any:
     """A field of :class:`AskOptions` with what the magic and the check need to know of it:
-    ``help`` (the trait's help), ``kind`` (``int``, ``float``, ``bool``, ``str``, ``dict``; ``object``
+    ``help`` (the trait's help), ``kind`` (``int``, ``float``, ``bool``, ``str``, ``dict``,
+    ``tuple`` of names; ``object``
     for an option the magic does not configure as such), ``check`` (``"positive"``,
-    ``"attempts"``, ``"candidates"``, ``"temperature"``, ``"feedback"``, ``"share"`` or ``"prices"``), ``nullable`` (None
+    ``"attempts"``, ``"candidates"``, ``"temperature"``, ``"feedback"``, ``"share"``, ``"prices"``
+    or ``"functions"``), ``nullable`` (None
     allowed) and ``secret`` (never shown)."""
     meta = {"help": help, "kind": kind, "check": check, "nullable": nullable, "secret": secret}
     return dataclasses.field(default=default, metadata=meta, repr=not secret)
@@ -112,6 +114,9 @@ class AskOptions:
             calling the model (``CADET_RERUN=1`` sets it); no model call is made.
         examples_path: the JSON-lines file of kept answers (``%cadet keep``), relative to
             the notebook's folder; None: no kept examples in the prompt.
+        allow_functions: names of functions the database itself defines (macros, functions
+            of its own schemas, functions registered on the connection) that queries may call;
+            none by default (they are code that came with the database, not the engine's).
     """
 
     model: Any = option(
@@ -236,10 +241,20 @@ class AskOptions:
         kind=str,
         nullable=True,
     )
+    allow_functions: tuple[str, ...] = option(
+        (),
+        "Functions the database itself defines (a DuckDB file's macros, a PostgreSQL function "
+        "of its own schemas, a function registered on the connection) that queries may call, "
+        "by name, e.g. ['fiscal_year']. None by default: such a function is code that came "
+        "with the database, not the engine's own.",
+        kind=tuple,
+        check="functions",
+    )
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             check_option(f.name, getattr(self, f.name))
+            object.__setattr__(self, f.name, _normal(f, getattr(self, f.name)))
 
     def replace(self, **changes: Any) -> AskOptions:
         """A checked copy with ``changes`` applied (unknown names raise ``TypeError``).
@@ -255,7 +270,7 @@ class AskOptions:
             check_option(name, value)
         new = copy.copy(self)  # the fields not changed were checked when ``self`` was made
         for name, value in changes.items():
-            object.__setattr__(new, name, value)
+            object.__setattr__(new, name, _normal(_field(name), value))
         return new
 
     def check(self) -> AskOptions:
@@ -293,6 +308,13 @@ def _field(name: str) -> dataclasses.Field | None:
     return next((f for f in dataclasses.fields(AskOptions) if f.name == name), None)
 
 
+def _normal(f: dataclasses.Field | None, value: Any) -> Any:
+    """A value as the option holds it: a ``tuple`` option's names as a tuple of strings."""
+    if f is not None and f.metadata.get("kind") is tuple and value is not None:
+        return (value,) if isinstance(value, str) else tuple(value)
+    return value
+
+
 def check_option(name: str, value: Any) -> None:
     """Raises :class:`ConfigurationError` (one line saying what to do) for a value an option
     cannot take: ``max_attempts`` outside 1..10; a positive option (``row_limit``,
@@ -314,6 +336,16 @@ def check_option(name: str, value: Any) -> None:
         return
     if rule == "prices":
         check_prices(value)
+        return
+    if rule == "functions":
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list | tuple) or not all(
+            isinstance(n, str) and n.strip() for n in names
+        ):
+            raise ConfigurationError(
+                f"allow_functions must be a list of function names (got {value!r}), e.g. "
+                "%config AskMagic.allow_functions = ['fiscal_year']."
+            )
         return
     if rule == "share":
         if value not in SHARE_LEVELS:
@@ -375,7 +407,7 @@ def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
         >>> merged(None, row_limt=5)
         Traceback (most recent call last):
         ...
-        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, candidates, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, candidates, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path, allow_functions
     """
     given = {k: v for k, v in changes.items() if v is not UNSET}
     unknown = [k for k in given if k not in AskOptions.names()]

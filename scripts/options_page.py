@@ -61,6 +61,7 @@ SEE_ALSO = {
     "share": "security.md#what-the-model-sees",
     "rerun": "usage.md#follow-ups-reruns-and-kept-answers",
     "examples_path": "usage.md#follow-ups-reruns-and-kept-answers",
+    "allow_functions": "security.md#functions-the-database-defines",
 }
 
 CONFIG = """\
@@ -121,6 +122,7 @@ def _accepts(meta: dict[str, Any]) -> str:
         "feedback": "one of " + ", ".join(f"`{m!r}`" for m in FEEDBACK_MODES),
         "share": "one of " + ", ".join(f"`{s!r}`" for s in SHARE_LEVELS),
         "prices": "a mapping of model to (input, output), two numbers of 0 or more",
+        "functions": "a list of function names",
         None: {bool: "`True` or `False`", str: "text", int: "a whole number"}.get(
             meta["kind"], "any value"
         ),

@@ -1,5 +1,6 @@
-"""The package stays readable: no module of cadet_magic/ above :data:`MAX_LINES` lines, and no
-function above complexity 15 (ruff's C901, configured in pyproject.toml).
+"""The package stays readable: no module of cadet_magic/ above :data:`MAX_LINES` lines of code
+(docstrings, comments and blank lines do not count: a module is not split for explaining
+itself), and no function above complexity 15 (ruff's C901, configured in pyproject.toml).
 
 A module that grows past the limit is split along its seams (one module per job, named after
 it, sqlglot optimizer style), the old names re-exported where callers import them. A module
@@ -8,9 +9,12 @@ that must stay long goes into :data:`ALLOWED` with the reason; the list is meant
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import io
 import subprocess
 import sys
+import tokenize
 import tomllib
 from pathlib import Path
 
@@ -19,7 +23,7 @@ from tests.conftest import need
 
 PACKAGE = Path(cadet_magic.__file__).parent
 REPO = PACKAGE.parent
-#: Lines a module of the package may have at most.
+#: Lines of code a module of the package may have at most.
 MAX_LINES = 400
 #: The most complex a function may be (ruff's mccabe ``max-complexity``).
 MAX_COMPLEXITY = 15
@@ -27,9 +31,32 @@ MAX_COMPLEXITY = 15
 ALLOWED: dict[str, str] = {}
 
 
+def _docstring_lines(tree: ast.Module) -> set[int]:
+    """The line numbers of the module's, classes' and functions' docstrings."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                found.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return found
+
+
 def lines(path: Path) -> int:
-    """Lines of a file, as ``wc -l`` counts them for a file ending in a newline."""
-    return len(path.read_text(encoding="utf-8").splitlines())
+    """Lines of code of a module: lines holding a token of code, outside docstrings."""
+    text = path.read_text(encoding="utf-8")
+    docstrings = _docstring_lines(ast.parse(text))
+    code: set[int] = set()
+    skip = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in skip or token.type == tokenize.ENDMARKER:
+            continue
+        code.update(range(token.start[0], token.end[0] + 1))
+    return len(code - docstrings)
 
 
 MODULES = {p.relative_to(PACKAGE).as_posix(): p for p in sorted(PACKAGE.rglob("*.py"))}
@@ -59,6 +86,15 @@ def test_the_size_rule_sees_a_long_module(tmp_path):
     long = tmp_path / "long.py"
     long.write_text("x = 1\n" * (MAX_LINES + 1))
     assert lines(long) > MAX_LINES
+
+
+def test_the_size_rule_counts_code_not_explanations(tmp_path):
+    module = tmp_path / "explained.py"
+    module.write_text(
+        '"""A docstring\n\nof three lines."""\n\n# a comment\n'
+        'def f():\n    """Its docstring."""\n    return 1  # code\n'
+    )
+    assert lines(module) == 2
 
 
 def test_ruff_limits_complexity_to_15():

@@ -10,6 +10,7 @@ hand over, finish) in :mod:`cadet_magic.agent.pipeline`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -212,6 +213,9 @@ def read_schema(state: AskState, ctx: Context) -> AskState:
         schema = Schema()
     log.info("[schema] %d table(s)", len(schema.tables))
     target = state.target.with_schema(schema)
+    allowed = state.options.allow_functions
+    if allowed and target.functions is not None:  # the user's own choice, by name
+        target = dataclasses.replace(target, functions=target.functions.allowing(allowed))
     shown = shared_view(schema, state, ctx, target)
     return state.replace(
         schema=schema,

@@ -40,6 +40,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
+from cadet_magic.db.duckdb_defined import defined_uses, engine_first, refuse_defined_calls
 from cadet_magic.db.duckdb_memory import MemoryLimit, holds_state, size_bytes
 from cadet_magic.db.duckdb_schema import (
     FINGERPRINT_SQL,
@@ -55,6 +56,7 @@ from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target
 from cadet_magic.sql.views import without_withheld
@@ -263,7 +265,13 @@ class DuckDBRunner(BaseRunner):
     def execute(
         self, handle: Any, sql: str | CheckedQuery, limit: int, control: RunControl
     ) -> Statement:
-        rel = handle.execute(only_select(handle, first_rows_sql(sql, limit + 1)))
+        text = first_rows_sql(sql, limit + 1)
+        statement = only_select(handle, text)
+        catalog = self._catalog(sql)
+        if catalog is not None and catalog.defined:
+            engine_first(handle)
+            refuse_defined_calls(handle, text, catalog)
+        rel = handle.execute(statement)
         description = rel.description or ()
         kinds = [duckdb_kind(d[1]) for d in description]
         return Statement(
@@ -286,18 +294,34 @@ class DuckDBRunner(BaseRunner):
     def out_of_memory(self, error: BaseException) -> bool:
         return _is_out_of_memory(error)
 
+    def _catalog(self, sql: str | CheckedQuery) -> FunctionCatalog | None:
+        """The function catalog a run is held to: the one ``sql`` was checked against (with
+        the user's allowed names), else the connection's."""
+        if isinstance(sql, CheckedQuery) and sql.target.functions is not None:
+            return sql.target.functions
+        return self.schema().functions
+
     def schema(self) -> Schema:
         """The schema with samples, read once per connection and again when the catalog changes."""
         return self.session.schema_cache.get(
+            self.connection, lambda: duckdb_fingerprint(self.connection), self._read_schema
+        )
+
+    def _read_schema(self) -> Schema:
+        """The function catalog first: the relations that call a function the database
+        defines are neither sampled nor shown (:func:`defined_uses`)."""
+        functions = duckdb_functions(self.connection)
+        defining = functions is not None and bool(functions.defined)
+        calling = defined_uses(self.connection, functions)
+        schema = duckdb_schema(
             self.connection,
-            lambda: duckdb_fingerprint(self.connection),
-            lambda: without_withheld(
-                with_functions(
-                    duckdb_schema(self.connection, samples=True, watchdog=self.session.watchdog),
-                    duckdb_functions(self.connection),
-                ),
-                duckdb_view_definitions(self.connection),
-            ),
+            samples=True,
+            watchdog=self.session.watchdog,
+            withheld=calling,
+            own_functions_first=defining,
+        )
+        return without_withheld(
+            with_functions(schema, functions), duckdb_view_definitions(self.connection), calling
         )
 
 

@@ -18,8 +18,10 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
+from cadet_magic.db.duckdb_defined import engine_first
 from cadet_magic.db.session import current
 from cadet_magic.db.watchdog import Watchdog
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
@@ -74,13 +76,19 @@ def duckdb_schema(
     samples: bool = False,
     time_budget: float = TIME_BUDGET,
     watchdog: Watchdog | None = None,
+    *,
+    withheld: Collection[str] = (),
+    own_functions_first: bool = False,
 ) -> Schema:
     """The user's tables and views, read from DuckDB's catalog functions.
 
     Everything is read on a sibling cursor, so the user's connection and its
     transaction are untouched. With ``samples``, low-cardinality text columns of
     tables (not views) get a few values, read in a transaction that is rolled
-    back, within ``time_budget`` seconds (see :func:`~cadet_magic.schema.samples.read_samples`).
+    back, within ``time_budget`` seconds (see :func:`~cadet_magic.schema.samples.read_samples`);
+    never of the relations ``withheld`` names (they call functions the database defines). With
+    ``own_functions_first`` the cursor binds names to DuckDB's own functions first
+    (:func:`~cadet_magic.db.duckdb_defined.engine_first`).
 
     Example:
         >>> import duckdb
@@ -130,7 +138,11 @@ def duckdb_schema(
         }
         schema = schema_from_rows(cols, cons, comments, statements)
         if samples:
-            schema = with_samples(cur, schema, views, time_budget, watchdog or current().watchdog)
+            if own_functions_first:
+                engine_first(cur)  # after the catalog's queries: it changes current_database()
+            schema = with_samples(
+                cur, schema, views | set(withheld), time_budget, watchdog or current().watchdog
+            )
     finally:
         cur.close()
     return schema

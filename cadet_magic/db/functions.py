@@ -17,11 +17,36 @@ from cadet_magic.sql.functions import FunctionCatalog
 
 log = logging.getLogger("cadet_magic")
 
-PG_FUNCTIONS_SQL = "SELECT proname, provolatile, prokind FROM pg_catalog.pg_proc"
+#: Each function with whether it is PostgreSQL's own: in ``pg_catalog`` or
+#: ``information_schema``, or installed by an extension (code of the server's installation);
+#: any other is defined by the database itself.
+PG_FUNCTIONS_SQL = (
+    "SELECT p.proname, p.provolatile, p.prokind, "
+    "n.nspname IN ('pg_catalog', 'information_schema') OR EXISTS ("
+    "SELECT 1 FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_proc'::regclass "
+    "AND d.objid = p.oid AND d.deptype = 'e') "
+    "FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace"
+)
+#: The operators the database defines (outside ``pg_catalog``, installed by no extension).
+PG_OPERATORS_SQL = (
+    "SELECT DISTINCT o.oprname FROM pg_catalog.pg_operator o "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace "
+    "WHERE n.nspname <> 'pg_catalog' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d "
+    "WHERE d.classid = 'pg_catalog.pg_operator'::regclass AND d.objid = o.oid "
+    "AND d.deptype = 'e')"
+)
 DUCKDB_FUNCTIONS_SQL = (
-    "SELECT function_name, function_type, stability, has_side_effects, internal "
+    "SELECT function_name, function_type, stability, has_side_effects, internal, "
+    "extension_name FROM duckdb_functions()"
+)
+#: The same without ``extension_name`` (DuckDB before 1.2 lists no extension): an extension's
+#: function then counts as defined, as a registered Python function does.
+DUCKDB_FUNCTIONS_OLD_SQL = (
+    "SELECT function_name, function_type, stability, has_side_effects, internal, NULL "
     "FROM duckdb_functions()"
 )
+#: The functions DuckDB itself has, read from a new in-memory database.
+DUCKDB_CORE_SQL = "SELECT DISTINCT lower(function_name) FROM duckdb_functions() WHERE internal"
 SQLITE_FUNCTIONS_SQL = "SELECT name, builtin, type, flags FROM pragma_function_list"
 
 
@@ -34,17 +59,62 @@ def postgres_functions(cur: Any) -> FunctionCatalog | None:
     """PostgreSQL's catalog, read on ``cur`` (a driver cursor inside the runner's transaction)."""
     try:
         cur.execute(PG_FUNCTIONS_SQL)
-        return FunctionCatalog.from_postgres(cur.fetchall())
+        rows = cur.fetchall()
+        cur.execute(PG_OPERATORS_SQL)
+        return FunctionCatalog.from_postgres(rows, [r[0] for r in cur.fetchall()])
     except Exception as e:  # noqa: BLE001 - the fixed rules still apply
         log.warning("[schema] PostgreSQL's function catalog could not be read: %s", e)
         return None
+
+
+_DUCKDB_CORE: frozenset[str] | None = None
+
+
+def duckdb_core_functions() -> frozenset[str]:
+    """The names of DuckDB's own functions (not an extension's), read once per process from a
+    new in-memory database: a name the user's connection lists as internal but that neither
+    DuckDB nor an extension has is a Python function registered on that connection."""
+    global _DUCKDB_CORE
+    if _DUCKDB_CORE is None:
+        import duckdb
+
+        con = duckdb.connect(":memory:")
+        try:
+            _DUCKDB_CORE = frozenset(r[0] for r in con.execute(DUCKDB_CORE_SQL).fetchall())
+        finally:
+            con.close()
+    return _DUCKDB_CORE
+
+
+def duckdb_catalog_rows(rows: Any, core: frozenset[str]) -> list[tuple]:
+    """``duckdb_functions()`` rows as :meth:`FunctionCatalog.from_duckdb` takes them, each with
+    whether it is DuckDB's own or an extension's (else the database or the connection defines
+    it: a file's macro, a Python function registered on the connection).
+
+    Example:
+        >>> rows = [("lower", "scalar", "CONSISTENT", False, True, None),
+        ...         ("json_valid", "scalar", "CONSISTENT", False, True, "json"),
+        ...         ("pyf", "scalar", "CONSISTENT", False, True, None),
+        ...         ("fmt", "macro", None, False, False, None)]
+        >>> [r[-1] for r in duckdb_catalog_rows(rows, frozenset({"lower"}))]
+        [True, True, False, False]
+    """
+    out = []
+    for name, kind, stability, side_effects, internal, extension in rows:
+        own = bool(internal) and (extension is not None or str(name).lower() in core)
+        out.append((name, kind, stability, side_effects, internal, own))
+    return out
 
 
 def duckdb_functions(con: Any) -> FunctionCatalog | None:
     """DuckDB's catalog, read on a sibling cursor of ``con``."""
     cur = con.cursor()
     try:
-        return FunctionCatalog.from_duckdb(cur.execute(DUCKDB_FUNCTIONS_SQL).fetchall())
+        try:
+            rows = cur.execute(DUCKDB_FUNCTIONS_SQL).fetchall()
+        except Exception:  # noqa: BLE001 - an older DuckDB: no extension_name column
+            rows = cur.execute(DUCKDB_FUNCTIONS_OLD_SQL).fetchall()
+        return FunctionCatalog.from_duckdb(duckdb_catalog_rows(rows, duckdb_core_functions()))
     except Exception as e:  # noqa: BLE001 - the fixed rules still apply
         log.warning("[schema] DuckDB's function catalog could not be read: %s", e)
         return None

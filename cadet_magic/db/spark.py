@@ -342,8 +342,9 @@ def spark_functions(spark: Any) -> FunctionCatalog | None:
     except Exception:  # noqa: BLE001 - the fixed rules still apply
         return None
     names = {n.split(".")[-1].lower() for n in system | user}
-    safe = {n.lower() for n in system} - {n.split(".")[-1].lower() for n in user} - SPARK_NEVER
-    return FunctionCatalog.build("spark", safe, names)
+    own = {n.split(".")[-1].lower() for n in user}
+    safe = {n.lower() for n in system} - own - SPARK_NEVER
+    return FunctionCatalog.build("spark", safe, names, own)
 
 
 def _quiet_call(f: Any) -> Any:

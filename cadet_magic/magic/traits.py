@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from traitlets import Bool, Dict, Float, Int, TraitError, TraitType, Unicode, validate
+from traitlets import Bool, Dict, Float, Int, List, TraitError, TraitType, Unicode, validate
 from traitlets.config import Configurable
 
 from cadet_magic.errors import ConfigurationError
@@ -45,6 +45,10 @@ def _trait(f: Any) -> TraitType:
         )
         trait.default_value = f.default  # None stays None (not an empty table)
         return trait
+    if meta["kind"] is tuple:
+        names = List(Unicode(), config=True, help=meta["help"])
+        names.default_value = f.default  # a tuple, as the option holds it
+        return names
     kinds = {int: Int, float: Float, bool: Bool, str: SecretUnicode if meta["secret"] else Unicode}
     return kinds[meta["kind"]](
         f.default, allow_none=meta["nullable"], config=True, help=meta["help"]

@@ -61,6 +61,7 @@ from cadet_magic.runner import Runner
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target
+from cadet_magic.sql.validate import validate_sql
 
 log = logging.getLogger("cadet_magic")
 
@@ -289,6 +290,10 @@ def _out_of_range(
 CHECK_BYTES = 2**20
 
 
+class RefusedProbe(Exception):
+    """A probe query the safety check refused: it is not asked, and claims nothing."""
+
+
 def check_through(
     runner: Runner,
     sql: str,
@@ -304,7 +309,14 @@ def check_through(
     fails claims nothing (the answer must never be lost to it)."""
 
     def fetch(probe: str, seconds: float) -> list[tuple]:
-        run = runner.run(probe, limit=MAX_CANDIDATES, timeout=seconds, max_bytes=CHECK_BYTES)
+        # The probe is SQL like any other: the safety check first, then the runner's own
+        # read-only run with its engine-side checks (a probe the check refuses is not asked).
+        verdict = validate_sql(probe, target)
+        if verdict.query is None:
+            raise RefusedProbe(verdict.issues[0].message if verdict.issues else "refused")
+        run = runner.run(
+            verdict.query, limit=MAX_CANDIDATES, timeout=seconds, max_bytes=CHECK_BYTES
+        )
         return run.rows
 
     try:

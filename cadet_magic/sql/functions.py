@@ -6,14 +6,20 @@ them), DuckDB reports a ``stability`` in ``duckdb_functions()``, SQLite flags it
 deterministic built-ins in ``pragma_function_list``. The edge (``cadet_magic.db.functions``)
 reads those rows; this module turns them into a :class:`FunctionCatalog`:
 
-- allowed: the engine's state-free functions, plus :data:`HARMLESS_VOLATILE` (random
+- allowed: the engine's own state-free functions, plus :data:`HARMLESS_VOLATILE` (random
   numbers, the clock, random UUIDs), minus
 - never: functions that run SQL text, read or write files or large objects, touch
   sequences, locks, replication, other sessions, settings or the server's administration,
   or report what is not the data (the server's address and version, the roles and their
   memberships and privileges, the definitions of views, functions, triggers and constraints:
   what a result or an error would carry to the model), whatever their volatility
-  (:func:`never_reason`).
+  (:func:`never_reason`);
+- defined: functions the database or the connection defines itself (a DuckDB file's macros,
+  a PostgreSQL function of the database's own schemas, an application-defined SQLite function,
+  a MySQL stored function, a Spark UDF): code that is not the engine's, which no agent's query
+  runs unless the user allowed it by name (:meth:`FunctionCatalog.allowing`). Where the engine
+  binds its own function first when the database defines one of the same name (DuckDB, with
+  the search path its runner sets) such a name is ``shadowed``: a call of it stays the engine's.
 
 :func:`catalog_refusal` is what the safety check asks for every function it meets. The tables
 (:data:`NEVER`, :data:`ENGINE_NEVER`, :data:`NEVER_PREFIXES`, :data:`HARMLESS_VOLATILE`) are in
@@ -34,8 +40,9 @@ Example:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from cadet_magic.sql import rules
 from cadet_magic.sql.function_rules import (
@@ -78,50 +85,127 @@ class FunctionCatalog:
         allowed: lower-case names a query may call.
         known: every lower-case function name the engine has (to tell a refused function
             from one that does not exist).
+        defined: lower-case names of the functions the database or the connection defines
+            (not the engine's own), never allowed unless ``permitted``.
+        shadowed: of ``defined``, the names the engine also has and binds to its own function
+            in an agent's query (a call of one runs the engine's function).
+        permitted: of ``defined``, the names the user allowed by name.
+        operators: the symbols of the operators the database defines (PostgreSQL), refused
+            in a query's text (:mod:`cadet_magic.sql.checks.defined_operators`).
+
+    Example:
+        >>> cat = FunctionCatalog.from_duckdb([("lower", "scalar", "CONSISTENT", False, True),
+        ...     ("lower", "macro", None, False, False), ("fmt", "macro", None, False, False)])
+        >>> sorted(cat.allowed), sorted(cat.defined), sorted(cat.shadowed)
+        (['lower'], ['fmt', 'lower'], ['lower'])
+        >>> cat.runs_defined(["lower", "fmt"]), cat.runs_defined(["lower"], shadows=True)
+        (['fmt'], ['lower'])
+        >>> sorted(cat.allowing(["Fmt"]).allowed), cat.allowing(["fmt"]).runs_defined(["fmt"])
+        (['fmt', 'lower'], [])
     """
 
     engine: str
     allowed: frozenset[str]
     known: frozenset[str] = field(default_factory=frozenset)
+    defined: frozenset[str] = field(default_factory=frozenset)
+    shadowed: frozenset[str] = field(default_factory=frozenset)
+    permitted: frozenset[str] = field(default_factory=frozenset)
+    operators: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
-    def build(cls, engine: str, safe: Iterable[str], known: Iterable[str]) -> FunctionCatalog:
-        """The catalog from the engine's state-free names and all its names."""
-        known = frozenset(n.lower() for n in known)
+    def build(
+        cls,
+        engine: str,
+        safe: Iterable[str],
+        known: Iterable[str],
+        defined: Iterable[str] = (),
+        shadowed: Iterable[str] = (),
+        operators: Iterable[str] = (),
+    ) -> FunctionCatalog:
+        """The catalog from the engine's own state-free names, all its names, and the names
+        the database defines (those of them the engine binds to its own: ``shadowed``), and
+        the symbols of the operators it defines."""
+        defined = frozenset(n.lower() for n in defined)
+        shadowed = frozenset(n.lower() for n in shadowed) & defined
+        known = frozenset(n.lower() for n in known) | defined
         safe = {n.lower() for n in safe} | (HARMLESS_VOLATILE & known)
-        return cls(engine, frozenset(n for n in safe if never_reason(n, engine) is None), known)
+        safe -= defined - shadowed
+        allowed = frozenset(n for n in safe if never_reason(n, engine) is None)
+        return cls(engine, allowed, known, defined, shadowed, operators=frozenset(operators))
+
+    def allowing(self, names: Iterable[str]) -> FunctionCatalog:
+        """A copy in which the functions the database defines named in ``names`` may be called
+        (the user's choice, by name; a never-listed name stays refused)."""
+        wanted = {n.lower() for n in names} & self.defined
+        wanted = {n for n in wanted if never_reason(n, self.engine) is None}
+        if not wanted:
+            return self
+        return replace(
+            self, allowed=self.allowed | wanted, permitted=self.permitted | frozenset(wanted)
+        )
+
+    def runs_defined(self, names: Iterable[str], *, shadows: bool = False) -> list[str]:
+        """The names among ``names`` (as the engine binds them) that would run a function the
+        database defines and the user did not allow, in order, once each; with ``shadows`` the
+        shadowed names count too (where the engine binds the database's own function first,
+        as inside a DuckDB view)."""
+        found: list[str] = []
+        for name in names:
+            lowered = name.lower()
+            if lowered not in self.defined or lowered in self.permitted or lowered in found:
+                continue
+            if lowered in self.shadowed and not shadows:
+                continue
+            found.append(lowered)
+        return found
 
     @classmethod
-    def from_postgres(cls, rows: Iterable[tuple[str, str, str]]) -> FunctionCatalog:
-        """From ``(proname, provolatile, prokind)`` rows of ``pg_proc``: a name is safe when
-        every overload of it is an immutable or stable function, aggregate or window function."""
+    def from_postgres(
+        cls, rows: Iterable[Sequence[Any]], operators: Iterable[str] = ()
+    ) -> FunctionCatalog:
+        """From ``(proname, provolatile, prokind[, own])`` rows of ``pg_proc``: a name is safe
+        when every overload of it is an immutable or stable function, aggregate or window
+        function; ``own`` (default true) is false for a function of the database's own schemas
+        that no extension installed: the name is then defined by the database, and refused even
+        where ``pg_catalog`` has one too (PostgreSQL may pick the database's overload).
+        ``operators``: the symbols of the operators the database defines."""
         known: set[str] = set()
         unsafe: set[str] = set()
-        for name, volatility, kind in rows:
+        defined: set[str] = set()
+        for name, volatility, kind, *own in rows:
             name = name.lower()
             known.add(name)
-            if volatility not in ("i", "s") or kind not in ("f", "a", "w"):
+            if own and not own[0]:
+                defined.add(name)
+            elif volatility not in ("i", "s") or kind not in ("f", "a", "w"):
                 unsafe.add(name)
-        return cls.build("postgres", known - unsafe, known)
+        return cls.build("postgres", known - unsafe - defined, known, defined, operators=operators)
 
     @classmethod
-    def from_duckdb(
-        cls, rows: Iterable[tuple[str, str, str | None, bool | None, bool | None]]
-    ) -> FunctionCatalog:
-        """From ``(function_name, function_type, stability, has_side_effects, internal)`` rows
-        of ``duckdb_functions()``: scalar, aggregate and window functions that are consistent
-        and free of side effects, the engine's own macros, and table functions that only
-        generate values (``range``, ``unnest`` ...; file readers and ``query()`` are not)."""
+    def from_duckdb(cls, rows: Iterable[Sequence[Any]]) -> FunctionCatalog:
+        """From ``(function_name, function_type, stability, has_side_effects, internal[,
+        own])`` rows of ``duckdb_functions()``: the engine's own scalar, aggregate and window
+        functions that are consistent and free of side effects, its own macros, and table
+        functions that only generate values (``range``, ``unnest`` ...; file readers and
+        ``query()`` are not). ``own`` (default: ``internal``) is false for what the database
+        or the connection defines: a file's macros (not internal) and a Python function
+        registered on the connection (internal, but neither DuckDB's nor an extension's). The
+        runner puts DuckDB's own catalog first on its search path, so a defined name the
+        engine also has is bound to the engine's function in the query itself (shadowed)."""
         known: set[str] = set()
         safe: set[str] = set()
         unsafe: set[str] = set()
-        for name, kind, stability, side_effects, internal in rows:
+        defined: set[str] = set()
+        for name, kind, stability, side_effects, internal, *own in rows:
             name = name.lower()
             known.add(name)
+            if not (own[0] if own else internal):
+                defined.add(name)
+                continue  # never allowed, and no verdict on the engine's own of that name
             if kind in ("scalar", "aggregate", "window"):
                 ok = stability in ("CONSISTENT", "CONSISTENT_WITHIN_QUERY") and not side_effects
             elif kind == "macro":
-                ok = bool(internal)
+                ok = True
             elif kind in ("table", "table_macro"):
                 if name in rules.SAFE_TABLE_FUNCTIONS:
                     safe.add(name)
@@ -129,7 +213,8 @@ class FunctionCatalog:
             else:
                 ok = False
             (safe if ok else unsafe).add(name)
-        return cls.build("duckdb", safe - unsafe, known)
+        engine_own = safe | unsafe | (known - defined)
+        return cls.build("duckdb", safe - unsafe, known, defined, defined & engine_own)
 
     @classmethod
     def from_sqlite(cls, rows: Iterable[tuple[str, int, str, int]]) -> FunctionCatalog:
@@ -139,12 +224,15 @@ class FunctionCatalog:
         known: set[str] = set()
         safe: set[str] = set()
         unsafe: set[str] = set()
+        defined: set[str] = set()
         for name, builtin, kind, flags in rows:
             name = name.lower()
             known.add(name)
+            if not builtin:
+                defined.add(name)
             ok = bool(builtin) and (kind in ("a", "w") or bool(flags & deterministic))
             (safe if ok else unsafe).add(name)
-        return cls.build("sqlite", safe - unsafe, known)
+        return cls.build("sqlite", safe - unsafe, known, defined)
 
     @classmethod
     def from_mysql(cls, builtin: Iterable[str], stored: Iterable[str] = ()) -> FunctionCatalog:
@@ -168,7 +256,7 @@ class FunctionCatalog:
             if name.replace("_", "").isalnum():
                 names.add(name.lower())
         own = {str(n).lower() for n in stored}
-        return cls.build("mysql", names - own, names | own)
+        return cls.build("mysql", names - own, names | own, own)
 
 
 def _instead(name: str, catalog: FunctionCatalog) -> str:
@@ -191,6 +279,13 @@ def catalog_refusal(name: str, catalog: FunctionCatalog) -> tuple[str, str] | No
     lowered = name.lower()
     if lowered in catalog.allowed:  # never-listed names are not in it
         return None
+    if lowered in catalog.defined:
+        return (
+            "forbidden_function",
+            f"The function {name}() is defined by this database, not by {catalog.engine}: "
+            f"queries here call only {catalog.engine}'s own functions; use its built-in "
+            "functions instead." + _instead(lowered, catalog),
+        )
     never = never_reason(lowered, catalog.engine)
     if never is not None:
         return (

@@ -38,6 +38,7 @@ from cadet_magic.sql.checks import Context, check_tree
 from cadet_magic.sql.checks.context import QUERY_HINT as _QUERY_HINT
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.checks.context import classes as _classes
+from cadet_magic.sql.checks.defined_operators import defined_operator
 from cadet_magic.sql.checks.executable_comments import executable_comment
 from cadet_magic.sql.checks.side_effects import SIDE_EFFECT_NODES as _SIDE_EFFECT_NODES
 from cadet_magic.sql.checks.side_effects import STATEMENT_WORDS as _STATEMENT_WORDS
@@ -240,6 +241,9 @@ def _validate(sql: str, target: Target) -> Validation:
             [Issue("parse_error", f"The SQL cannot be handled ({e}). Simplify it. {_QUERY_HINT}")],
             sql,
         )
+    operator = defined_operator(text, target)
+    if operator is not None:
+        return Validation(False, [operator], sql)
     query = CheckedQuery(tree, target, text, written)
     query.double_quoted = double_quoted
     return Validation(True, [], query)

@@ -67,14 +67,20 @@ def _names(tree: exp.Expression) -> set[str]:
     return found
 
 
-def withheld_views(definitions: Mapping[str, str], target: Target) -> dict[str, str]:
+def withheld_views(
+    definitions: Mapping[str, str], target: Target, already: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """Which of the views ``definitions`` (name as the schema writes it -> definition from the
     catalog) are withheld, each with why (a short phrase); each definition is checked against
-    ``target`` (its dialect and function catalog; any table may be named)."""
-    reasons: dict[str, str] = {}
+    ``target`` (its dialect and function catalog; any table may be named). ``already``: the
+    relations withheld for reasons of their own (lower-cased name -> why), whose readers are
+    withheld too."""
+    reasons: dict[str, str] = dict(already or {})
     reads: dict[str, set[str]] = {}
     target = target.with_names(None, functions=target.functions)
     for name, definition in definitions.items():
+        if name.lower() in reasons:
+            continue
         query = view_query(definition or "", target)
         if query is None:
             reasons[name.lower()] = "its definition could not be read as one query"
@@ -107,7 +113,7 @@ def without_withheld(
     why: a foreign table reading files); ``schema.withheld`` says which, why."""
     reasons = {k.lower(): v for k, v in (also or {}).items()}
     target = Target.named(schema.dialect).with_names(None, functions=schema.functions)
-    reasons.update(withheld_views(definitions, target))
+    reasons = withheld_views(definitions, target, reasons)
     if not reasons:
         return schema
     kept = tuple(t for t in schema.tables if t.name.lower() not in reasons)
