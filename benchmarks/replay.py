@@ -12,7 +12,9 @@ mode, and writes to ``--out``:
 
 * ``requests.MODE.jsonl``: every chat request body the product sent, byte for byte, one a line;
 * ``results.MODE.jsonl``: the evaluation's results lines without their timings;
-* ``summary.txt``: per mode the requests sent and the answers that matched the gold query.
+* ``summary.txt``: per mode the requests sent, the answers that matched the gold query and the
+  final answers whose SQL is the recorded run's (the replay reproduces the recorded run where
+  the product's code is the code that ran it).
 
 Two such folders, one written before a change and one after it, must be equal:
 ``python -m benchmarks.replay --compare BEFORE AFTER`` says where they differ (exit 1) or that
@@ -22,10 +24,16 @@ gets. The replies are the recorded ones even where the changed code would have l
 model elsewhere, so the check is exact and needs no model.
 
 How the request is matched: its first user turn starts with ``Question: <question>``; a
-request whose system prompt asks for a ```python block is the fallback's; the attempt number is
-one more than the model turns already in the request (the SQL phase) or than the earlier
-fallback attempts its user turn lists (the fallback). Past the recorded attempts the last
-recorded reply answers again; a fallback without a recorded attempt gets :data:`NO_FALLBACK`.
+request whose system prompt asks for a ```python block is the fallback's; a request carrying a
+``seed`` is the vote's candidate of that number (the vote samples candidate ``k`` with seed
+``k``), answered with the recorded candidate ``k`` (the results line's ``candidates``, in the
+order they were drawn); otherwise the attempt number is one more than the model turns already
+in the request (the SQL phase) or than the earlier fallback attempts its user turn lists (the
+fallback). Past the recorded attempts the last recorded reply answers again; past the recorded
+candidates the first attempt's reply answers; a fallback without a recorded attempt gets
+:data:`NO_FALLBACK`. The replay answers one reply per request (as llama-cpp-python's server
+does, which ignores ``n``), so the vote asks for its candidates one by one, as in the recorded
+run.
 
 Use::
 
@@ -117,6 +125,15 @@ def recorded_reply(body: Mapping[str, Any], records: Mapping[str, dict]) -> tupl
     ...     {"role": "assistant", "content": "x"}, {"role": "user", "content": "fix"}]}
     >>> recorded_reply(body, {"Q?": rec})
     ('```sql\\nSELECT b FROM t\\n```', 'Q? sql 2')
+
+    A vote's candidate (its seed is its number) gets the recorded candidate of that number:
+
+    >>> rec["candidates"] = [{"sql": "SELECT c FROM t"}]
+    >>> first = {"messages": body["messages"][:2], "seed": 1, "temperature": 0.7}
+    >>> recorded_reply(first, {"Q?": rec})
+    ('```sql\\nSELECT c FROM t\\n```', 'Q? candidate 1')
+    >>> recorded_reply(dict(first, seed=2), {"Q?": rec})[1]
+    'Q? candidate 2 (none recorded)'
     """
     messages = [m for m in body.get("messages") or [] if isinstance(m, Mapping)]
     system = "".join(_text(m) for m in messages if m.get("role") == "system")
@@ -132,10 +149,16 @@ def recorded_reply(body: Mapping[str, Any], records: Mapping[str, dict]) -> tupl
             return NO_FALLBACK, f"{question} fallback {n} (none recorded)"
         got = tried[min(n, len(tried)) - 1]
         return fenced(got.get("sql"), got.get("code") or ""), f"{question} fallback {n}"
-    n = sum(1 for m in messages if m.get("role") == "assistant") + 1
     tried = rec.get("attempts") or []
     if not tried:
         raise LookupError(f"no attempt recorded for {question!r}")
+    seed = body.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        drawn = rec.get("candidates") or []
+        if 1 <= seed <= len(drawn):
+            return fenced(drawn[seed - 1].get("sql")), f"{question} candidate {seed}"
+        return fenced(tried[0].get("sql")), f"{question} candidate {seed} (none recorded)"
+    n = sum(1 for m in messages if m.get("role") == "assistant") + 1
     return fenced(tried[min(n, len(tried)) - 1].get("sql")), f"{question} sql {n}"
 
 
@@ -267,25 +290,47 @@ def _refuse_recorded(out: Path, recorded: Path) -> None:
             raise SystemExit(f"replay: --out must not be in {real} (the real model's records)")
 
 
+#: Options of the recorded run the replay leaves as they are: the model's and its time limit
+#: are the replay's own.
+NOT_REPLAYED = ("model", "api_key", "base_url", "model_timeout", "temperature")
+
+
+def recorded_options(recorded: Path) -> Any:
+    """The options the recorded run asked with (its ``run.json``; the product's defaults when
+    it has none), with the replay's own model time limit.
+
+    >>> recorded_options(Path("/nonexistent")).model_timeout
+    60.0
+    """
+    from cadet_magic.options import AskOptions
+
+    run = recorded / "run.json"
+    given = json.loads(run.read_text(encoding="utf-8")).get("options", {}) if run.is_file() else {}
+    kept = {k: v for k, v in given.items() if k in AskOptions.names() and k not in NOT_REPLAYED}
+    return AskOptions(**kept).replace(model_timeout=60.0)
+
+
 def replay(
     out: Path,
     data: Path,
     recorded: Path = RECORDED,
     modes: Sequence[str] = MODES,
     limit: int | None = None,
-) -> dict[str, tuple[int, int, int]]:
+    options: Any = None,
+) -> dict[str, tuple[int, int, int, int]]:
     """Replays ``modes`` over the questions of the recorded files (their order, the first
-    ``limit``), writing the folder described in the module's docstring; per mode (requests,
-    questions, final matches)."""
+    ``limit``) with ``options`` (default: the recorded run's, :func:`recorded_options`),
+    writing the folder described in the module's docstring; per mode (requests, questions,
+    final matches, final answers the same SQL as the recorded run's)."""
     from cadet_magic.eval import evaluate, load
-    from cadet_magic.options import AskOptions
 
     _refuse_recorded(out, recorded)
     out.mkdir(parents=True, exist_ok=True)
     records = {m: read_recorded(recorded, m) for m in modes}
+    options = recorded_options(recorded) if options is None else options
     dataset = load(data)
     by_key = {(q.db_id, q.question, q.gold): q for q in dataset.questions}
-    figures: dict[str, tuple[int, int, int]] = {}
+    figures: dict[str, tuple[int, int, int, int]] = {}
     with ReplayServer(records) as server:
         for mode in modes:
             keys = [(r["db_id"], r["question"], r["gold"]) for r in records[mode].values()]
@@ -302,7 +347,7 @@ def replay(
                 out=raw,
                 questions=chosen,
                 temperature=0.0,
-                options=AskOptions(model_timeout=60.0),
+                options=options,
                 progress=None,
                 print_summary=False,
             )
@@ -317,10 +362,15 @@ def replay(
                 for rec in lines:
                     f.write(json.dumps(without_timings(rec), ensure_ascii=False) + "\n")
             matches = sum(bool(rec.get("final_match")) for rec in lines)
-            figures[mode] = (len(bodies), len(lines), matches)
+            same = sum(
+                rec.get("final_sql") == records[mode][rec["question"]].get("final_sql")
+                for rec in lines
+            )
+            figures[mode] = (len(bodies), len(lines), matches, same)
     summary = [
-        f"{mode}: {n} requests, {q} questions, {m} final answers match the gold query"
-        for mode, (n, q, m) in figures.items()
+        f"{mode}: {n} requests, {q} questions, {m} final answers match the gold query, "
+        f"{same} final answers the recorded run's SQL"
+        for mode, (n, q, m, same) in figures.items()
     ]
     (out / "summary.txt").write_text("\n".join(summary) + "\n", encoding="utf-8")
     return figures
@@ -373,8 +423,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     modes = [m.strip() for m in args.feedback.split(",") if m.strip()]
     figures = replay(args.out, args.data, args.recorded, modes, args.limit)
-    for mode, (n, q, m) in figures.items():
-        print(f"{mode}: {n} requests, {q} questions, {m} matched (replayed replies)")
+    for mode, (n, q, m, same) in figures.items():
+        print(
+            f"{mode}: {n} requests, {q} questions, {m} matched (replayed replies), "
+            f"{same} final answers the recorded run's SQL"
+        )
     print(f"written to {args.out} in {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -1,7 +1,8 @@
 """The replay check (``python -m benchmarks.replay``) on a small made-up data set whose recorded
 run is written here (scripted replies, no model): the product gets the recorded reply of each
-(question, attempt, mode), two replays of the same code write the same folder, a changed
-request is reported, and the replay never writes among the real model's records."""
+(question, attempt, mode) and of each of the vote's candidates, two replays of the same code
+write the same folder, a changed request is reported, and the replay never writes among the
+real model's records."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks import replay
+from cadet_magic.options import AskOptions
+
+#: The replays without a vote (the recorded run below drew no candidates).
+ONE = AskOptions(candidates=1, model_timeout=60.0)
 
 QUESTIONS = [
     ("How many orders are there?", "SELECT count(*) FROM orders"),
@@ -39,6 +44,12 @@ RECORDED = {
         ["SELECT custmer FROM orders"],
     ],
 }
+#: The vote's candidates the recorded run drew for the first question (targeted mode), in the
+#: order drawn: the first disagrees with the first attempt, the second agrees with it.
+CANDIDATES = [
+    {"sql": "SELECT count(*) FROM orders WHERE amount > 2"},
+    {"sql": "SELECT count(id) FROM orders"},
+]
 FALLBACK = {
     "sql": "SELECT customer, amount FROM orders",
     "code": "result = df.sort_values('amount').iloc[-1:]['customer']",
@@ -72,6 +83,8 @@ def recorded(folder: Path) -> Path:
                 "attempts": [{"sql": s} for s in sqls],
                 "fallback_attempts": [FALLBACK] if question.startswith("Which") else [],
             }
+            if mode == "targeted" and question.startswith("How many"):
+                rec["candidates"] = CANDIDATES
             lines.append(json.dumps(rec))
         (folder / f"spider.{mode}.jsonl").write_text("\n".join(lines) + "\n")
     return folder
@@ -89,10 +102,11 @@ def results(out: Path, mode: str) -> list[dict]:
 def test_each_request_gets_the_recorded_reply_and_two_replays_agree(folders, tmp_path):
     data, rec = folders
     modes = ("targeted", "none")
-    figures = replay.replay(tmp_path / "a", data, rec, modes)
+    figures = replay.replay(tmp_path / "a", data, rec, modes, options=ONE)
     # targeted: 1 + 2 + (3 SQL attempts, the last recorded one again, and the fallback);
-    # none: 1 + (1 and a fallback none was recorded for) + (1 and the fallback)
-    assert figures == {"targeted": (7, 3, 3), "none": (5, 3, 2)}
+    # none: 1 + (1 and a fallback none was recorded for) + (1 and the fallback); the recorded
+    # lines hold no final SQL
+    assert figures == {"targeted": (7, 3, 3, 0), "none": (5, 3, 2, 0)}
     for mode in modes:
         got = [[a["sql"] for a in r["attempts"]] for r in results(tmp_path / "a", mode)]
         want = [
@@ -108,14 +122,14 @@ def test_each_request_gets_the_recorded_reply_and_two_replays_agree(folders, tmp
     matched = (tmp_path / "a" / "matched.targeted.txt").read_text().splitlines()
     assert matched[-1] == "Which customer ordered most? fallback 1"
 
-    replay.replay(tmp_path / "b", data, rec, modes)
+    replay.replay(tmp_path / "b", data, rec, modes, options=ONE)
     assert replay.compare(tmp_path / "a", tmp_path / "b") == []
 
 
 def test_a_changed_request_is_reported(folders, tmp_path):
     data, rec = folders
-    replay.replay(tmp_path / "a", data, rec, ("none",), limit=1)
-    replay.replay(tmp_path / "b", data, rec, ("none",), limit=1)
+    replay.replay(tmp_path / "a", data, rec, ("none",), limit=1, options=ONE)
+    replay.replay(tmp_path / "b", data, rec, ("none",), limit=1, options=ONE)
     path = tmp_path / "b" / "requests.none.jsonl"
     path.write_bytes(path.read_bytes().replace(b"orders", b"ordres", 1))
     assert replay.main(["--compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
@@ -123,9 +137,32 @@ def test_a_changed_request_is_reported(folders, tmp_path):
     assert problem.startswith("requests.none.jsonl: line 1")
 
 
+def test_each_candidate_of_the_vote_gets_the_recorded_candidate_of_its_number(folders, tmp_path):
+    """Candidate k is sampled with seed k: it gets the recorded candidate k, so the vote
+    replays as it ran (the first candidate disagrees, the second breaks the tie)."""
+    data, rec = folders
+    vote = AskOptions(candidates=3, model_timeout=60.0)
+    replay.replay(tmp_path / "a", data, rec, ("targeted",), limit=1, options=vote)
+    matched = (tmp_path / "a" / "matched.targeted.txt").read_text().splitlines()
+    question = QUESTIONS[0][0]
+    assert matched == [f"{question} sql 1", f"{question} candidate 1", f"{question} candidate 2"]
+    (line,) = results(tmp_path / "a", "targeted")
+    assert [c["sql"] for c in line["candidates"]] == [c["sql"] for c in CANDIDATES]
+    assert line["agreement"] == [2, 3] and line["final_match"]
+    requests = [json.loads(r) for r in (tmp_path / "a" / "requests.targeted.jsonl").open("rb")]
+    assert [r.get("seed") for r in requests] == [None, 1, 2]
+
+
+def test_the_replay_asks_with_the_recorded_runs_options(folders, tmp_path):
+    data, rec = folders
+    (rec / "run.json").write_text(json.dumps({"options": {"candidates": 3, "model_timeout": 5}}))
+    options = replay.recorded_options(rec)
+    assert (options.candidates, options.model_timeout) == (3, 60.0)
+
+
 def test_the_replay_writes_nowhere_near_the_real_records(folders):
     data, rec = folders
     with pytest.raises(SystemExit, match="real model"):
-        replay.replay(rec / "out", data, rec, ("none",))
+        replay.replay(rec / "out", data, rec, ("none",), options=ONE)
     with pytest.raises(SystemExit, match="real model"):
-        replay.replay(replay.ROOT / ".cache" / "replay", data, rec, ("none",))
+        replay.replay(replay.ROOT / ".cache" / "replay", data, rec, ("none",), options=ONE)
