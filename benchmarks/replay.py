@@ -1,9 +1,10 @@
 """``python -m benchmarks.replay``: the evaluation replayed from recorded replies, to show that a
 change of the code left the agent's behaviour as it was.
 
-The real-model evaluation (:mod:`benchmarks.eval`) keeps, per feedback mode, every attempt's
-SQL as the model wrote it in ``benchmarks/eval/spider.MODE.jsonl`` (and the fallback's SELECT
-and pandas code). :class:`ReplayServer` is an OpenAI-compatible server on 127.0.0.1 that
+The real-model evaluation's reference run (:mod:`benchmarks.eval`, ``benchmarks/eval/reference/``)
+keeps, per feedback mode, every attempt's SQL as the model wrote it in ``spider.MODE.jsonl``
+(and the vote's candidates, the fallback's SELECT and pandas code), and its options in
+``run.json``. :class:`ReplayServer` is an OpenAI-compatible server on 127.0.0.1 that
 answers each chat request with that recorded reply for (question, attempt number, mode): a
 scripted model, labelled as such (its model is :data:`MODEL`, its replies carry the system
 fingerprint ``replayed``), that never calls nor stores anything of the real model. The runner
@@ -57,11 +58,10 @@ from types import TracebackType
 from typing import Any
 
 from benchmarks.report import ROOT
+from benchmarks.sample import MODES, REFERENCE, spider_dir
 
-#: The recorded evaluation's folder.
-RECORDED = ROOT / "benchmarks" / "eval"
-#: The modes replayed, in order.
-MODES = ("targeted", "raw", "none")
+#: The recorded evaluation's folder: the reference run.
+RECORDED = REFERENCE
 #: The model name the product is given (and sends in every request): the replies are replayed.
 MODEL = "replayed-spider-eval"
 #: The fallback's reply when the recorded run has no fallback attempt for the question.
@@ -417,8 +417,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out is None:
         p.error("--out is required (or --compare)")
     if args.data is None:
-        from benchmarks.eval import spider_dir
-
         args.data = spider_dir()
     t0 = time.perf_counter()
     modes = [m.strip() for m in args.feedback.split(",") if m.strip()]

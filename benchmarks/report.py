@@ -14,6 +14,7 @@ import datetime as _dt
 import os
 import platform
 import re
+import subprocess
 from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -52,6 +53,39 @@ def machine() -> str:
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{platform.system()} {platform.release()}"
     )
+
+
+def load_average() -> str:
+    """The load average over 1, 5 and 15 minutes, as the reports print it."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def commit(short: bool = True) -> str:
+    """The git commit the benchmark runs on (``+dirty`` when the package has changes that are
+    not committed; ``unknown`` outside a git checkout)."""
+    try:
+        sha = _git("rev-parse", "--short" if short else "--verify", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "cadet_magic")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return sha + ("+dirty" if dirty else "")
+
+
+def product_tree() -> str:
+    """The git tree of the package at HEAD (``+dirty`` with changes not committed): the same
+    tree is the same product, whatever else the commits between changed."""
+    try:
+        tree = _git("rev-parse", "HEAD:cadet_magic")
+        dirty = _git("status", "--porcelain", "--untracked-files=no", "--", "cadet_magic")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return tree + ("+dirty" if dirty else "")
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def shown(path: str | os.PathLike) -> str:

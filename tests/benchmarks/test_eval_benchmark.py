@@ -1,6 +1,7 @@
 """The real-model evaluation benchmark's program (not its figures, which are in BENCHMARKS.md):
-its fixed sample covers every Spider dev database, the results files kept in the repository
-hold only sample questions, and the section is written from those files without a model."""
+its fixed sample covers every Spider dev database, the reference run kept in the repository
+holds only sample questions and records what it ran with, a run replaces it or resumes it, and
+the figures are written from its files without a model."""
 
 from __future__ import annotations
 
@@ -41,6 +42,35 @@ def test_the_kept_results_are_sample_questions(shared_data, monkeypatch):
             }
             for rec in done.values()
         )
+
+
+def test_the_reference_run_records_what_it_ran_with(shared_data, monkeypatch):
+    """run.json: the shipped defaults (the vote's size resolved), the commit, the model file's
+    SHA-256 (the pin's) and the checksum of the Spider dev files it read, which are the files
+    read through CADET_DATA now."""
+    from cadet_magic.local.pin import PIN
+
+    monkeypatch.setenv("CADET_DATA", str(shared_data))
+    run = bench.read_run(bench.REFERENCE)
+    assert run is not None and run["modes"] == list(bench.MODES)
+    assert run["options"]["candidates"] == 5  # CANDIDATES_DEFAULT as it ships
+    assert run["commit"] and run["model"]["sha256"] == PIN.sha256
+    dataset, chosen = bench.questions()
+    assert bench.data_record(dataset, chosen) == run["data"]
+    assert run["data"]["folder"] == "$CADET_DATA/spider-dev"
+
+
+def test_a_start_resumes_the_same_run_and_replaces_another(tmp_path):
+    record = {"questions": {"n": 3}, "modes": ["targeted"], "options": {"candidates": 5}}
+    assert bench.begin(tmp_path, dict(record)).startswith("starts a run")
+    (tmp_path / "spider.targeted.jsonl").write_text("{}\n")
+    assert bench.begin(tmp_path, dict(record)).startswith("resumes the run")
+    assert len(bench.read_run(tmp_path)["starts"]) == 2
+    assert (tmp_path / "spider.targeted.jsonl").is_file()
+    other = record | {"options": {"candidates": 1}}
+    assert bench.begin(tmp_path, other).endswith("(replacing the one there)")
+    assert not (tmp_path / "spider.targeted.jsonl").exists()
+    assert len(bench.read_run(tmp_path)["starts"]) == 1
 
 
 def test_report_only_writes_the_section_from_the_files(shared_data, monkeypatch, tmp_path, capsys):
@@ -185,12 +215,15 @@ def test_the_tuning_set_is_outside_the_fixed_sample(shared_data, monkeypatch):
     assert len(tuning) == 40 and not fixed & set(tuning)
 
 
-def test_a_run_on_the_tuning_set_or_split_leaves_the_fixed_samples_files_alone(capsys):
+def test_a_run_on_the_tuning_set_or_split_leaves_the_reference_run_alone(capsys):
     import pytest
 
     with pytest.raises(SystemExit):
         bench.main(["--set", "tuning", "--report-only"])
-    assert "--set tuning needs --out-dir and --no-write" in capsys.readouterr().err
+    assert "--set tuning needs --out-dir" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        bench.main(["--skip", "112", "--out-dir", "elsewhere"])
-    assert "--skip needs --out-dir and --no-write" in capsys.readouterr().err
+        bench.main(["--skip", "112"])
+    assert "--skip needs --out-dir" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # no other result set beside the reference run
+        bench.main(["--report-only", "--out-dir", str(bench.REFERENCE.parent / "after")])
+    assert "--out-dir must be outside benchmarks/eval" in capsys.readouterr().err
