@@ -43,6 +43,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.reply_cache import ReplyCache
 from benchmarks.report import (
     ROOT,
     commit,
@@ -216,8 +217,6 @@ def server(base_url: str | None, shared: bool = True) -> Iterator[str]:
 
             base_url = stack.enter_context(llm_server(timeout=600.0))
         if shared:
-            from benchmarks.reply_cache import ReplyCache
-
             REPLIES.parent.mkdir(parents=True, exist_ok=True)
             cache = stack.enter_context(ReplyCache(base_url, REPLIES, timeout=MODEL_TIMEOUT))
             stack.callback(

@@ -9,7 +9,7 @@ final and first-attempt execution accuracy with Wilson intervals, the paired gai
 interval, McNemar's p), how the runs ended, the categories of the questions still wrong, and
 the cost: calls, prompt tokens per model call, seconds per question (median, p90).
 
-    .venv/bin/python -m benchmarks.eval_change benchmarks/eval benchmarks/eval/issue-24 [--write]
+    .venv/bin/python -m benchmarks.eval_change benchmarks/eval/reference .cache/eval/change [--write]
 
 ``--write`` puts the tables into docs/benchmarks-history.md, in a section of its own per pair
 of folders (``eval_change-BEFORE-AFTER``, from the folders' names): a change measured is history.
@@ -145,8 +145,8 @@ def compare(before: Path, after: Path) -> str:
 def section_name(before: Path, after: Path) -> str:
     """The history section of one comparison, named after the two results folders.
 
-    >>> section_name(Path("benchmarks/eval/before-24"), Path("benchmarks/eval"))
-    'eval_change-before-24-eval'
+    >>> section_name(Path("benchmarks/eval/reference"), Path(".cache/eval/change"))
+    'eval_change-reference-change'
     """
     return f"eval_change-{before.resolve().name}-{after.resolve().name}"
 

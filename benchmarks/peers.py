@@ -9,8 +9,8 @@ The peers, each run on the 300 questions of ``benchmarks.eval`` (Spider dev, see
   teaches it; its output run as returned, and its SQL taken out of the reply;
 - ``agent``: LangChain's SQL agent (``create_sql_agent`` with ``SQLDatabaseToolkit``), scored by
   the SQL of its last query call that ran (:mod:`benchmarks.peers_langchain`);
-- the product's ``raw`` and ``none`` modes, from the evaluation's own results files
-  (``benchmarks/eval/spider.MODE.jsonl``).
+- the product's ``raw`` and ``none`` modes, from the evaluation's reference run
+  (``benchmarks/eval/reference/spider.MODE.jsonl``).
 
 Each is paired with the product's final answers in targeted mode on the same questions (gained
 and lost questions, the paired bootstrap interval, McNemar's test), with its model calls,
@@ -31,6 +31,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import peers_langchain, peers_oneshot
 from benchmarks.peer_runs import (
     MODEL_ERROR,
     REPLIES,
@@ -41,19 +42,19 @@ from benchmarks.peer_runs import (
     score,
     timer,
 )
+from benchmarks.peers_report import COMMAND, write_report
+from benchmarks.peers_report import PEERS_DIR as OUT_DIR
+from benchmarks.sample import N_QUESTIONS, SEED, questions
 from cadet_magic.eval.data import Question
 from cadet_magic.text import first_line
 
-#: Where the peers' results files go.
-OUT_DIR = Path(__file__).resolve().parent / "peers"
+__all__ = ["COMMAND", "OUT_DIR", "PEERS", "main", "run"]
 #: The peers this module runs, in the order they run and are shown.
 PEERS = ("oneshot", "chain", "agent")
 #: The product's modes read from the evaluation's results files.
 PRODUCT_MODES = ("raw", "none")
 #: Seconds one model call may take.
 MODEL_TIMEOUT = 600.0
-#: The command BENCHMARKS.md gives.
-COMMAND = "setsid nohup .venv/bin/python -m benchmarks.peers >> .cache/peers.log 2>&1 < /dev/null &"
 
 
 def results_path(peer: str, out_dir: Path | None = None) -> Path:
@@ -70,8 +71,6 @@ def chat_model(base_url: str, timeout: float = MODEL_TIMEOUT) -> Any:
 
 
 def oneshot_answerer(model: Any, dbs: Databases) -> Callable[[Question], Line]:
-    from benchmarks import peers_oneshot
-
     schemas: dict[str, str] = {}
 
     def answer(q: Question) -> Line:
@@ -102,7 +101,6 @@ def oneshot_answerer(model: Any, dbs: Databases) -> Callable[[Question], Line]:
 def answerer(peer: str, model: Any, dbs: Databases, base_url: str) -> Callable[[Question], Line]:
     if peer == "oneshot":
         return oneshot_answerer(model, dbs)
-    from benchmarks import peers_langchain
 
     if peer == "chain":
         return peers_langchain.chain_answerer(model, dbs)
@@ -113,8 +111,6 @@ def answerer(peer: str, model: Any, dbs: Databases, base_url: str) -> Callable[[
 
 def fixed_sample(limit: int | None = None) -> tuple[Any, list[Question]]:
     """The evaluation's dataset and fixed sample (its first ``limit`` questions)."""
-    from benchmarks.eval import N_QUESTIONS, SEED, questions
-
     return questions(N_QUESTIONS, SEED, limit)
 
 
@@ -168,8 +164,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             None if args.no_shared_replies else REPLIES,
             progress=lambda s: print(s, file=sys.stderr, flush=True),
         )
-    from benchmarks.peers_report import write_report
-
     write_report(fixed_sample()[1], write=not args.no_write)
     return 0
 

@@ -2,7 +2,8 @@
 answers on the same questions, and the issue's goals checked against the figures.
 
 Read from the results files only (no model): the peers' (``benchmarks/peers/``) and the
-product's (``benchmarks/eval/spider.MODE.jsonl``, written by ``python -m benchmarks.eval``).
+product's reference run (``benchmarks/eval/reference/spider.MODE.jsonl``, written by
+``python -m benchmarks.eval``: the shipped defaults).
 """
 
 from __future__ import annotations
@@ -12,12 +13,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.peer_runs import read_lines
-from benchmarks.prompt_report import pct
-from benchmarks.report import table
+from benchmarks.peers_langchain import MAX_ITERATIONS
+from benchmarks.report import table, write_section
+from benchmarks.sample import REFERENCE
 from cadet_magic.eval.data import Question
-from cadet_magic.eval.stats import Gain, gain, percentile
+from cadet_magic.eval.stats import Gain, gain, percentile, wilson
 
 Key = tuple[str, str, str]
+
+#: Where the peers' results files are (``spider.PEER.jsonl``).
+PEERS_DIR = Path(__file__).resolve().parent / "peers"
+#: The command that runs (and resumes) the peers, as the page gives it.
+COMMAND = "setsid nohup .venv/bin/python -m benchmarks.peers >> .cache/peers.log 2>&1 < /dev/null &"
+
+
+def pct(k: int, n: int) -> str:
+    """``k`` of ``n`` with its share and 95% Wilson interval.
+
+    >>> pct(3, 4)
+    '3/4 (75.0%, 30-95)'
+    """
+    low, high = wilson(k, n)
+    return f"{k}/{n} ({100 * k / n:.1f}%, {100 * low:.0f}-{100 * high:.0f})" if n else "-"
 
 
 @dataclass(frozen=True)
@@ -35,11 +52,11 @@ class Approach:
 
 
 def product(mode: str, first: bool = False, folder: Path | None = None) -> Approach:
-    """The product's answers in ``mode`` (``first``: its first attempts) from the evaluation."""
-    from benchmarks import eval as bench
+    """The product's answers in ``mode`` (``first``: its first attempts) from the evaluation's
+    reference run (or the run in ``folder``)."""
     from cadet_magic.eval.run import mode_path, read_results
 
-    path = mode_path((folder or bench.OUT_DIR) / "spider.jsonl", mode, True)
+    path = mode_path((folder or REFERENCE) / "spider.jsonl", mode, True)
     recs = {k: r for k, r in read_results(path).items() if not r.get("error")}
     field = "first_match" if first else "final_match"
     name = f"the product, {mode}, " + ("first attempt" if first else "final answer")
@@ -162,24 +179,10 @@ def goals(first: Approach, final: Approach, peers: Sequence[Approach], keys: Seq
     return "\n".join(lines)
 
 
-#: The evaluation's records of the product before the first prompt was chosen (issue 36).
-BEFORE = "before-36"
-
-
 #: The agent's tool-calling row: point 1 asks for tool calling only where the server supports
 #: it, and this server returns the call as text (no ``tool_calls``), so the agent's peer is the
 #: ReAct row; the tool-calling row shows why and is no goal of its own.
 TOOL_CALLING = "LangChain SQL agent (tool calling)"
-
-
-def _eval_dir() -> Path:
-    from benchmarks import eval as bench
-
-    return bench.OUT_DIR
-
-
-def _renamed(a: Approach, name: str) -> Approach:
-    return Approach(name, a.right, a.calls, a.input_tokens, a.output_tokens, a.seconds, a.note)
 
 
 def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None = None) -> str:
@@ -211,22 +214,7 @@ def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None =
         product("raw", folder=eval_dir),
         product("none", folder=eval_dir),
     ]
-    before = (eval_dir or _eval_dir()) / BEFORE
-    earlier = (
-        [
-            _renamed(
-                product("targeted", folder=before),
-                "the product before issue 36 (compact prompt), targeted, final answer",
-            ),
-            _renamed(
-                product("targeted", first=True, folder=before),
-                "the product before issue 36 (compact prompt), targeted, first attempt",
-            ),
-        ]
-        if before.is_dir()
-        else []
-    )
-    rows = [final, first, *peers, *earlier]
+    rows = [final, first, *peers]
     scored = [p for p in peers if p.right and p.name != TOOL_CALLING]
     aside = (
         f"\n- Not a goal: {TOOL_CALLING}. The agent is the ReAct row: this server returns no "
@@ -244,19 +232,15 @@ def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None =
 
 def write_report(chosen: Sequence[Question], write: bool = True) -> str:
     """Writes (or prints) the ``peers`` section of BENCHMARKS.md."""
-    from benchmarks.peers import COMMAND, OUT_DIR
-    from benchmarks.peers_langchain import MAX_ITERATIONS
-    from benchmarks.report import write_section
 
     body = "\n".join(
         [
             f"Command (starts and resumes; results in `benchmarks/peers/spider.PEER.jsonl`): "
-            f"`{COMMAND}`; the product's rows come from `python -m benchmarks.eval`'s files "
-            "(targeted mode is the product; raw and none are its other feedback modes), run with "
-            "the first prompt chosen by measurement (the section after this one; where their n is "
-            "below 300 the run is under way and every pair is on the questions both answered); "
-            "the rows *before issue 36* are the product's records with the compact prompt it "
-            "replaced (`benchmarks/eval/before-36/`).",
+            f"`{COMMAND}`; the product's rows come from the reference run of "
+            "`python -m benchmarks.eval` (`benchmarks/eval/reference/`: the shipped defaults, "
+            "the vote included; targeted mode is the product's default, raw and none its other "
+            "feedback modes; where an n is below 300 that run is under way and every pair is on "
+            "the questions both answered).",
             "",
             "Every approach runs on the evaluation's fixed sample (Spider dev, seed 0) with the "
             "same model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python's OpenAI-compatible "
@@ -287,7 +271,7 @@ def write_report(chosen: Sequence[Question], write: bool = True) -> str:
             "other developers' tests shared the machine: **under load**, not the speed of any "
             "approach on an idle machine.",
             "",
-            figures(chosen, OUT_DIR),
+            figures(chosen, PEERS_DIR),
         ]
     )
     if write:

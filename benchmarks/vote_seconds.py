@@ -9,7 +9,7 @@ has. Here neither pass shares a reply: the first ``--limit`` questions of the fi
 stable prefix, grouped by database as the evaluation runs them), targeted mode, through
 :mod:`benchmarks.eval` twice on one model server, first with ``--candidates 1`` (folder
 ``one``), then with the product's default (folder ``vote``). The load average is printed at
-each start and at the end; :mod:`benchmarks.vote_report` (``--seconds``) reads both folders.
+each start and at the end.
 
 Run it on a quiet machine (nothing else on the 2 cores)::
 
@@ -26,6 +26,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks import eval as bench
+from benchmarks.eval_change import results
+
 #: Where the two passes' results go (``one/``, ``vote/``): not kept in the repository (the
 #: figures are; a new run replaces the passes there).
 OUT_DIR = Path(__file__).resolve().parents[1] / ".cache" / "vote_seconds"
@@ -41,7 +44,6 @@ def load_average() -> str:
 
 def median_seconds(folder: Path) -> tuple[float | None, int]:
     """The median seconds per question of the targeted run in ``folder`` and how many ran."""
-    from benchmarks.eval_change import results
 
     recs = [
         r for r in results(folder, "targeted").values() if isinstance(r.get("seconds"), int | float)
@@ -52,8 +54,6 @@ def median_seconds(folder: Path) -> tuple[float | None, int]:
 
 def run(limit: int, base_url: str | None, out_dir: Path) -> None:
     import contextlib
-
-    from benchmarks import eval as bench
 
     with contextlib.ExitStack() as stack:
         if not base_url:

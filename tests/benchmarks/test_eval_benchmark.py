@@ -105,53 +105,6 @@ def test_limit_is_a_stable_prefix_of_the_fixed_sample(shared_data, monkeypatch):
     assert [q.key for q in bench.questions(bench.N_QUESTIONS, bench.SEED, 33)[1]] == whole[:33]
 
 
-def test_eval_signs_reads_the_kept_answers_without_a_model(shared_data, monkeypatch, tmp_path):
-    from benchmarks import eval_signs
-
-    monkeypatch.setenv("CADET_DATA", str(shared_data))
-    q = bench.questions(bench.N_QUESTIONS, bench.SEED)[1][0]
-    rec = dict.fromkeys(KEYS) | {"db_id": q.db_id, "question": q.question, "gold": q.gold,
-                                 "first_sql": q.gold, "first_match": True, "fallback": False,
-                                 "final_sql": "SELECT 1 WHERE 0", "final_match": False}  # fmt: skip
-    (tmp_path / "spider.targeted.jsonl").write_text(json.dumps(rec) + "\n")
-    measured = eval_signs.measure(eval_signs.fixed_answers([tmp_path]))
-    assert [a.right for a in measured] == [True, False]
-    assert "empty" in measured[1].signs
-    assert "| empty | 1 | 1/1" in eval_signs.table(measured, "fixed")
-
-
-def test_eval_signs_reads_the_held_out_answers_that_ran(tmp_path):
-    from benchmarks import eval_signs
-
-    lines = [{"db_id": "d", "question": "q1", "sql": "SELECT 1", "ran": True, "match": True},
-             {"db_id": "d", "question": "q1", "sql": "SELECT 1 ", "ran": True, "match": True},
-             {"db_id": "d", "question": "q2", "sql": "SELECT x", "ran": False, "match": False}]  # fmt: skip
-    (tmp_path / "tuning.compact.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    (tmp_path / "tuning.oneshot.jsonl").write_text(json.dumps(lines[0] | {"question": "q3"}))
-    got = eval_signs.held_out_answers(tmp_path)
-    assert [(a.question, a.sql, a.right) for a in got] == [("q1", "SELECT 1", True)]
-
-
-def test_a_sign_pays_only_under_the_rule_written_before_its_figures():
-    from benchmarks.eval_signs import Answer, verdict
-
-    def answers(fired_wrong, fired_right, other_wrong, other_right, sign="s"):
-        return (
-            [Answer("d", "q", "x", False, (sign,))] * fired_wrong
-            + [Answer("d", "q", "x", True, (sign,))] * fired_right
-            + [Answer("d", "q", "x", False)] * other_wrong
-            + [Answer("d", "q", "x", True)] * other_right
-        )
-
-    gold = answers(0, 1, 0, 99)  # 1% false alarms
-    assert verdict(answers(9, 1, 10, 80), gold, "s")[0]
-    assert "fires on 4" in verdict(answers(4, 0, 10, 86), gold, "s")[1]  # too few
-    assert not verdict(answers(4, 6, 10, 80), gold, "s")[0]  # precision 40%
-    assert not verdict(answers(9, 1, 10, 80), answers(0, 3, 0, 97), "s")[0]  # 3% false alarms
-    ok, why = verdict(answers(3, 2, 0, 5), gold, "s")  # 60% precision, base rate 30%
-    assert not ok and "lower end" in why
-
-
 def test_eval_change_pairs_the_questions_both_sides_hold(tmp_path):
     from benchmarks import eval_change
 
@@ -178,23 +131,6 @@ def test_eval_change_pairs_the_questions_both_sides_hold(tmp_path):
         "1 gained, 0 lost" in text
         and "| prompt tokens per retry | not recorded | 150 (n=1) |" in text
     )
-
-
-def test_retry_prompt_layouts_share_the_first_prompt():
-    """The current layout appends to the previous prompt; the previous one rewrote its user turn."""
-    from benchmarks.retry_prompts import chatml, previous_layout
-    from cadet_magic.agent.prompts import build_messages
-    from cadet_magic.result import Attempt
-
-    a1 = Attempt(
-        1, "SELECT nme FROM t", "error", error="no such column: nme", feedback="Use t.name."
-    )
-    first = build_messages("Names?", "sqlite", "t(name)", [])
-    retry = build_messages("Names?", "sqlite", "t(name)", [a1])
-    assert chatml(retry).startswith(chatml(first).removesuffix("<|im_start|>assistant\n"))
-    old = previous_layout("Names?", first[0][1], [a1])
-    assert old[0] == first[0] and "Attempt 1:" in old[1][1] and "Use t.name." in old[1][1]
-    assert chatml(old).endswith("<|im_start|>assistant\n")
 
 
 def test_a_run_of_one_mode_writes_the_file_the_report_reads(monkeypatch, tmp_path):

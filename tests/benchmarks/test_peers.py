@@ -154,19 +154,8 @@ def test_the_section_pairs_each_peer_with_the_products_final_answers(tmp_path, m
             ),
         )
     text = peers_report.figures(qs, out, evals)
-    assert "before issue 36" not in text  # no records of the product before: no such rows
-    (evals / peers_report.BEFORE).mkdir()
-    for mode in ("targeted", "raw", "none"):  # the product before: what raw mode got above
-        (evals / peers_report.BEFORE / f"spider.{mode}.jsonl").write_text(
-            (evals / "spider.raw.jsonl").read_text()
-        )
-    text = peers_report.figures(qs, out, evals)
-    assert "| the product before issue 36 (compact prompt), targeted, final answer | 1/4" in text
-    from benchmarks.prompt_report import fixed_figures
-
-    fixed = fixed_figures(evals / peers_report.BEFORE, evals, out)
-    assert "| targeted, final answer | 3/4 (75.0%" in fixed and "+2/-0" in fixed
-    assert "| targeted, first attempt | 2/4 (50.0%" in fixed
+    assert "| the product, targeted, final answer | 3/4 (75.0%" in text
+    assert "| the product, targeted, first attempt | 2/4 (50.0%" in text
     assert "| one-shot prompt (CREATE TABLE + 3 rows) | 1/4 (25.0%" in text
     assert "+2 / -0: +50.0 pts" in text  # the product's final answers against the one-shot
     assert "The final answers at least 5 points above the one-shot peer" in text

@@ -51,8 +51,8 @@ def test_a_new_section_goes_to_the_current_figures_unless_its_writer_names_the_h
 def test_each_comparison_gets_a_history_section_of_its_own():
     assert compare.section_name("6660040", "cc87caf") == "compare-6660040-cc87caf"
     assert compare.section_name("HEAD~3", None) == "compare-HEAD3-tree"
-    before, after = Path("benchmarks/eval/before-24"), Path("benchmarks/eval")
-    assert eval_change.section_name(before, after) == "eval_change-before-24-eval"
+    before, after = Path("benchmarks/eval/reference"), Path(".cache/eval/change")
+    assert eval_change.section_name(before, after) == "eval_change-reference-change"
 
 
 def test_the_committed_pages_hold_each_section_once():
