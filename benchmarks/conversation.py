@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.eval import server
 from benchmarks.report import table, write_section
 
 HERE = Path(__file__).resolve().parent / "conversation"
@@ -296,8 +297,6 @@ def starts() -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from benchmarks.eval import server
-
     p = argparse.ArgumentParser(prog="python -m benchmarks.conversation")
     p.add_argument("--parts", default="follow,examples,share")
     p.add_argument("--minutes", type=float, default=60.0)

@@ -33,6 +33,7 @@ from typing import Any
 
 import sqlglot
 
+from benchmarks.corruption_bird import bird_sources, open_bird
 from benchmarks.corruption_data import (
     ENGINES,
     SPIDER,
@@ -46,7 +47,8 @@ from benchmarks.corruption_data import (
     spider_sources,
     tpch_sources,
 )
-from benchmarks.corruption_mutate import MUTATIONS, Mutant
+from benchmarks.corruption_mutate import MUTATIONS, REALISTIC, Mutant
+from benchmarks.report import table, write_section
 from cadet_magic.db.errors import diagnose_error
 from cadet_magic.schema.model import ForeignKey, Schema
 
@@ -275,8 +277,6 @@ def run_benchmark(
         finally:
             close(db)
     if bird if bird is not None else dbs is None:
-        from benchmarks.corruption_bird import bird_sources, open_bird
-
         by_bird: dict[str, list[Source]] = defaultdict(list)
         for s in bird_sources():
             by_bird[s.db].append(s)
@@ -309,8 +309,6 @@ def _words(s: Score) -> str:
 
 def report(result: Result, engines: Iterable[str]) -> str:
     """The Markdown body: a table per engine x mistake kind, totals and the misclassifications."""
-    from benchmarks.corruption_mutate import REALISTIC
-    from benchmarks.report import table
 
     engines = [e for e in engines if any(k[0] == e for k in result.cells)]
     kinds = sorted({k for _, k in result.cells}, key=lambda k: (k in REALISTIC, k))
@@ -379,8 +377,6 @@ def report(result: Result, engines: Iterable[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from benchmarks.report import write_section
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--limit", type=int, default=None, help="gold queries per database")
@@ -422,7 +418,6 @@ def main(argv: list[str] | None = None) -> None:
 
 def _main_spark(args: argparse.Namespace) -> None:
     """The benchmark on Spark alone (section ``corruption-spark`` of BENCHMARKS.md)."""
-    from benchmarks.report import write_section
     from workloads.spark import classic_session
 
     with classic_session() as spark:

@@ -25,6 +25,7 @@ from typing import Any
 
 from benchmarks import corruption, corruption_mutate
 from benchmarks.corruption_data import DATA, Database, Source, _load, spider_sources
+from benchmarks.report import write_section
 from cadet_magic.schema.model import Column, Schema, Table
 
 ENGINE = "mariadb"
@@ -218,7 +219,6 @@ def _server_version(url: str) -> str:
 
 
 def main(argv: Iterable[str] | None = None) -> None:
-    from benchmarks.report import write_section
     from workloads.mariadb import mariadb_server
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

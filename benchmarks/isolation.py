@@ -31,6 +31,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from benchmarks.measure import Measure, render
 from benchmarks.report import ROOT, write_section
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -150,8 +151,6 @@ def _load() -> str:
 
 def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
     """The two rows for the performance table (and the section of its own)."""
-    from benchmarks.perf import Measure
-
     load_before = _load()
     first_iso, first_in = first_run(sessions)
     later_iso, later_in, rows = later_runs(reps)
@@ -205,8 +204,6 @@ def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from benchmarks.perf import render
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     parser.add_argument("--quick", action="store_true", help="few repetitions (a smoke run)")

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from benchmarks.measure import Measure, _median
+from benchmarks.report import table, write_section
 
 _DOMAINS = (
     "sales hr inventory finance marketing support shipping billing crm payroll audit legal "
@@ -154,7 +155,6 @@ def by_representation(names: list[str], n_tables: int = 1000, reps: int = 5) -> 
     one run: the schema read and linking time, and what the linked text holds."""
     import os
 
-    from benchmarks.report import table
     from cadet_magic.schema import render
 
     rows = []
@@ -183,8 +183,6 @@ def by_representation(names: list[str], n_tables: int = 1000, reps: int = 5) -> 
 
 def main(argv: list[str] | None = None) -> None:
     import argparse
-
-    from benchmarks.report import write_section
 
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.large_catalog",

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import statistics
 
+from benchmarks.linking import load_cases, load_catalog, measure
 from benchmarks.measure import Measure
 
 
 def linking_recall(budget: int = 6000) -> Measure:
     """Spider dev linking recall at ``budget`` (as in ``benchmarks.linking``)."""
-    from benchmarks.linking import load_cases, load_catalog, measure
 
     catalog = load_catalog()
     cases = load_cases()

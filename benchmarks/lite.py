@@ -32,36 +32,41 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from benchmarks import lite_model
+from benchmarks.lite_site import (  # noqa: F401 - read by the tests
+    ARGS,
+    CHROMIUM,
+    IDLE,
+    MAX_LOAD,
+    MAX_OTHERS,
+    NOTEBOOK,
+    RUN_CELL,
+    SETTLE,
+    SITE,
+    WORK,
+    Others,
+    Quiet,
+    _load,
+    _tree_seconds,
+    build,
+    settle,
+    verdict,
+)
 from benchmarks.report import table, write_section
 
 ROOT = Path(__file__).resolve().parents[1]
-SITE = ROOT / "build" / "lite"
-WORK = ROOT / "build" / "lite-bench"
 #: main before issue 27 (JupyterLite that opens in seconds): the site as it was.
 BASELINE = "04c63d7"
-NOTEBOOK = "cadet_in_the_browser.ipynb"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
 QUESTIONS = [  # first: a first-try answer; later: the same again, then a corrected one
     "How many customers are there in each country? Show the five largest.",
     "How many customers are there in each country? Show the five largest.",
@@ -73,12 +78,6 @@ SETUP_CELLS = [
     ("model", "%config AskMagic.model = 'scripted:{replies}'"),
 ]
 PROBE = (ROOT / "benchmarks" / "lite_probe.py").read_text()
-MAX_LOAD = 1.5
-#: Cores the other processes may use, on average, during a visit that counts as quiet.
-MAX_OTHERS = 0.5
-#: Seconds to wait before a visit for the load average to settle (the previous visit's share
-#: of it decays with a one-minute time constant).
-SETTLE = 240.0
 
 #: Page-side marks: the app object, its start, the first panel on the page.
 INIT_SCRIPT = """
@@ -104,25 +103,12 @@ INIT_SCRIPT = """
   }).observe(document, {subtree: true, childList: true});
 })();
 """
-IDLE = """() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
-  return (!!k && k.connectionStatus === 'connected' && k.status === 'idle') ? performance.now()
-    : false; }"""
 ENTRIES = """() => ({origin: performance.timeOrigin,
   marks: Object.fromEntries(performance.getEntriesByType('mark').map(m => [m.name, m.startTime])),
   nav: performance.getEntriesByType('navigation').map(e => e.toJSON()),
   resources: performance.getEntriesByType('resource').map(e => ({name: e.name,
     start: e.startTime, end: e.responseEnd, size: e.decodedBodySize,
     transfer: e.transferSize}))})"""
-RUN_CELL = """async () => { const nb = window.jupyterapp.shell.currentWidget;
-  const kernel = nb.sessionContext.session.kernel;
-  const t0 = performance.now();
-  await window.jupyterapp.commands.execute('notebook:run-cell');
-  if (kernel.status !== 'idle') await new Promise(done => {
-    const seen = (_, status) => { if (status === 'idle') {
-      kernel.statusChanged.disconnect(seen); done(); } };
-    kernel.statusChanged.connect(seen); });
-  return performance.now() - t0; }"""
 OUTPUT = """i => { const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
   const outs = cells.get(i).toJSON().outputs || [];
   return outs.map(o => o.text || (o.data && o.data['text/plain']) || '').join(''); }"""
@@ -130,22 +116,6 @@ OUTPUT = """i => { const cells = window.jupyterapp.shell.currentWidget.content.m
 
 # ---------------------------------------------------------------------------------------------
 # the two sites
-
-
-def build(out_root: Path, src: Path) -> tuple[float, float, int]:
-    """Builds ``src``'s offline site with ``src``'s own build script; (seconds, MB, files)."""
-    t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, str(src / "scripts" / "build_lite.py"), "--variant", "offline"],
-        cwd=src,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"benchmarks.lite: build failed in {src}:\n{proc.stderr[-3000:]}")
-    seconds = time.perf_counter() - t0
-    files = [f for f in out_root.rglob("*") if f.is_file()]
-    return seconds, sum(f.stat().st_size for f in files) / 1e6, len(files)
 
 
 def export(ref: str) -> Path:
@@ -164,68 +134,6 @@ def export(ref: str) -> Path:
 
 # ---------------------------------------------------------------------------------------------
 # one visit
-
-
-def _load() -> float:
-    return os.getloadavg()[0]
-
-
-def settle(limit: float, timeout: float, poll: float = 5.0) -> float:
-    """Waits up to ``timeout`` s for the 1-minute load average to fall to ``limit``; the load
-    sampled when the wait ended (the figure the refusal rule judges)."""
-    end = time.monotonic() + timeout
-    while (load := _load()) > limit and time.monotonic() < end:
-        time.sleep(poll)
-    return load
-
-
-def _busy_seconds() -> float:
-    """CPU seconds the whole machine has spent busy (all cores; /proc/stat)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def _tree_seconds(root: int | None = None) -> float:
-    """CPU seconds used by process ``root`` (this one) and its descendants, living or reaped
-    (Chromium, the Playwright driver, the CPython kernel)."""
-    root = os.getpid() if root is None else root
-    stats: dict[int, tuple[int, float]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            raw = (entry / "stat").read_text()
-        except OSError:  # exited meanwhile
-            continue
-        rest = raw.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
-        ppid = int(rest[1])
-        utime, stime, cutime, cstime = (int(x) for x in rest[11:15])
-        stats[int(entry.name)] = (ppid, (utime + stime + cutime + cstime))
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in stats.items():
-        children.setdefault(ppid, []).append(pid)
-    total, todo = 0.0, [root]
-    while todo:
-        pid = todo.pop()
-        if pid in stats:
-            total += stats[pid][1]
-        todo.extend(children.get(pid, []))
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-class Others:
-    """The CPU the other processes used during a block (cores, on average): the machine's busy
-    time minus this process tree's, over the wall time."""
-
-    def __enter__(self) -> Others:
-        self._t, self._busy, self._own = time.monotonic(), _busy_seconds(), _tree_seconds()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        wall = max(time.monotonic() - self._t, 1e-9)
-        busy, own = _busy_seconds() - self._busy, _tree_seconds() - self._own
-        self.cores = max(busy - own, 0.0) / wall
 
 
 class Visit:
@@ -273,18 +181,6 @@ class Visit:
             if "comlink.worker" in w.url or "coincident.worker" in w.url:  # isolated or not
                 worker = w.evaluate(ENTRIES)
         return page, worker
-
-
-@dataclasses.dataclass(frozen=True)
-class Quiet:
-    """When a visit may start: the 1-minute load average at or below ``limit``, waited for up to
-    ``timeout`` seconds."""
-
-    limit: float = MAX_LOAD
-    timeout: float = SETTLE
-
-    def settle(self) -> float:
-        return settle(self.limit, self.timeout) if self.timeout > 0 else _load()
 
 
 def kernel_boot(boot: dict, origin: float, idle: float) -> dict:
@@ -680,8 +576,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.part in ("model", "all"):
-        from benchmarks import lite_model
-
         lite_model.main(args)
     if args.part == "model":
         return
@@ -735,25 +629,6 @@ def main(argv: list[str] | None = None) -> None:
 
 def _pair(xs: list[float]) -> str:
     return "/".join(f"{x:.1f}" for x in xs)
-
-
-def verdict(loads: list[float], others: list[float], max_load: float, max_others: float) -> str:
-    """Why the run counts as loaded ("" when it does not): a visit started above ``max_load``
-    or other processes used more than ``max_others`` cores during one.
-
-    >>> verdict([0.4, 1.2], [0.1, 0.3], 1.5, 0.5)
-    ''
-    >>> verdict([0.4, 2.0], [0.1, 0.9], 1.5, 0.5)
-    'a visit started at load 2.0 > 1.5; other processes used up to 0.9 cores > 0.5 during a visit'
-    """
-    why = []
-    if max(loads) > max_load:
-        why.append(f"a visit started at load {max(loads):.1f} > {max_load}")
-    if max(others) > max_others:
-        why.append(
-            f"other processes used up to {max(others):.1f} cores > {max_others} during a visit"
-        )
-    return "; ".join(why)
 
 
 def render(args, built, runs, cpy, loads, others) -> str:

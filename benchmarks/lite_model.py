@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.lite import (
+from benchmarks.lite_site import (
     ARGS,
     CHROMIUM,
     IDLE,
@@ -49,6 +49,7 @@ from benchmarks.lite import (
     WORK,
     Others,
     Quiet,
+    build,
     verdict,
 )
 from benchmarks.local_model import QUESTIONS
@@ -448,7 +449,6 @@ def main(args) -> None:
 
     from playwright.sync_api import sync_playwright
 
-    from benchmarks.lite import build
     from tests.lite.site import serve
 
     if not GGUF.exists():

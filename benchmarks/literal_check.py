@@ -49,6 +49,7 @@ import sqlglot
 from sqlglot import exp
 
 from benchmarks.corruption_data import ENGINES, Database, close, open_spider, spider_sources
+from benchmarks.report import table, write_section
 from cadet_magic.result_check.check import ValueCheck, check_result
 from cadet_magic.result_check.values import Filter, literal_filters
 from cadet_magic.schema.model import Schema
@@ -389,8 +390,6 @@ def _ms(xs: list[float], q: str) -> str:
 
 
 def report(result: Result) -> str:
-    from benchmarks.report import table
-
     found_rows, gold_rows, time_rows = [], [], []
     for engine, s in result.engines.items():
         total_m = sum(s.mutants.values())
@@ -495,8 +494,6 @@ def report(result: Result) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from benchmarks.report import write_section
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--limit", type=int, default=None, help="gold queries per database")

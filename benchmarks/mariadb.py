@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from benchmarks.report import table, write_section
+
 QUERIES = {
     "range (10^7 rows)": "SELECT seq AS id, seq * 2 AS twice FROM seq_1_to_10000000",
     "table scan, 3 columns": "SELECT id, name, amount FROM t",
@@ -171,8 +173,6 @@ def cancellation(args: dict, reps: int, timeout: float = 1.0) -> list[list[str]]
 
 
 def body(fetch: list[list[str]], cancel: list[list[str]], server: str, reps: int) -> str:
-    from benchmarks.report import table
-
     return "\n".join(
         [
             f"{server} started by workloads/mariadb.py on 127.0.0.1 (TCP), PyMySQL. First "
@@ -216,7 +216,6 @@ def _server(args: dict) -> str:
 
 
 def main(argv: Iterable[str] | None = None) -> None:
-    from benchmarks.report import write_section
     from workloads.mariadb import connect_args, mariadb_server
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])

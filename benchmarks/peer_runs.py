@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.reply_cache import ReplyCache
 from benchmarks.report import ROOT
 from cadet_magic.eval.data import Question
 from cadet_magic.eval.match import execution_match, has_outer_order
@@ -210,8 +211,6 @@ def model_url(base_url: str | None, replies: Path | None, timeout: float) -> Ite
 
             base_url = stack.enter_context(llm_server(timeout=600.0))
         if replies is not None:
-            from benchmarks.reply_cache import ReplyCache
-
             replies.parent.mkdir(parents=True, exist_ok=True)
             cache = stack.enter_context(ReplyCache(base_url, replies, timeout=timeout))
             base_url = cache.base_url

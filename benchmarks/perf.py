@@ -32,20 +32,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import time
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
+from benchmarks import corruption, isolation, linking, literal_check, validate
 from benchmarks.agent_overhead import agent_overhead
 from benchmarks.cancellation import cancellation
 from benchmarks.fetching import bounded_fetch_before_after, fetch_first_rows, fetch_first_rows_pg
 from benchmarks.large_catalog import large_catalog
 from benchmarks.linking_recall import linking_recall
 from benchmarks.load_ext import load_ext
-from benchmarks.measure import SPIDER, Measure
+from benchmarks.measure import SPIDER, Measure, machine_details, render
 from benchmarks.model_calls import model_calls
-from benchmarks.report import table, write_section
+from benchmarks.report import write_section
 
 __all__ = [
     "SPIDER",
@@ -65,50 +64,6 @@ __all__ = [
     "run_all",
 ]
 
-# --------------------------------------------------------------------------- report
-
-HEADERS = ["measure", "cadet_magic", "baseline", "ratio", "target", "met"]
-
-
-def _mark(met: bool | None) -> str:
-    return "–" if met is None else ("yes" if met else "**no**")
-
-
-def render(measures: Sequence[Measure], elapsed: float) -> str:
-    rows = [[m.name, m.ours, m.baseline, m.ratio, m.target, _mark(m.met)] for m in measures]
-    notes = [n for m in measures for n in m.notes]
-    return (
-        table(HEADERS, rows)
-        + "\n\n"
-        + "\n".join(f"- {n}" for n in notes)
-        + f"\n\nCommand: `python -m benchmarks`; run time {elapsed:.0f} s{_load_note()}."
-    )
-
-
-def _load_note() -> str:
-    """The machine's load average at the end of the run (the machine is shared: absolute
-    times grow with it, the side-by-side ratios much less)."""
-    try:
-        one, five, _ = os.getloadavg()
-    except (AttributeError, OSError):
-        return ""
-    return f"; load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} cores"
-
-
-def machine_details() -> str:
-    """CPU model, cores and RAM, for the section header."""
-    cpu = "unknown CPU"
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    ram = ""
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        kb = int(Path("/proc/meminfo").read_text().split("MemTotal:")[1].split()[0])
-        ram = f", {kb / 1024**2:.0f} GB RAM"
-    return f"{cpu}, {os.cpu_count()} cores{ram}"
-
 
 def run_all(quick: bool = False, pg: bool = True) -> list[Measure]:
     """Every measure (``quick``: tiny sizes, for the smoke test)."""
@@ -125,8 +80,6 @@ def run_all(quick: bool = False, pg: bool = True) -> list[Measure]:
     measures += load_ext(1 if quick else 7)
     measures += large_catalog(30 if quick else 1000, reps=2 if quick else 5)
     measures.append(model_calls(10 if quick else None))
-    from benchmarks import isolation
-
     measures += isolation.measures(1 if quick else 5, 3 if quick else 30)
     if not quick:
         measures.append(linking_recall())
@@ -174,12 +127,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"_Machine: {machine_details()}._\n\n{body}",
             packages,
         )
-        from benchmarks import linking
-
         linking.main([])
         if args.all:
-            from benchmarks import corruption, literal_check, validate
-
             validate.main()
             corruption.main([])
             literal_check.main([])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 import time
 
+from benchmarks.report import table, write_section
 from cadet_magic.db.session import DbSession
 from cadet_magic.db.spark import SparkRunner
 from cadet_magic.errors import QueryTimeout
@@ -68,7 +69,6 @@ def measure(spark, kind: str) -> tuple[list[list], list[list]]:
 
 
 def main() -> None:
-    from benchmarks.report import table, write_section
     from workloads.spark import classic_session, connect_server, connect_session
 
     fetch: list[list] = []

@@ -1,4 +1,5 @@
-"""The package's import structure: no import cycles, and the portable core never imports an edge.
+"""The package's import structure: no import cycles, and the portable core never imports an edge;
+the benchmark programs (``benchmarks/``) import one way too, the package never imports them.
 
 The core (the agent, the SQL check, the diagnosis, the schema, the fallback, and the plain-data
 modules they share) runs in Pyodide: it imports the standard library, sqlglot, sqlparse and
@@ -20,6 +21,8 @@ import pytest
 import cadet_magic
 
 ROOT = Path(cadet_magic.__file__).parent
+#: The benchmark programs and their tools, beside the package.
+BENCHMARKS = ROOT.parent / "benchmarks"
 
 #: Packages and modules of the portable core (dotted, under cadet_magic).
 CORE_PACKAGES = ("agent", "sql", "diagnose", "result_check", "schema", "fallback", "vote")
@@ -55,6 +58,7 @@ def module_name(path: Path) -> str:
 
 
 MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+BENCHMARK_MODULES = {module_name(p): p for p in sorted(BENCHMARKS.rglob("*.py"))}
 
 
 def is_core(name: str) -> bool:
@@ -62,16 +66,16 @@ def is_core(name: str) -> bool:
     return short in CORE_MODULES or short.split(".")[0] in CORE_PACKAGES
 
 
-def _resolve(target: str) -> str | None:
-    """The cadet_magic module an import names (``from pkg import mod`` names a module too)."""
-    while target and target not in MODULES:
+def _resolve(target: str, modules: dict[str, Path] = MODULES) -> str | None:
+    """The module of ``modules`` an import names (``from pkg import mod`` names a module too)."""
+    while target and target not in modules:
         target = target.rpartition(".")[0]
     return target or None
 
 
-def imports(name: str) -> list[tuple[str, bool]]:
+def imports(name: str, modules: dict[str, Path] = MODULES) -> list[tuple[str, bool]]:
     """(imported name, at module level) for every import of module ``name``."""
-    path = MODULES[name]
+    path = modules[name]
     tree = ast.parse(path.read_text(), str(path))
     is_pkg = path.name == "__init__.py"
     out: list[tuple[str, bool]] = []
@@ -101,15 +105,15 @@ def imports(name: str) -> list[tuple[str, bool]]:
     return out
 
 
-def graph() -> dict[str, set[str]]:
-    """Module -> the cadet_magic modules it imports (a package's own __init__ excluded)."""
+def graph(modules: dict[str, Path] = MODULES, package: str = "cadet_magic") -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports (a package's own __init__ excluded)."""
     edges: dict[str, set[str]] = {}
-    for name in MODULES:
+    for name in modules:
         targets = set()
-        for target, _ in imports(name):
-            if target.split(".")[0] != "cadet_magic":
+        for target, _ in imports(name, modules):
+            if target.split(".")[0] != package:
                 continue
-            resolved = _resolve(target)
+            resolved = _resolve(target, modules)
             if resolved and resolved != name and not name.startswith(resolved + "."):
                 targets.add(resolved)
         edges[name] = targets
@@ -157,6 +161,36 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycles():
     assert cycles(graph()) == []
+
+
+def test_no_import_cycles_among_the_benchmarks():
+    """The benchmark programs import one way: shared pieces (``report``, ``measure``,
+    ``sample``, ``peer_runs``, ``lite_site`` ...) import no benchmark that uses them."""
+    edges = graph(BENCHMARK_MODULES, "benchmarks")
+    assert len(edges) > 30  # the benchmarks were read
+    assert cycles(edges) == []
+
+
+def test_a_benchmark_imports_another_at_module_level():
+    """No import of one benchmark module by another hides inside a function, where it could
+    close a cycle the module-level structure does not show."""
+    hidden = sorted(
+        (name, target)
+        for name in BENCHMARK_MODULES
+        for target, top in imports(name, BENCHMARK_MODULES)
+        if target.split(".")[0] == "benchmarks" and not top
+    )
+    assert hidden == []
+
+
+def test_the_package_never_imports_the_benchmarks():
+    found = sorted(
+        (name, target)
+        for name in MODULES
+        for target, _ in imports(name)
+        if target.split(".")[0] == "benchmarks"
+    )
+    assert found == []
 
 
 def test_cycle_finder_sees_a_lazy_import_cycle():
