@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.report import HISTORY_MD, table, write_section
+from benchmarks.report import table, write_history
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -193,12 +193,11 @@ def main(argv: list[str] | None = None) -> None:
     print(body)
     print(f"({time.perf_counter() - t0:.0f} s)")
     if args.write:
-        write_section(
+        write_history(
             section_name(args.before, args.after),
             f"Before and after, in one run: {args.before} vs {after}",
             body,
             ("sqlglot", "duckdb"),
-            page=HISTORY_MD,
         )
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.eval import server
-from benchmarks.report import table, write_section
+from benchmarks.report import table, write_page
 
 HERE = Path(__file__).resolve().parent / "conversation"
 CHAINS = HERE / "chains.json"
@@ -303,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--base-url")
     p.add_argument("--report-only", action="store_true")
     p.add_argument("--out", type=Path, default=RESULTS, help="results file")
-    p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    p.add_argument("--no-write", action="store_true", help="print the figures, write no page")
     args = p.parse_args(argv)
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
     if not args.report_only:
@@ -347,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.no_write:
         print(summary(args.out))
         return 0
-    write_section(
+    write_page(  # reported with intervals, no budget
         "conversation",
         "Follow-ups, kept examples and sharing levels (real model)",
         body,

@@ -9,7 +9,7 @@ identifier among the top 3 suggestions) and the words of guidance. Mutants an en
 silently are counted apart. Queries whose gold version fails on an engine are skipped there.
 
 Run ``python -m benchmarks.corruption`` (add ``--no-postgres`` or ``--limit N``); it prints
-the table and writes it into BENCHMARKS.md (section ``corruption``).
+the table and writes its page, ``docs/benchmarks/corruption.md``, and its rows of BENCHMARKS.md.
 
 Example:
     >>> s = Score()
@@ -48,7 +48,7 @@ from benchmarks.corruption_data import (
     tpch_sources,
 )
 from benchmarks.corruption_mutate import MUTATIONS, REALISTIC, Mutant
-from benchmarks.report import table, write_section
+from benchmarks.report import Row, row, table, write_page
 from cadet_magic.db.errors import diagnose_error
 from cadet_magic.schema.model import ForeignKey, Schema
 
@@ -178,8 +178,8 @@ def _sqlite_foreign_keys(con: sqlite3.Connection) -> dict[str, tuple[ForeignKey,
     tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     for t in tables:
         groups: dict[int, list] = {}
-        for row in con.execute(f'PRAGMA foreign_key_list("{t}")'):
-            groups.setdefault(row[0], []).append(row)
+        for fk in con.execute(f'PRAGMA foreign_key_list("{t}")'):
+            groups.setdefault(fk[0], []).append(fk)
         out[t.lower()] = tuple(
             ForeignKey(tuple(r[3] for r in rows), rows[0][2], tuple(r[4] or r[3] for r in rows))
             for rows in groups.values()
@@ -297,6 +297,69 @@ def run_benchmark(
     return result
 
 
+def figures(result: Result, engines: Iterable[str], label: str, command: str) -> list[Row]:
+    """The rows of BENCHMARKS.md: the worst mistake kind and engine, diagnosed and with the
+    right name among the suggestions, and the longest guidance."""
+    cells = {k: s for k, s in result.cells.items() if k[0] in set(engines)}
+    diagnosed = min((s.accuracy, k) for k, s in cells.items() if s.accuracy is not None)
+    hits = min((s.hit_rate, k) for k, s in cells.items() if s.hit_rate is not None)
+    words = [w for s in cells.values() for w in s.words]
+    most = max(words, default=0)
+    return [
+        row(
+            f"Error diagnosis ({label}): mutants diagnosed, worst mistake and engine",
+            f"{diagnosed[0]:.1%} ({' '.join(diagnosed[1])})",
+            f"≥ {TARGET_KIND:.0%} each",
+            diagnosed[0] >= TARGET_KIND,
+            command,
+        ),
+        row(
+            f"Error diagnosis ({label}): the right name in the top 3 suggestions, worst "
+            "mistake and engine",
+            f"{hits[0]:.1%} ({' '.join(hits[1])})",
+            f"≥ {TARGET_KIND_HITS:.0%} each",
+            hits[0] >= TARGET_KIND_HITS,
+            command,
+        ),
+        row(
+            f"Error diagnosis ({label}): words of guidance after the failed query, longest",
+            f"{most} (median {statistics.median(words) if words else 0:.0f})",
+            f"≤ {MAX_WORDS}",
+            most <= MAX_WORDS,
+            command,
+        ),
+    ]
+
+
+def overall_figures(result: Result, label: str, command: str) -> list[Row]:
+    """The rows of BENCHMARKS.md for one more engine: mutants diagnosed overall and per
+    expected category, and the right name among the suggestions overall."""
+    total = result.total()
+    categories: dict[str, Score] = defaultdict(Score)
+    for s in result.cells.values():
+        c = categories[s.category]
+        c.errors += s.errors
+        c.correct += s.correct
+    worst = min((c.accuracy, name) for name, c in categories.items() if c.accuracy is not None)
+    overall, hit_rate = total.accuracy or 0.0, total.hit_rate or 0.0
+    return [
+        row(
+            f"Error diagnosis ({label}): mutants diagnosed, overall and worst category",
+            f"{overall:.1%}; {worst[0]:.1%} ({worst[1]})",
+            f"≥ {TARGET_OVERALL:.0%}; ≥ {TARGET_CATEGORY:.0%} each",
+            overall >= TARGET_OVERALL and worst[0] >= TARGET_CATEGORY,
+            command,
+        ),
+        row(
+            f"Error diagnosis ({label}): the right name in the top 3 suggestions",
+            f"{hit_rate:.1%} ({total.hit_total})",
+            f"≥ {TARGET_HITS:.0%}",
+            hit_rate >= TARGET_HITS,
+            command,
+        ),
+    ]
+
+
 def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.1f}%"
 
@@ -386,7 +449,7 @@ def main(argv: list[str] | None = None) -> None:
         "--spark",
         action="store_true",
         help="Spark SQL only (a local classic session; Spider as temporary views), written to "
-        "its own section",
+        "its own page",
     )
     args = parser.parse_args(argv)
     if args.spark:
@@ -408,16 +471,19 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_write:
         print(body)
     else:
-        write_section(
+        write_page(
             "corruption",
             "Error diagnosis: corruption benchmark",
             body,
+            figures(
+                result, engines, "DuckDB, SQLite, PostgreSQL", "python -m benchmarks.corruption"
+            ),
             packages=("duckdb", "sqlglot", "psycopg"),
         )
 
 
 def _main_spark(args: argparse.Namespace) -> None:
-    """The benchmark on Spark alone (section ``corruption-spark`` of BENCHMARKS.md)."""
+    """The benchmark on Spark alone (its own page, ``corruption_spark``)."""
     from workloads.spark import classic_session
 
     with classic_session() as spark:
@@ -438,10 +504,11 @@ def _main_spark(args: argparse.Namespace) -> None:
     if args.no_write:
         print(body)
     else:
-        write_section(
-            "corruption-spark",
+        write_page(
+            "corruption_spark",
             "Error diagnosis: corruption benchmark on Spark SQL",
             body,
+            overall_figures(result, "Spark SQL", "python -m benchmarks.corruption --spark"),
             packages=("pyspark", "sqlglot"),
         )
 

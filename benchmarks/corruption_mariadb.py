@@ -7,7 +7,7 @@ data into MariaDB (through PyMySQL) and registers the engine name ``mariadb`` (s
 wrong names (binder errors), and every gold query is first checked to bind and run.
 
 Run ``python -m benchmarks.corruption_mariadb`` (``--limit N`` gold queries per database,
-``--no-write`` to print only); it writes the section ``corruption_mariadb`` of BENCHMARKS.md.
+``--no-write`` to print only); it writes its page ``docs/benchmarks/corruption_mariadb.md`` and its rows of BENCHMARKS.md.
 
 Example:
     >>> mysql_type("integer"), mysql_type("DOUBLE"), mysql_type("text"), mysql_type("datetime")
@@ -25,7 +25,7 @@ from typing import Any
 
 from benchmarks import corruption, corruption_mutate
 from benchmarks.corruption_data import DATA, Database, Source, _load, spider_sources
-from benchmarks.report import write_section
+from benchmarks.report import write_page
 from cadet_magic.schema.model import Column, Schema, Table
 
 ENGINE = "mariadb"
@@ -185,7 +185,7 @@ def run_benchmark(url: str, limit: int | None = None, bird: bool = True) -> corr
 
 
 def report(result: corruption.Result, server: str) -> str:
-    """The section body: the benchmark's table for MariaDB, with what was loaded."""
+    """The page's body: the benchmark's table for MariaDB, with what was loaded."""
     body = corruption.report(result, [ENGINE]).split("\n\n", 1)[1]
     total = result.total(ENGINE)
     ok = (total.accuracy or 0) >= corruption.TARGET_OVERALL and (
@@ -238,10 +238,11 @@ def main(argv: Iterable[str] | None = None) -> None:
     if args.no_write:
         print(body)
     else:
-        write_section(
+        write_page(
             "corruption_mariadb",
             f"Error diagnosis: corruption benchmark on {server}",
             body,
+            corruption.overall_figures(result, server, "python -m benchmarks.corruption_mariadb"),
             packages=("sqlglot", "PyMySQL"),
         )
 

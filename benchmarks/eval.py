@@ -38,21 +38,27 @@ import contextlib
 import datetime as _dt
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.peers_report import write_report as write_peers
 from benchmarks.reply_cache import ReplyCache
 from benchmarks.report import (
+    PAGES_DIR,
     ROOT,
+    Row,
+    Stamp,
     commit,
     load_average,
     machine,
     product_tree,
+    row,
     shown,
     versions,
-    write_section,
+    write_page,
 )
 from benchmarks.sample import MODES, N_QUESTIONS, REFERENCE, SEED, spider_dir
 from benchmarks.sample import questions as _questions
@@ -74,6 +80,12 @@ MODEL = "openai:qwen"
 MODEL_LABEL = f"{MODEL} (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python server, 2 threads)"
 #: The command that starts (and resumes) the run, as the page gives it.
 COMMAND = "setsid nohup nice -n 10 .venv/bin/python -m benchmarks.eval >> .cache/eval.log 2>&1 < /dev/null &"
+#: The evaluation's page (its chart is linked from there).
+PAGE = PAGES_DIR / "eval.md"
+#: The vote's warnings' budgets: the share of the wrong answers given that carry one at least,
+#: of the right ones at most (targeted mode, the shipped defaults).
+WARNED_WRONG = 0.50
+WARNED_RIGHT = 0.15
 #: What makes two runs the same run (a start with the same values resumes the run).
 IDENTITY = ("questions", "modes", "model", "options", "data", "product", "shared_replies")
 #: The files of a run, removed when a new run replaces it.
@@ -323,9 +335,47 @@ def report_only(
     )
     write_chart(evaluation, OUT_DIR / "spider.svg")
     evaluation.summary = summary_markdown(
-        evaluation, chart=OUT_DIR / "spider.svg", relative_to=ROOT / "BENCHMARKS.md"
+        evaluation, chart=Path(os.path.relpath(OUT_DIR / "spider.svg", PAGE.parent))
     )
     return evaluation
+
+
+def figures(evaluation: Any, stamp: Stamp | None = None) -> list[Row]:
+    """The rows of BENCHMARKS.md from the targeted mode (the product's default): the shares
+    of the wrong and of the right answers given that carry a warning."""
+    from cadet_magic.eval.figures import figures as mode_figures
+    from cadet_magic.eval.stats import wilson
+
+    run = evaluation.runs.get("targeted")
+    if run is None:
+        return []
+    f = mode_figures(run.records)
+    wrong, warned_wrong = f.answered_wrong, f.warned_wrong
+    right, warned_right = f.answered - f.answered_wrong, f.warned - f.warned_wrong
+
+    def share(k: int, n: int) -> str:
+        low, high = wilson(k, n)
+        return f"{k}/{n} ({k / n:.0%}, 95% CI {low:.0%}-{high:.0%})" if n else "none"
+
+    command = "python -m benchmarks.eval"
+    return [
+        row(
+            "Spider dev, shipped defaults: wrong answers that carry a warning",
+            share(warned_wrong, wrong),
+            f"≥ {WARNED_WRONG:.0%}",
+            bool(wrong) and warned_wrong / wrong >= WARNED_WRONG,
+            command,
+            stamp,
+        ),
+        row(
+            "Spider dev, shipped defaults: right answers that carry a warning",
+            share(warned_right, right),
+            f"≤ {WARNED_RIGHT:.0%}",
+            bool(right) and warned_right / right <= WARNED_RIGHT,
+            command,
+            stamp,
+        ),
+    ]
 
 
 def results_out(modes: Sequence[str]) -> Path:
@@ -463,12 +513,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     planned = args.n if args.limit is None else min(args.limit, args.n)
     body = section(evaluation, planned, loads, databases)
     if write:
-        write_section(
-            "eval_spider",
-            f"Real local model on Spider dev: accuracy by feedback mode ({args.n} questions)",
+        run = read_run(OUT_DIR) or {}
+        write_page(
+            "eval",
+            f"Real local model on Spider dev: the reference run of the shipped defaults "
+            f"({args.n} questions)",
             body,
+            figures(evaluation, Stamp.of_run(run) if run else None),
             packages=("llama_cpp_python", "sqlglot", "langchain-openai"),
+            measured=not args.report_only,
         )
+        write_peers(questions(args.n, args.seed)[1], measured=False)
     else:
         print(body)
     print(f"machine: {machine()}; {versions('llama_cpp_python')}")

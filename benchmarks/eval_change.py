@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.report import HISTORY_MD, shown, write_section
+from benchmarks.report import shown, write_history
 from cadet_magic.eval.stats import gain, percentile, wilson
 
 MODES = ("targeted", "raw", "none")
@@ -164,13 +164,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     body = compare(args.before, args.after)
     print(body)
     if args.write:
-        write_section(
+        write_history(
             section_name(args.before, args.after),
             args.title
             or f"Real local model on Spider dev: {shown(args.before)} against {shown(args.after)}",
             (args.note + "\n\n" if args.note else "") + body,
             packages=("llama_cpp_python", "sqlglot"),
-            page=HISTORY_MD,
         )
     return 0
 

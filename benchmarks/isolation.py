@@ -14,7 +14,7 @@ then its pandas code runs
 Targets: the first run adds at most 1.5 s, later runs at most 100 ms (medians); code stuck in C
 (holding the GIL) is stopped at most 1 s after the time limit.
 
-Run: ``python -m benchmarks.isolation`` (writes its section of BENCHMARKS.md; ``--no-write``
+Run: ``python -m benchmarks.isolation`` (writes its page and its rows of BENCHMARKS.md; ``--no-write``
 prints only); ``python -m benchmarks`` includes it.
 """
 
@@ -31,8 +31,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.measure import Measure, render
-from benchmarks.report import ROOT, write_section
+from benchmarks.measure import Measure, measure_rows, render
+from benchmarks.report import ROOT, write_page
 
 NOTEBOOKS = ROOT / "notebooks"
 FIRST_TARGET = 1.5
@@ -150,7 +150,7 @@ def _load() -> str:
 
 
 def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
-    """The two rows for the performance table (and the section of its own)."""
+    """The rows for the performance table (and the page of its own)."""
     load_before = _load()
     first_iso, first_in = first_run(sessions)
     later_iso, later_in, rows = later_runs(reps)
@@ -200,28 +200,34 @@ def measures(sessions: int = 5, reps: int = 30) -> list[Any]:
         f"Stop latency: median over {max(1, reps // 10)} runs with a 1 s limit of the time from "
         "the limit until the runner returned (the child is killed with SIGKILL at the limit)."
     )
+    for m in (m1, m2, m3):
+        m.owner = "isolation"  # its own page's rows, also when python -m benchmarks runs it
     return [m1, m2, m3]
+
+
+def write(ms: Sequence[Measure], elapsed: float) -> None:
+    """Writes the page and rows of these measures (its own run's, or ``python -m benchmarks``'s)."""
+    body = render(ms, elapsed).replace("`python -m benchmarks`", "`python -m benchmarks.isolation`")
+    write_page(
+        "isolation",
+        "Fallback code in an isolated worker: added time",
+        body,
+        measure_rows(ms, "python -m benchmarks.isolation"),
+        ["pandas", "numpy", "pyarrow", "landlock", "pyseccomp"],
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    parser.add_argument("--no-write", action="store_true", help="print the figures only")
     parser.add_argument("--quick", action="store_true", help="few repetitions (a smoke run)")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     ms = measures(1, 3) if args.quick else measures()
-    body = render(ms, time.perf_counter() - t0).replace(
-        "`python -m benchmarks`", "`python -m benchmarks.isolation`"
-    )
     if args.no_write or args.quick:
-        print(body)
+        print(render(ms, time.perf_counter() - t0))
         return
-    write_section(
-        "isolation",
-        "Fallback code in an isolated worker: added time",
-        body,
-        ["pandas", "numpy", "pyarrow", "landlock", "pyseccomp"],
-    )
+    write(ms, time.perf_counter() - t0)
 
 
 if __name__ == "__main__":

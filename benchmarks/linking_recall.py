@@ -24,4 +24,5 @@ def linking_recall(budget: int = 6000) -> Measure:
         "",
         "≥ 98% at ≤ 6,000 chars",
         o.recall >= 0.98 and max(o.chars) <= 6000,
+        owner="linking",
     )

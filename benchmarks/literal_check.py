@@ -23,8 +23,8 @@ Spider writes many string literals in double quotes (SQLite reads them as string
 column has that name); they are turned into single-quoted literals first, as SQLite reads them.
 
 Run ``python -m benchmarks.literal_check`` (``--no-postgres``, ``--limit N`` gold queries per
-database, ``--no-write``); it prints the table and writes it into BENCHMARKS.md (section
-``literal_check``). ``python -m benchmarks --all`` runs it too.
+database, ``--no-write``); it prints the table and writes its page and its rows of
+BENCHMARKS.md. ``python -m benchmarks --all`` runs it too.
 
 Example:
     >>> import random
@@ -49,13 +49,17 @@ import sqlglot
 from sqlglot import exp
 
 from benchmarks.corruption_data import ENGINES, Database, close, open_spider, spider_sources
-from benchmarks.report import table, write_section
+from benchmarks.report import Row, row, table, write_page
 from cadet_magic.result_check.check import ValueCheck, check_result
 from cadet_magic.result_check.values import Filter, literal_filters
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.validate import validate_sql
 
 TARGET_FOUND = 0.95
+#: The check's own time budget per run (the result check's), in milliseconds.
+BUDGET_MS = 200
+#: The command that reproduces the figures.
+COMMAND = "python -m benchmarks.literal_check"
 KINDS = ("case", "spacing", "spelling")
 
 
@@ -421,7 +425,7 @@ def report(result: Result) -> str:
     body = [
         "Spider dev gold queries (19 SQLite databases, copied into DuckDB and PostgreSQL), "
         "checked through each engine's runner with the schema it read (samples included) and "
-        "the 200 ms budget. Each string literal a gold query compares a column with (and "
+        f"the {BUDGET_MS} ms budget. Each string literal a gold query compares a column with (and "
         "that occurs) is changed three ways, one mutant each; a mutant counts when the "
         "changed value really does not occur (verified by scanning the column). Found: the "
         "check reports it as suspect (missing, with a close value), the agent's trigger for "
@@ -520,12 +524,52 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_write:
         print(body)
     else:
-        write_section(
+        write_page(
             "literal_check",
             "Result check: literals that do not occur (Spider dev)",
             body,
+            figures(result),
             packages=("duckdb", "sqlglot", "psycopg", "sqlalchemy"),
         )
+
+
+def figures(result: Result) -> list[Row]:
+    """The rows of BENCHMARKS.md: the changed literals found (the worst engine), the false
+    alarms on the unchanged gold queries, the slowest run of the check."""
+    found = {
+        e: sum(s.found.values()) / sum(s.mutants.values())
+        for e, s in result.engines.items()
+        if sum(s.mutants.values())
+    }
+    engine = min(found, key=lambda e: found[e])
+    alarms = sum(s.gold_false_alarm for s in result.engines.values())
+    slowest = max(
+        (t for s in result.engines.values() for t in (*s.times, *s.times_mutant)), default=0.0
+    )
+    late = sum(s.out_of_budget for s in result.engines.values())
+    return [
+        row(
+            "Result check: changed literals found, worst engine",
+            f"{found[engine]:.1%} ({engine})",
+            f"≥ {TARGET_FOUND:.0%} per engine",
+            found[engine] >= TARGET_FOUND,
+            COMMAND,
+        ),
+        row(
+            "Result check: false alarms on the unchanged gold queries",
+            str(alarms),
+            "none",
+            alarms == 0,
+            COMMAND,
+        ),
+        row(
+            "Result check: time per run, slowest",
+            f"{slowest * 1000:.1f} ms ({late} runs out of budget)",
+            f"≤ {BUDGET_MS} ms",
+            slowest * 1000 <= BUDGET_MS and late == 0,
+            COMMAND,
+        ),
+    ]
 
 
 if __name__ == "__main__":

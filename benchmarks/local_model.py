@@ -29,7 +29,7 @@ import statistics
 import time
 from typing import Any
 
-from benchmarks.report import table, write_section
+from benchmarks.report import table, write_page
 
 #: Questions on the sample shop, simplest first.
 QUESTIONS = (
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_write:
         print(text)
         return
-    write_section(
+    write_page(  # reported: the model's own speed, no budget of the product's
         "local_model",
         "Local model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M on this CPU",
         text,

@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start one)")
     p.add_argument("--no-shared-replies", action="store_true", help="ask the server every time")
     p.add_argument("--report-only", action="store_true", help="write the section, run nothing")
-    p.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    p.add_argument("--no-write", action="store_true", help="print the figures, write no page")
     args = p.parse_args(argv)
     peers = [x.strip() for x in args.peers.split(",") if x.strip()]
     dataset, chosen = fixed_sample(args.limit)
@@ -164,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             None if args.no_shared_replies else REPLIES,
             progress=lambda s: print(s, file=sys.stderr, flush=True),
         )
-    write_report(fixed_sample()[1], write=not args.no_write)
+    write_report(fixed_sample()[1], write=not args.no_write, measured=not args.report_only)
     return 0
 
 

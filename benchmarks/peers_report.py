@@ -8,13 +8,14 @@ product's reference run (``benchmarks/eval/reference/spider.MODE.jsonl``, writte
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.peer_runs import read_lines
 from benchmarks.peers_langchain import MAX_ITERATIONS
-from benchmarks.report import table, write_section
+from benchmarks.report import Row, Stamp, row, table, write_page
 from benchmarks.sample import REFERENCE
 from cadet_magic.eval.data import Question
 from cadet_magic.eval.stats import Gain, gain, percentile, wilson
@@ -151,32 +152,87 @@ def approaches_table(reference: Approach, rows: Sequence[Approach], keys: Sequen
     return table(headers, out)
 
 
-def goals(first: Approach, final: Approach, peers: Sequence[Approach], keys: Sequence[Key]) -> str:
-    """The issue's goals, each met or not, from the figures."""
+def _pair_text(reference: Approach, other: Approach, g: Gain, keys: Sequence[Key]) -> str:
+    both = [k for k in keys if k in reference.right and k in other.right]
+    ours, theirs = sum(reference.right[k] for k in both), sum(other.right[k] for k in both)
+    return (
+        f"{ours}/{g.n} against {theirs}/{g.n}: {100 * g.diff:+.1f} pts "
+        f"[{100 * g.low:+.1f}, {100 * g.high:+.1f}]"
+    )
+
+
+def _against_name(p: Approach) -> str:
+    if p.name.startswith("the product, "):  # another feedback mode of the product
+        return (
+            f"Spider dev: final answers, targeted feedback against {p.name.split(', ')[1]} feedback"
+        )
+    return f"Spider dev: final answers (shipped defaults) against {p.name}"
+
+
+def goal_rows(
+    first: Approach,
+    final: Approach,
+    peers: Sequence[Approach],
+    keys: Sequence[Key],
+    stamp: Stamp | None = None,
+) -> list[Row]:
+    """The goals, each a row of BENCHMARKS.md: the first attempt at least as right as the
+    one-shot prompt, the final answers at least 5 points above it and above every other
+    approach, each with a paired 95% interval (on the questions both answered)."""
+    rows = []
     oneshot = next((p for p in peers if p.name.startswith("one-shot")), None)
-    lines = []
     if oneshot is not None:
         g1 = against(first, oneshot, keys)
-        met = g1.n and g1.low >= 0
-        lines.append(
-            f"- The first attempt at least as right as the one-shot peer (paired interval not "
-            f"below zero): {gain_text(g1)}: **{'met' if met else 'not met'}**."
+        rows.append(
+            row(
+                "Spider dev: the first attempt against the one-shot prompt",
+                _pair_text(first, oneshot, g1, keys),
+                "paired 95% interval not below 0",
+                bool(g1.n) and g1.low >= 0,
+                "python -m benchmarks.peers",
+                stamp,
+            )
         )
         g2 = against(final, oneshot, keys)
-        met = g2.n and g2.diff >= 0.05 and g2.low > 0
-        lines.append(
-            f"- The final answers at least 5 points above the one-shot peer, interval excluding "
-            f"zero: {gain_text(g2)}: **{'met' if met else 'not met'}**."
+        rows.append(
+            row(
+                _against_name(oneshot),
+                _pair_text(final, oneshot, g2, keys),
+                f"≥ +{100 * ONESHOT_LEAD:.0f} pts, paired 95% interval above 0",
+                bool(g2.n) and g2.diff >= ONESHOT_LEAD and g2.low > 0,
+                "python -m benchmarks.peers",
+                stamp,
+            )
         )
     for p in peers:
         g = against(final, p, keys)
-        if g.n:
-            met = g.low > 0
-            lines.append(
-                f"- Beats {p.name} (interval excluding zero): {gain_text(g)}: "
-                f"**{'met' if met else 'not met'}**."
+        if p is oneshot or not g.n or p.name.endswith(AS_RETURNED):
+            continue
+        rows.append(
+            row(
+                _against_name(p),
+                _pair_text(final, p, g, keys),
+                "paired 95% interval above 0",
+                g.low > 0,
+                "python -m benchmarks.peers",
+                stamp,
             )
-    return "\n".join(lines)
+        )
+    return rows
+
+
+def goals(rows: Sequence[Row]) -> str:
+    """The goals as the page lists them."""
+    return "\n".join(
+        f"- {r.figure} ({r.budget}): {r.value}: **{'met' if r.met else 'not met'}**." for r in rows
+    )
+
+
+#: The final answers' lead over the one-shot prompt at least (a share of the questions).
+ONESHOT_LEAD = 0.05
+#: How the chain's row scored as it returned is named: the same peer scored another way (the
+#: row with its SQL taken out is the one held to a goal).
+AS_RETURNED = "(run as returned)"
 
 
 #: The agent's tool-calling row: point 1 asks for tool calling only where the server supports
@@ -185,8 +241,14 @@ def goals(first: Approach, final: Approach, peers: Sequence[Approach], keys: Seq
 TOOL_CALLING = "LangChain SQL agent (tool calling)"
 
 
-def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None = None) -> str:
-    """The section's tables and goals."""
+def figures(
+    chosen: Sequence[Question],
+    peers_dir: Path,
+    eval_dir: Path | None = None,
+    stamp: Stamp | None = None,
+) -> tuple[str, list[Row]]:
+    """The page's tables and goals, and the goals as rows of BENCHMARKS.md (``stamp``: when
+    the product's run was measured)."""
     keys = [q.key for q in chosen]
     final = product("targeted", folder=eval_dir)
     first = product("targeted", first=True, folder=eval_dir)
@@ -222,17 +284,22 @@ def figures(chosen: Sequence[Question], peers_dir: Path, eval_dir: Path | None =
         if any(p.right and p.name == TOOL_CALLING for p in peers)
         else ""
     )
-    return (
+    held = goal_rows(first, final, scored, keys, stamp)
+    text = (
         approaches_table(final, rows, keys)
         + "\n\nThe goals, on the questions each peer has answered so far:\n\n"
-        + goals(first, final, scored, keys)
+        + goals(held)
         + aside
     )
+    return text, held
 
 
-def write_report(chosen: Sequence[Question], write: bool = True) -> str:
-    """Writes (or prints) the ``peers`` section of BENCHMARKS.md."""
-
+def write_report(chosen: Sequence[Question], write: bool = True, measured: bool = False) -> str:
+    """Writes (or prints) the peers' page and its rows of BENCHMARKS.md."""
+    run_file = REFERENCE / "run.json"
+    run = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else {}
+    stamp = Stamp.of_run(run) if run else None
+    text, held = figures(chosen, PEERS_DIR, stamp=stamp)
     body = "\n".join(
         [
             f"Command (starts and resumes; results in `benchmarks/peers/spider.PEER.jsonl`): "
@@ -261,7 +328,9 @@ def write_report(chosen: Sequence[Question], write: bool = True) -> str:
             "default is 15; each iteration is a model call and a tool call), and it is scored by "
             "the SQL of its last `sql_db_query` call that ran without error. Tokens are those "
             "the server reported; seconds are wall time per question (the product's raw and none "
-            "modes leave out the first call, which they share with targeted mode).",
+            "modes leave out the first call, which they share with targeted mode; the reference "
+            "run took its replies from the reply store, so its seconds are not the product's: "
+            "`python -m benchmarks.vote_seconds` measures those).",
             "",
             "The server ran with one thread for the prompt and one for generation "
             "(`--n_threads 1 --n_threads_batch 1`), where the evaluation's own server start uses "
@@ -269,16 +338,20 @@ def write_report(chosen: Sequence[Question], write: bool = True) -> str:
             "layer while other tests run (generation fell to 1-2 tokens/s); re-asked on both "
             "settings, 10 of 10 replies were identical byte for byte. Seconds were taken while "
             "other developers' tests shared the machine: **under load**, not the speed of any "
-            "approach on an idle machine.",
+            "approach on an idle machine. The goals' rows of BENCHMARKS.md are dated by the "
+            "product's run (the reference run); the peers' runs are older "
+            f"(`{PEERS_DIR.relative_to(REFERENCE.parents[2])}/`, see its git log).",
             "",
-            figures(chosen, PEERS_DIR),
+            text,
         ]
     )
     if write:
-        write_section(
+        write_page(
             "peers",
             f"The peers side by side: the same local model on the fixed Spider sample ({len(chosen)} questions)",
             body,
+            held,
+            measured=measured,
             packages=(
                 "llama_cpp_python",
                 "langchain-community",

@@ -24,7 +24,7 @@ Each benchmark is a module of its own (``benchmarks.agent_overhead``, ``fetching
 order and renders the table.
 
 Run: ``python -m benchmarks`` (add ``--quick`` for small sizes, ``--no-write`` to
-leave BENCHMARKS.md alone, ``--all`` to re-run the validate, corruption and result-check
+write no page, ``--all`` to re-run the validate, corruption and result-check
 (``benchmarks.literal_check``) benchmarks too).
 """
 
@@ -42,9 +42,9 @@ from benchmarks.fetching import bounded_fetch_before_after, fetch_first_rows, fe
 from benchmarks.large_catalog import large_catalog
 from benchmarks.linking_recall import linking_recall
 from benchmarks.load_ext import load_ext
-from benchmarks.measure import SPIDER, Measure, machine_details, render
+from benchmarks.measure import SPIDER, Measure, machine_details, measure_rows, render
 from benchmarks.model_calls import model_calls
-from benchmarks.report import write_section
+from benchmarks.report import write_page
 
 __all__ = [
     "SPIDER",
@@ -106,7 +106,7 @@ def _pg() -> Iterator[str | None]:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes (a smoke run)")
-    parser.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
+    parser.add_argument("--no-write", action="store_true", help="print the figures, write no page")
     parser.add_argument("--no-pg", action="store_true", help="skip PostgreSQL")
     parser.add_argument(
         "--all",
@@ -116,17 +116,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
     measures = run_all(quick=args.quick, pg=not args.no_pg)
-    body = render(measures, time.perf_counter() - t0)
+    elapsed = time.perf_counter() - t0
+    body = render(measures, elapsed)
     packages = ["duckdb", "sqlglot", "jupysql", "ipython", "sqlalchemy", "psycopg"]
     if args.no_write or args.quick:
         print(body)
     else:
-        write_section(
+        own = [m for m in measures if not m.owner]
+        write_page(
             "perf",
             "Performance against baselines",
             f"_Machine: {machine_details()}._\n\n{body}",
+            measure_rows(own, "python -m benchmarks"),
             packages,
         )
+        isolation.write([m for m in measures if m.owner == "isolation"], elapsed)
         linking.main([])
         if args.all:
             validate.main()

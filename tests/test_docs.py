@@ -13,7 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Every page of the docs: the README, the manual, the contributor's and the figures' pages.
+#: Every page of the docs: the README, the manual, the contributor's and the figures' pages
+#: (BENCHMARKS.md and the benchmarks' detail pages).
 PAGES = sorted(
     [
         ROOT / "README.md",
@@ -21,6 +22,7 @@ PAGES = sorted(
         ROOT / "ARCHITECTURE.md",
         ROOT / "BENCHMARKS.md",
         *(ROOT / "docs").glob("*.md"),
+        *(ROOT / "docs" / "benchmarks").glob("*.md"),
     ]
 )
 

@@ -10,6 +10,8 @@ from benchmarks.corruption import (
     TARGET_KIND,
     TARGET_KIND_HITS,
     TARGET_OVERALL,
+    figures,
+    overall_figures,
     report,
     run_benchmark,
 )
@@ -47,6 +49,11 @@ def test_sample_duckdb_sqlite():
     # SQLite accepts text/number comparisons and x/0 silently: counted apart, not as errors
     assert result.cells[("sqlite", "text_vs_number")].errors == 0
     assert result.cells[("sqlite", "text_vs_number")].silent > 0
+    # the rows of BENCHMARKS.md hold the same budgets
+    rows = figures(result, engines, "DuckDB, SQLite", "python -m benchmarks.corruption")
+    assert [r.met for r in rows] == [True, True, True]
+    assert all(r.command == "python -m benchmarks.corruption" for r in rows)
+    assert [r.met for r in overall_figures(result, "DuckDB, SQLite", "cmd")] == [True, True]
 
 
 @pytest.mark.postgres

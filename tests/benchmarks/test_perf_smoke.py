@@ -47,6 +47,14 @@ def test_large_catalog():
     assert len(measures) == 2
 
 
+def test_large_catalog_per_representation_gives_its_row():
+    from benchmarks import large_catalog
+
+    text, (figure,) = large_catalog.by_representation(["compact-columns"], 25, reps=1)
+    assert "`compact-columns`" in text
+    assert figure.met and figure.value.startswith("2/2 questions")
+
+
 def test_model_calls(spider):
     m = perf.model_calls(4)
     _check([m])
