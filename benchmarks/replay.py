@@ -269,13 +269,15 @@ class ReplayServer:
 
 
 def without_timings(rec: dict) -> dict:
-    """A results line without what measures time.
+    """A results line without what measures time (its own, its attempts', the fallback's and
+    the vote's candidates').
 
-    >>> without_timings({"a": 1, "seconds": 2.0, "attempts": [{"sql": "x", "model_seconds": 1}]})
-    {'a': 1, 'attempts': [{'sql': 'x'}]}
+    >>> without_timings({"a": 1, "seconds": 2.0, "attempts": [{"sql": "x", "model_seconds": 1}],
+    ...     "candidates": [{"sql": "y", "model_seconds": 0.5}]})
+    {'a': 1, 'attempts': [{'sql': 'x'}], 'candidates': [{'sql': 'y'}]}
     """
     out = {k: v for k, v in rec.items() if k not in TIMINGS}
-    for key in ("attempts", "fallback_attempts"):
+    for key in ("attempts", "fallback_attempts", "candidates"):
         if isinstance(out.get(key), list):
             out[key] = [{k: v for k, v in a.items() if k not in TIMINGS} for a in out[key]]
     return out

@@ -148,9 +148,12 @@ def test_each_candidate_of_the_vote_gets_the_recorded_candidate_of_its_number(fo
     assert matched == [f"{question} sql 1", f"{question} candidate 1", f"{question} candidate 2"]
     (line,) = results(tmp_path / "a", "targeted")
     assert [c["sql"] for c in line["candidates"]] == [c["sql"] for c in CANDIDATES]
+    assert all("model_seconds" not in c for c in line["candidates"])  # timings left out
     assert line["agreement"] == [2, 3] and line["final_match"]
     requests = [json.loads(r) for r in (tmp_path / "a" / "requests.targeted.jsonl").open("rb")]
     assert [r.get("seed") for r in requests] == [None, 1, 2]
+    replay.replay(tmp_path / "b", data, rec, ("targeted",), limit=1, options=vote)
+    assert replay.compare(tmp_path / "a", tmp_path / "b") == []  # two replays of a vote agree
 
 
 def test_the_replay_asks_with_the_recorded_runs_options(folders, tmp_path):
