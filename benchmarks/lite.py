@@ -22,7 +22,7 @@ visit, and the 1-minute load average remembers it for minutes), so its refusal r
 machine by what the other processes do: before each visit it waits (up to ``--settle``
 seconds) for the 1-minute load average to fall to ``--max-load`` (1.5) and records the load it
 sampled then; during each visit it measures the CPU the other processes used (the machine's
-busy time from ``/proc/stat`` minus this process tree's). Figures are written to BENCHMARKS.md
+busy time from ``/proc/stat`` minus this process tree's). Its page and rows are written
 only when every visit started at or below ``--max-load`` and the others used at most
 ``--max-others`` cores (0.5) during it; otherwise they are printed, marked as loaded, and saved
 to ``build/lite-bench/loaded.md``.
@@ -609,11 +609,7 @@ def main(argv: list[str] | None = None) -> None:
     loaded = verdict(loads, others, args.max_load, args.max_others)
     report = render(args, built, runs, cpy, loads, others)
     if loaded or args.no_write:
-        mark = (
-            f"LOADED ({loaded}): not the product's speed; not written to BENCHMARKS.md\n\n"
-            if loaded
-            else ""
-        )
+        mark = f"LOADED ({loaded}): not the product's speed; no page written\n\n" if loaded else ""
         (WORK / "loaded.md").write_text(mark + report)
         (WORK / "runs.json").write_text(json.dumps({"runs": runs, "cpython": cpy}, indent=1))
         print(mark + report)

@@ -496,7 +496,7 @@ def main(args) -> None:
 
 
 def report(setups: dict[str, dict], cpy: dict, args) -> None:
-    """The figures of one run (printed; written to BENCHMARKS.md unless ``--no-write``)."""
+    """The figures of one run (printed; its page and row written unless ``--no-write``)."""
     loads = [x for s in [*setups.values(), cpy] for x in s["load_avg"]]
     others = [x for s in [*setups.values(), cpy] for x in s["others"]]
     loaded = verdict(loads, others, args.max_load, args.max_others)
