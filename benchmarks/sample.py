@@ -3,9 +3,9 @@
 - the **fixed sample** (:func:`questions`): :data:`N_QUESTIONS` questions drawn with
   :data:`SEED` over every database that has a file, grouped by database: every accuracy figure
   of the product and its peers is reported on it, and nothing is tuned on it;
-- the **tuning set** (:func:`tuning_questions`): :data:`TUNING_N` other Spider dev questions
-  over the same databases, drawn with :data:`TUNING_SEED`: where a change to the agent is tried
-  and chosen before the fixed sample measures it once.
+- the **tuning set** (``questions(question_set="tuning")``): :data:`TUNING_N` other Spider
+  dev questions over the same databases, drawn with :data:`TUNING_SEED`: where a change to the
+  agent is tried and chosen before the fixed sample measures it once.
 
 The **reference run** (:data:`REFERENCE`) is ``python -m benchmarks.eval``'s run of the shipped
 defaults on the fixed sample: ``spider.MODE.jsonl`` per feedback mode and ``run.json`` (its
@@ -58,9 +58,3 @@ def questions(
     else:
         raise ValueError(f"unknown question set {question_set!r} (fixed or tuning)")
     return dataset, chosen[:limit] if limit is not None else chosen
-
-
-def tuning_questions() -> list:
-    """The tuning set: Spider dev questions outside the fixed sample, over the databases it
-    covers (grouped by database, as the sample is)."""
-    return questions(question_set="tuning")[1]
