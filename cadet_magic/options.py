@@ -47,7 +47,7 @@ FEEDBACK_MODES = ("targeted", "raw")
 #: What of the database the model may see (:attr:`AskOptions.share`), least first.
 SHARE_LEVELS = ("schema", "stats", "samples")
 
-#: Candidate answers at most by default (measured: ``python -m benchmarks.candidates``: on the
+#: Candidate answers at most by default (measured: docs/benchmarks-history.md, "the vote's settings": on the
 #: tuning set the vote at most 5 gained the most within the time allowed).
 CANDIDATES_DEFAULT = 5
 

@@ -49,7 +49,7 @@ from cadet_magic.vote.tally import Ballot, Tally
 
 log = logging.getLogger("cadet_magic")
 
-#: The temperature candidates are sampled at (measured: ``python -m benchmarks.candidates``).
+#: The temperature candidates are sampled at (measured: docs/benchmarks-history.md, "the vote's settings").
 TEMPERATURE = 0.7
 #: When the vote's outcome is clear enough to stop drawing candidates (measured likewise).
 RULE: Rule = BetaStop(0.8)

@@ -8,7 +8,7 @@ question's words, the checked query's tree and the result's rows; none asks the 
 
 :func:`shape_signs` names the signs of one answer (names from :data:`SHAPE_SIGNS`);
 :data:`WARNINGS` says each to the user. Which of them the agent shows is decided by
-measurement (``python -m benchmarks.eval_signs``: their precision on the real model's answers
+measurement (docs/benchmarks-history.md, "Signs of a wrong answer that ran": their precision on the real model's answers
 and their false alarms on right ones), not here.
 
 Example:

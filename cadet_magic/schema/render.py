@@ -58,7 +58,7 @@ MAX_SAMPLES = 3
 MAX_COMMENT_CHARS = 160
 
 #: The representation the agent's prompt uses: an internal choice, made by measurement
-#: (``python -m benchmarks.prompt_tuning``): each table as the engine's own ``CREATE``
+#: (docs/benchmarks-history.md, "The first prompt, chosen by measurement"): each table as the engine's own ``CREATE``
 #: statement where the catalog read one (SQLite, DuckDB; rebuilt from the catalog for every
 #: other engine, and below the ``samples`` sharing level), three of its rows under it, no
 #: catalog comments. It got the most first attempts right on the tuning set (Spider dev

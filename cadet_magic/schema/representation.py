@@ -18,7 +18,7 @@ SAMPLES = ("columns", "rows", "both", "none")
 @dataclass(frozen=True)
 class Representation:
     """How the schema is written into the prompt: an internal choice, made by measurement
-    (``python -m benchmarks.prompt_tuning``), not a user's option.
+    (docs/benchmarks-history.md, "The first prompt, chosen by measurement"), not a user's option.
 
     Attributes:
         form: ``compact`` (one line per table: ``name(col TYPE PK e.g. 'a'|'b', ...)``, foreign

@@ -9,7 +9,7 @@ can no longer change (:func:`settled`); each adds its own test of "clear":
   more likely of the two leading ones, under a uniform prior on their shares (a Beta
   distribution), reaches ``threshold``.
 
-Which rule the agent uses, with which setting, is measured (``python -m benchmarks.candidates``).
+Which rule the agent uses, with which setting, is measured (docs/benchmarks-history.md, "the vote's settings").
 
 Example:
     >>> from cadet_magic.vote.tally import Ballot, tally
