@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -115,8 +116,26 @@ _USAGE_KEYS = (
 )
 
 
+#: The largest count a usage report may give for one call: a larger one (or a negative, a
+#: fraction, infinity, NaN) is not a count of tokens, and that side of the report is dropped.
+MAX_REPORTED_TOKENS = 10**9
+
+
 def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A reported count as an int, or None when it is not one (checked before any conversion:
+    ``int(float("inf"))`` raises, a 5,000-digit int cannot be shown as text).
+
+    Example:
+        >>> [_count(v) for v in (812, 41.0, True, -3, 2.5, float("inf"), float("nan"), 10**5000)]
+        [812, 41, None, None, None, None, None, None]
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            return None
+        value = int(value)
+    return value if 0 <= value <= MAX_REPORTED_TOKENS else None
 
 
 def _tokens_in(report: Any) -> Tokens | None:

@@ -222,6 +222,26 @@ def request_headers(options: EndpointOptions) -> dict[str, str]:
     return headers
 
 
+#: Digits an integer of a server's JSON answer may have: a longer one (Python refuses to read
+#: one of more than 4,300) is read as None, so the rest of the answer stays readable.
+MAX_DIGITS = 30
+
+
+def _bounded_int(digits: str) -> int | None:
+    return int(digits) if len(digits.lstrip("-")) <= MAX_DIGITS else None
+
+
+def read_json(text: str) -> Any:
+    """A server's JSON answer; an integer of more than :data:`MAX_DIGITS` digits is None
+    (``Infinity`` and ``NaN``, which Python's reader accepts, are checked where counts are read).
+
+    Example:
+        >>> read_json('{"usage": {"prompt_tokens": ' + "9" * 5000 + ', "completion_tokens": 7}}')
+        {'usage': {'prompt_tokens': None, 'completion_tokens': 7}}
+    """
+    return json.loads(text, parse_int=_bounded_int)
+
+
 def reply_content(options: EndpointOptions, status: int, text: str) -> str:
     """The assistant's text from an HTTP answer, or one clear :class:`ModelCallError` line.
 
@@ -232,7 +252,7 @@ def reply_content(options: EndpointOptions, status: int, text: str) -> str:
     cadet_magic.errors.ModelCallError: The model server answered HTTP 404 for http://localhost:11434/v1/chat/completions: model m not found
     """
     try:
-        data = json.loads(text) if text else None
+        data = read_json(text) if text else None
     except ValueError:
         data = None
     if not 200 <= status < 300:
@@ -266,7 +286,7 @@ def reply_usage(text: str) -> dict[str, Any] | None:
     True
     """
     try:
-        usage = json.loads(text).get("usage")
+        usage = read_json(text).get("usage")
     except (ValueError, AttributeError):
         return None
     return dict(usage) if isinstance(usage, Mapping) else None

@@ -52,7 +52,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from cadet_magic.errors import CadetError, ConfigurationError, ModelCallError, NoModelError
-from cadet_magic.llm.browser import BrowserReply, chat_messages
+from cadet_magic.llm.browser import BrowserReply, chat_messages, read_json
 from cadet_magic.llm.transport import Transport, TransportError, shown_url
 
 log = logging.getLogger("cadet_magic")
@@ -261,7 +261,7 @@ class PageChatModel:
                 f"The page's model did not answer at {shown_url(url)} ({e.kind}): reload the page."
             ) from None
         try:
-            data = json.loads(text)
+            data = read_json(text)
         except ValueError:
             data = None
         if status == 404 and path == "status" or not isinstance(data, Mapping):

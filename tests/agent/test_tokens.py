@@ -127,3 +127,76 @@ def test_browser_client_reports_the_servers_usage(fake_openai):
 def test_sums_skip_calls_without_usage():
     attempts = [Attempt(1, tokens=Tokens(5, 1)), Attempt(2), Attempt(3, tokens=Tokens(None, 4))]
     assert add_tokens(a.tokens for a in attempts) == Tokens(5, 5)
+
+
+#: Usage reports no provider's count can be (a broken or hostile server): infinity and NaN
+#: (JSON readers accept them), a 5,000-digit integer (Python refuses to show it as text), a
+#: negative, a fraction, more than any call uses. Each side of the report is read as None.
+HOSTILE_COUNTS = [
+    pytest.param(float("inf"), id="infinity"),
+    pytest.param(float("-inf"), id="minus-infinity"),
+    pytest.param(float("nan"), id="nan"),
+    pytest.param(10**5000, id="5000-digit-int"),
+    pytest.param(-3, id="negative"),
+    pytest.param(2.5, id="fraction"),
+    pytest.param(10**12, id="beyond-any-call"),
+]
+#: Where each provider's client puts its report on the reply.
+REPORT_SHAPES = {
+    "usage": lambda n: {"usage": {"prompt_tokens": n, "completion_tokens": 7}},
+    "response_metadata": lambda n: {
+        "response_metadata": {"token_usage": {"prompt_tokens": n, "completion_tokens": 7}}
+    },
+    "ollama": lambda n: {"response_metadata": {"prompt_eval_count": n, "eval_count": 7}},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(REPORT_SHAPES))
+@pytest.mark.parametrize("count", HOSTILE_COUNTS)
+def test_a_hostile_usage_report_never_breaks_the_answer(count, shape):
+    """A **scripted** model whose replies carry the report: the query runs, the answer, its
+    provenance, its panel and its text all come out, the count that is not one as None."""
+    from cadet_magic.display.static import render_html
+    from cadet_magic.display.text import render_text
+
+    class Reporting:
+        cadet_scripted = True
+
+        def invoke(self, messages):
+            fields = REPORT_SHAPES[shape](count)
+            return SimpleNamespace(content=sql_reply("SELECT COUNT(*) AS n FROM orders"), **fields)
+
+    r = ask("How many orders?", con=shop(), model=Reporting(), candidates=1)
+    assert r.ok and r.rows == [(3,)], r.attempts[-1].error
+    assert r.attempts[0].tokens == Tokens(None, 7) and r.tokens == Tokens(None, 7)
+    json.dumps(r.provenance)
+    assert "How many orders?" in render_html(r) and render_text(r)
+
+
+@pytest.mark.parametrize(
+    "number", ["Infinity", "NaN", "-Infinity", "9" * 5000, "-" + "9" * 5000, "1e999"]
+)
+def test_the_browser_client_reads_a_reply_whose_usage_is_not_a_count(number):
+    """The browser client's JSON reader (a server's raw answer, scripted): the reply is read,
+    the count that is not one is None, and the question is answered."""
+    from cadet_magic.llm.browser import BrowserChatModel, endpoint
+
+    body = (
+        '{"choices": [{"message": {"content": '
+        + json.dumps(sql_reply("SELECT COUNT(*) AS n FROM orders"))
+        + '}}], "usage": {"prompt_tokens": '
+        + number
+        + ', "completion_tokens": 7}}'
+    )
+
+    def transport(method, url, headers, data, seconds):
+        return 200, body
+
+    model = BrowserChatModel(
+        endpoint("openai:m", base_url="http://127.0.0.1:1/v1", api_key="k", env={}),
+        transport=transport,
+    )
+    r = ask("How many orders?", con=shop(), model=model, candidates=1)
+    assert r.ok and r.rows == [(3,)], r.attempts[-1].error
+    assert r.attempts[0].tokens == Tokens(None, 7)
+    json.dumps(r.provenance)
