@@ -20,7 +20,11 @@ from typing import Any
 
 from cadet_magic.result import Tokens
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)
+#: Characters of a reply that are read at most (a reply is cut there before anything reads it):
+#: far more than any answer needs (an answer is a query and some code, a few thousand), few
+#: enough that no reading of a reply is long.
+MAX_REPLY_CHARS = 32_000
+FENCE = "```"
 _SQL_START = re.compile(
     r"^\s*(?:\(\s*)*(SELECT|WITH|VALUES|FROM|TABLE|SHOW|DESCRIBE|EXPLAIN|PRAGMA|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|ATTACH|COPY|SET|CALL|MERGE|TRUNCATE|GRANT|REPLACE)\b",
     re.I,
@@ -28,23 +32,67 @@ _SQL_START = re.compile(
 
 
 def content_text(content: object) -> str:
-    """The text of a chat reply's ``.content`` (a string or a list of content blocks)."""
+    """The text of a chat reply's ``.content`` (a string or a list of content blocks), cut to
+    :data:`MAX_REPLY_CHARS` before anything reads it.
+
+    Example:
+        >>> len(content_text("`" * 120_000)) == MAX_REPLY_CHARS
+        True
+    """
     if isinstance(content, str):
-        return content
+        return content[:MAX_REPLY_CHARS]
     if isinstance(content, list):
-        parts = []
+        parts, size = [], 0
         for block in content:
+            if size >= MAX_REPLY_CHARS:
+                break
             if isinstance(block, str):
-                parts.append(block)
+                text = block
             elif isinstance(block, dict) and block.get("type") in (None, "text"):
-                parts.append(str(block.get("text", "")))
-        return "".join(parts)
-    return "" if content is None else str(content)
+                text = str(block.get("text", ""))[:MAX_REPLY_CHARS]
+            else:
+                continue
+            parts.append(text)
+            size += len(text)
+        return "".join(parts)[:MAX_REPLY_CHARS]
+    return "" if content is None else str(content)[:MAX_REPLY_CHARS]
+
+
+def _language(header: str) -> str:
+    """The language a fence's first line names: the word after the backticks (letters, digits,
+    ``_``, ``+``, ``-``), '' when none."""
+    header = header.lstrip(" \t")
+    end = 0
+    while end < len(header) and (header[end].isalnum() or header[end] in "_+-"):
+        end += 1
+    return header[:end]
 
 
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
-    """Every fenced block as ``(language, body)``, language lower-cased ('' when absent)."""
-    return [(m.group(1).lower(), m.group(2).strip()) for m in _FENCE.finditer(text)]
+    """Every fenced block as ``(language, body)``, language lower-cased ('' when absent): a
+    fence is three backticks, the rest of its line names the language, and the block ends at
+    the next three backticks (or the text's end). One pass over the text (each search starts
+    where the last one ended): a reply of nothing but backticks costs its length.
+
+    Example:
+        >>> fenced_blocks("a\\n```SQL x\\nSELECT 1\\n```\\n``` \\nb")
+        [('sql', 'SELECT 1'), ('', 'b')]
+        >>> fenced_blocks("`" * 10)
+        []
+    """
+    blocks = []
+    at = text.find(FENCE)
+    while at >= 0:
+        line_end = text.find("\n", at + len(FENCE))
+        if line_end < 0:
+            break  # no line after this fence, nor after any later one
+        close = text.find(FENCE, line_end + 1)
+        body = text[line_end + 1 : close if close >= 0 else len(text)]
+        blocks.append((_language(text[at + len(FENCE) : line_end]).lower(), body.strip()))
+        if close < 0:
+            break
+        at = text.find(FENCE, close + len(FENCE))
+    return blocks
 
 
 def extract_block(text: str, language: str) -> str | None:
@@ -75,9 +123,14 @@ _CODE_LANGUAGES = ("python", "py", "python3", "pandas", "ipython")
 
 
 #: Imports of the names the fallback's code is given (``pd``, ``np``): no-ops, left out.
-_GIVEN_IMPORT = re.compile(
-    r"^[ \t]*import[ \t]+(pandas[ \t]+as[ \t]+pd|numpy[ \t]+as[ \t]+np)[ \t]*;?[ \t]*(#.*)?$"
-)
+_GIVEN_IMPORTS = (["import", "pandas", "as", "pd"], ["import", "numpy", "as", "np"])
+
+
+def _given_import(line: str) -> bool:
+    """Whether ``line`` is ``import pandas as pd`` or ``import numpy as np`` (spacing, a ``;``
+    and a comment aside), read without a regular expression."""
+    code = line.split("#", 1)[0].strip().removesuffix(";")
+    return code.split() in _GIVEN_IMPORTS
 
 
 def without_given_imports(code: str) -> str:
@@ -89,7 +142,7 @@ def without_given_imports(code: str) -> str:
         >>> without_given_imports("import pandas as pd\\nimport os\\nresult = df")
         'import os\\nresult = df'
     """
-    lines = [ln for ln in code.split("\n") if not _GIVEN_IMPORT.match(ln)]
+    lines = [ln for ln in code.split("\n") if not _given_import(ln)]
     return "\n".join(lines).strip("\n")
 
 
