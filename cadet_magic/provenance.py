@@ -123,24 +123,57 @@ def attempt_record(a: Any) -> dict[str, Any]:
 
 
 def shown_columns(
-    columns: Sequence[str], names: Iterable[str], written: Sequence[str | None]
+    columns: Sequence[str], names: Iterable[str], given: Sequence[str | None] = ()
 ) -> tuple[str, ...]:
     """``columns`` (an answer's result columns) as they may be shown below ``samples``: a name
-    of the schema (``names``) or a name written in the query or code itself (``written``) as
-    it is; any other (a DuckDB ``PIVOT`` names its columns after values, pandas code after
-    whatever it computed) as ``(column N)``, so that no value reaches the model as a name.
+    of the schema (``names``) or the name the product's own reading of the query gives the
+    column at its position (``given``, one per column, None where it gives none:
+    :func:`~cadet_magic.sql.output_names.output_names`) as it is; any other (a DuckDB ``PIVOT``
+    names its columns after values, pandas code after whatever it computed) as
+    ``(column N)``, so that no value reaches the model as a name. Nothing is looked for in the
+    text of the query or code: a literal there can hold every value.
 
     Example:
-        >>> shown_columns(["status", "n", "123-45-6789"], ["orders", "status"],
-        ...               ["SELECT status, count(*) AS n FROM orders PIVOT ..."])
+        >>> shown_columns(["status", "n", "123-45-6789"], ["orders", "status"], [None, "n", None])
         ('status', 'n', '(column 3)')
     """
     known = {n.lower() for n in names}
-    text = "\n".join(w for w in written if w).lower()
-    return tuple(
-        c if c.lower() in known or (c and c.lower() in text) else f"(column {i})"
-        for i, c in enumerate(map(str, columns), 1)
-    )
+    shown = []
+    for i, c in enumerate(map(str, columns)):
+        own = given[i] if i < len(given) else None
+        ok = c.lower() in known or (own is not None and c.lower() == own.lower())
+        shown.append(c if ok else f"(column {i + 1})")
+    return tuple(shown)
+
+
+def shareable_columns(
+    columns: Sequence[Any], schema: Any, sql: str | None, dialect: str | None, code: str | None
+) -> tuple[str, ...]:
+    """An answer's columns as they may be shown below ``samples`` (:func:`shown_columns`). A
+    SQL answer's: with the names its SQL's tree gives them by position. A fallback answer's
+    (``code``: its pandas code named them): its SELECT's names only where the code kept the
+    SELECT's columns as they were (the same names, in order); else names of the schema only.
+
+    Example:
+        >>> from cadet_magic.schema.model import Schema
+        >>> s = Schema.from_mapping({"people": ["name", "ssn"]})
+        >>> shareable_columns(["who", "201"], s, "SELECT name AS who, 1 AS x FROM people",
+        ...                   "duckdb", None)
+        ('who', '(column 2)')
+        >>> shareable_columns(["who", "n"], s, "SELECT name AS who FROM people", "duckdb",
+        ...                   "result = df.groupby('who').size().reset_index(name='n')")
+        ('(column 1)', '(column 2)')
+    """
+    from cadet_magic.sql.output_names import output_names
+
+    names = [str(c) for c in columns]
+    given = output_names(sql, dialect, len(names))
+    if code is not None:  # the columns are the code's: known only where it kept the SELECT's
+        kept = all(
+            g is not None and g.lower() == c.lower() for g, c in zip(given, names, strict=True)
+        )
+        given = given if kept else ()
+    return shown_columns(names, schema_names(schema), given)
 
 
 def schema_names(schema: Any) -> set[str]:
@@ -154,14 +187,14 @@ def schema_names(schema: Any) -> set[str]:
 
 def _columns(result: Any, schema: Any, share: str) -> tuple[str, ...]:
     """The result's column names as the record keeps them: below ``samples`` only the schema's
-    names and names written in the SQL or code (a ``PIVOT`` or pandas code can name columns
-    after values)."""
+    names and the names the product's reading of its SQL gives them
+    (:func:`shareable_columns`: a ``PIVOT`` or pandas code can name columns after values)."""
     columns = tuple(str(c) for c in result.columns)
     if share == "samples":
         return columns
     fallback = result.fallback if result.answered_by == "fallback" else None
-    written = (result.final_sql, getattr(fallback, "code", None))
-    return shown_columns(columns, schema_names(schema), written)
+    code = getattr(fallback, "code", None) if fallback is not None else None
+    return shareable_columns(columns, schema, result.final_sql, result.dialect, code)
 
 
 def _agreement(result: Any) -> dict[str, int | bool] | None:

@@ -13,9 +13,10 @@ what the model may see, and never filtered out of a text afterwards:
   it quotes and its hint never;
 * a failure of the fallback's code keeps its kind, its exception's type only when it is one of
   the known exception types (:data:`KNOWN_TYPES`: the child runs whatever the model wrote, and
-  a class it defines can carry any name), its line (already bounded to the code's own lines)
-  and the SELECT's columns that are names of the schema or written in the SELECT; its message
-  never.
+  a class it defines can carry any name) and the SELECT's columns that are names of the schema
+  or the SELECT's own names for them (:func:`~cadet_magic.provenance.shareable_columns`); its
+  message never, nor its line: the code chooses the line it fails on (a thousand one-line
+  lambdas, one called by a value, spell three digits of it per attempt).
 
 The attempt's record keeps the whole failure for the user; only the feedback sent is built
 this way (:func:`with_shared_feedback`, called by the SQL and fallback phases' diagnose steps).
@@ -24,7 +25,7 @@ Example:
     >>> from cadet_magic.fallback.run import CodeError
     >>> e = CodeError("error", "Secret_123_45_6789", "invalid literal: '123-45-6789'", 2)
     >>> shareable_code_error(e)
-    CodeError(kind='error', type='Exception', message='(not shared at this sharing level)', line=2)
+    CodeError(kind='error', type='Exception', message='(not shared at this sharing level)', line=None)
 """
 
 from __future__ import annotations
@@ -106,11 +107,12 @@ def shareable_engine_error(error: Any, sql: str | None, schema: Any) -> Any:
 
 
 def shareable_code_error(error: Any) -> Any:
-    """A copy of a ``CodeError`` of the fallback's code holding only what the model may see."""
+    """A copy of a ``CodeError`` of the fallback's code holding only what the model may see:
+    no message, no line."""
     if error is None:
         return None
     kind_type = error.type if error.type in KNOWN_TYPES else "Exception"
-    return dataclasses.replace(error, type=kind_type, message=NOT_SHARED)
+    return dataclasses.replace(error, type=kind_type, message=NOT_SHARED, line=None)
 
 
 def shareable(failure: Any, *, sql: str | None, schema: Any) -> Any:
@@ -126,11 +128,11 @@ def shareable(failure: Any, *, sql: str | None, schema: Any) -> Any:
 
 
 def _shown(columns: Iterable[str], schema: Any, sql: str | None) -> tuple[str, ...]:
-    from cadet_magic.provenance import shown_columns
+    """The SELECT's columns (``df``'s) as the model may see them: names of the schema and the
+    SELECT's own names for them, by position."""
+    from cadet_magic.provenance import shareable_columns
 
-    names = {t.name for t in getattr(schema, "tables", ()) or ()}
-    names |= {c.name for t in getattr(schema, "tables", ()) or () for c in t.columns}
-    return shown_columns(list(columns), names, (sql,))
+    return shareable_columns(list(columns), schema, sql, getattr(schema, "dialect", None), None)
 
 
 def with_shared_feedback(

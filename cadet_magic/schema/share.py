@@ -4,9 +4,12 @@ Three levels, least first (:data:`cadet_magic.options.SHARE_LEVELS`):
 
 * ``schema``: table and column names, types and keys. No sample values or rows, no comments (a
   comment is text someone wrote into the database), no counts, not the engine's own
-  ``CREATE`` statement (it can hold comments and default values).
+  ``CREATE`` statement (it can hold comments and default values), no labels of an enumerated
+  type (``ENUM('a', 'b')`` is shown as ``ENUM``: :func:`~cadet_magic.schema.types.without_labels`).
 * ``stats``: the same plus each table's row count and the smallest and largest value of its
-  numeric and date/time columns (:func:`with_stats`, read-only queries through the runner).
+  numeric and date/time columns, by their outermost type (never a nested or enumerated one:
+  :func:`~cadet_magic.schema.types.ranged_type`), shown only when the engine returned a number
+  or a date/time for both (:func:`with_stats`, read-only queries through the runner).
 * ``samples``: the schema as read (the default): what the prompt's representation
   (:data:`cadet_magic.schema.render.REPRESENTATION`) shows of it, such as the engine's own
   statement, a few rows of each table, sample values or the comments.
@@ -31,6 +34,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import decimal
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -39,9 +44,10 @@ from typing import Any
 from sqlglot import exp
 
 from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.types import ranged_type, temporal_type, without_labels
 
-#: Column types whose smallest and largest values the ``stats`` level shows.
-_RANGED = re.compile(r"int|float|double|real|decimal|numeric|number|date|time", re.I)
+#: A date or time written as text (SQLite keeps them so): the only text a range may show.
+_ISO_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
 #: Tables whose statistics are read at most, and the seconds they may take in all.
 STATS_TABLES = 30
 STATS_SECONDS = 2.0
@@ -66,13 +72,16 @@ QUOTES_DATA = {
 
 
 def shared_schema(schema: Schema, level: str) -> Schema:
-    """``schema`` as the level allows: at ``samples`` unchanged; below it without sample values
-    and comments (``stats`` adds its figures afterwards, :func:`with_stats`)."""
+    """``schema`` as the level allows: at ``samples`` unchanged; below it without sample values,
+    comments and enumerated types' labels (``stats`` adds its figures afterwards,
+    :func:`with_stats`)."""
     if level == "samples":
         return schema
 
     def column(c: Column) -> Column:
-        return dataclasses.replace(c, samples=(), samples_complete=False, comment=None)
+        return dataclasses.replace(
+            c, type=without_labels(c.type), samples=(), samples_complete=False, comment=None
+        )
 
     tables = tuple(
         dataclasses.replace(
@@ -92,7 +101,7 @@ def stats_sql(table: Table, dialect: str | None) -> tuple[str, list[str]]:
         >>> stats_sql(Table("orders", (Column("id", "INTEGER"), Column("note", "TEXT"))), "duckdb")
         ('SELECT COUNT(*), MIN("id"), MAX("id") FROM "orders"', ['id'])
     """
-    ranged = [c.name for c in table.columns if c.type and _RANGED.search(c.type)]
+    ranged = [c.name for c in table.columns if ranged_type(c.type)]
     columns: list[exp.Expression] = [exp.Count(this=exp.Star())]
     for name in ranged:
         col = exp.column(name, quoted=True)
@@ -128,13 +137,37 @@ def with_stats(
     return Schema(tuple(tables), dialect=schema.dialect, functions=schema.functions)
 
 
+def shown_bound(value: Any, temporal: bool) -> bool:
+    """Whether a column's smallest or largest value may be shown as its range: a number, a
+    date/time or a duration as the engine returned it, or (for a date/time column) text that
+    is a date or time; never other text, bytes or a nested value (an engine such as SQLite
+    keeps text in a column declared INTEGER).
+
+    Example:
+        >>> [shown_bound(v, False) for v in (3, 2.5, "7", b"7", [1], True)]
+        [True, True, False, False, False, False]
+        >>> shown_bound("2024-05-01", True), shown_bound("SECRET", True)
+        (True, False)
+    """
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float | decimal.Decimal):
+        return True
+    if isinstance(value, datetime.date | datetime.time | datetime.timedelta):
+        return True
+    return temporal and isinstance(value, str) and _ISO_TEXT.fullmatch(value) is not None
+
+
 def _with_figures(table: Table, row: tuple, ranged: list[str]) -> Table:
     bounds = {name: (row[1 + 2 * i], row[2 + 2 * i]) for i, name in enumerate(ranged)}
 
     def column(c: Column) -> Column:
-        if c.name not in bounds or bounds[c.name][0] is None:
+        if c.name not in bounds:
             return c
         low, high = bounds[c.name]
+        temporal = temporal_type(c.type)
+        if not (shown_bound(low, temporal) and shown_bound(high, temporal)):
+            return c
         return dataclasses.replace(c, comment=f"range {low} .. {high}")
 
     return dataclasses.replace(

@@ -1,0 +1,169 @@
+"""The sharing levels hold by construction: below ``samples``, what reaches a prompt, the
+provenance and the panel's "Sent to the model" is built from the schema's names and types and
+the product's own words, never matched against text the model wrote. Table-driven
+(``data/share_construction.json``), real DuckDB and SQLite, **scripted** hostile models.
+
+- an answer's columns (the provenance, a follow-up's "Result columns"): a name of the schema, or
+  the name the query's own tree gives the column at its position; a ``PIVOT`` (or pandas code)
+  naming columns after values shows them as ``(column N)``, whatever literal the text holds;
+- types: an ``ENUM``'s labels (nested ones too) are not shown below ``samples``; at ``stats``
+  only numeric and date/time columns are ranged (never a ``STRUCT``, ``MAP``, ``UNION``, list or
+  ``ENUM``) and only with values that are numbers or dates;
+- the fallback's error feedback carries no number derived from the run (its line).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cadet_magic.api import ask
+from tests.agent.test_share_levels import SSNS
+from tests.helpers import CountingModel, fake_model, sql_reply
+
+DATA = json.loads((Path(__file__).parent / "data" / "share_construction.json").read_text())
+TOKENS = " ".join(f"{i:03d}" for i in range(1000))
+#: The first three digits of every stored personal number: what a PIVOT names columns after.
+PREFIXES = sorted({s[:3] for s in SSNS})
+BELOW = ("schema", "stats")
+
+
+def people(engine: str):
+    from tests.helpers import connect_with
+
+    return connect_with(
+        engine,
+        ["CREATE TABLE people (name TEXT, ssn TEXT)"]
+        + [f"INSERT INTO people VALUES ('p{i}', '{s}')" for i, s in enumerate(SSNS)],
+    )
+
+
+def in_process(code, df, **limits):
+    """The fallback's code run in this process (the product's own JupyterLite path)."""
+    from cadet_magic.fallback.run import run_code
+
+    return run_code(code, df, timeout=limits.get("timeout", 10))
+
+
+def _answer(case, con, share):
+    """The case's answer at ``share``: its SQL, or a fallback after three failing queries."""
+    if "sql" in case:
+        replies = [sql_reply(case["sql"].replace("{tokens}", TOKENS))]
+        fallback = False
+    else:
+        code = case["code"].replace("{tokens}", TOKENS)
+        block = f"```sql\n{case['select']}\n```\n```python\n{code}\n```"
+        replies = [sql_reply(f"SELECT nope{i} FROM people") for i in range(3)] + [block]
+        fallback = True
+    model = CountingModel(fake_model(*replies))
+    r = ask("Who is there?", con=con, model=model, share=share, candidates=1,
+            fallback=fallback, code_runner=in_process)  # fmt: skip
+    assert r.ok, [a.error for a in r.all_attempts]
+    assert (r.answered_by == "fallback") is fallback
+    return r
+
+
+def _follow_up_columns(con, first, share) -> list[str]:
+    """The "Result columns" line of the prompt of a question following ``first``."""
+    model = CountingModel(fake_model(sql_reply("SELECT count(*) AS n FROM people")))
+    r = ask("And how many?", con=con, model=model, share=share, candidates=1, follow=first)
+    line = re.search(r"Result columns: (.*)", json.loads(json.dumps(r.prompts))[0][-1]["content"])
+    assert line, r.prompts
+    return line.group(1).split(", ")
+
+
+@pytest.mark.parametrize("share", [*BELOW, "samples"])
+@pytest.mark.parametrize("case", DATA["columns"], ids=[c["id"] for c in DATA["columns"]])
+def test_an_answers_columns_are_shown_by_the_products_own_names(case, share):
+    con = people(case["engine"])
+    r = _answer(case, con, share)
+    recorded = r.provenance["columns"]
+    followed = _follow_up_columns(con, r, share)
+    names = [str(c) for c in r.columns]
+    if share == "samples":
+        assert recorded == names and followed == names
+        if case.get("values"):  # the positive control: the engine named columns after data
+            assert set(PREFIXES) & set(names)
+        return
+    assert recorded == followed
+    shown = case["shown"]
+    written = {shown.split(":", 1)[1]} if isinstance(shown, str) else set(shown or [])
+    assert not (set(PREFIXES) & set(recorded)) - written  # only the names the text wrote
+    numbered = [f"(column {i})" for i in range(1, len(names) + 1)]
+    if shown is None:
+        assert recorded == numbered
+    elif isinstance(shown, str):  # "last:NAME": only the written last column
+        assert recorded == numbered[:-1] + [shown.split(":", 1)[1]]
+    else:
+        assert recorded == shown
+
+
+TYPES = DATA["types"]["cases"]
+
+
+def _secrets(text: str) -> set[str]:
+    return set(re.findall(r"SECRET-\d", text))
+
+
+def _typed(case, request):
+    """A connection to the case's tables (MariaDB: a fresh database of the session's server)."""
+    from tests.helpers import connect_with
+
+    if case["engine"] != "mysql":
+        return connect_with(case["engine"], case["setup"])
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(request.getfixturevalue("mysql_url"))
+    with engine.begin() as c:
+        for statement in case["setup"]:
+            c.execute(sa.text(statement))
+    request.addfinalizer(engine.dispose)
+    con = engine.connect()
+    request.addfinalizer(con.close)
+    return con
+
+
+def _type_params():
+    for case in TYPES:
+        marks = [pytest.mark.mysql] if case["engine"] == "mysql" else []
+        for share in (*BELOW, "samples"):
+            yield pytest.param(case, share, id=f"{case['id']}-{share}", marks=marks)
+
+
+@pytest.mark.parametrize(("case", "share"), list(_type_params()))
+def test_types_and_nested_values_reach_no_prompt_below_samples(case, share, request):
+    con = _typed(case, request)
+    table = next(s.split()[2] for s in case["setup"] if s.startswith("CREATE TABLE"))
+    model = CountingModel(fake_model(sql_reply(f"SELECT count(*) AS n FROM {table}")))
+    r = ask("How many?", con=con, model=model, share=share, candidates=1)
+    assert r.ok
+    sent = json.dumps(r.prompts) + json.dumps(r.provenance)
+    if share == "samples":
+        assert _secrets(sent)  # the positive control: samples and types show them
+        return
+    assert not _secrets(sent), sorted(_secrets(sent))
+    prompt = "\n".join(m["content"] for m in r.prompts[0])
+    ranged = re.findall(r"^\s*(\w+) .*-- range ", prompt, re.MULTILINE)
+    assert sorted(ranged) == (sorted(case["ranged"]) if share == "stats" else []), prompt
+
+
+def test_the_fallbacks_error_line_reaches_no_prompt_below_samples():
+    lines = DATA["lines"]
+    block = f"```sql\n{lines['select']}\n```\n```python\n{lines['code']}\n```"
+    for share in [*BELOW, "samples"]:
+        con = people("duckdb")
+        replies = [sql_reply(f"SELECT nope{i} FROM people") for i in range(3)] + [block] * 3
+        r = ask("Who is first?", con=con, model=CountingModel(fake_model(*replies)),
+                share=share, candidates=1, code_runner=in_process)  # fmt: skip
+        failed = [a for a in r.all_attempts if a.phase == "fallback"]
+        assert failed and all(a.outcome == "error" for a in failed)
+        line = int(SSNS[0][:3]) + 2  # the lambda called: fs[0] is on line 2
+        assert f"line {line}" in (failed[0].error or "")  # the user sees it
+        fed = [a.feedback or "" for a in failed] + [json.dumps(p) for p in r.prompts[3:]]
+        if share == "samples":
+            assert any(f"line {line}" in f for f in fed)
+        else:
+            assert not any(re.search(r"\bline \d", f) for f in fed), fed[0]
