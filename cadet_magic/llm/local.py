@@ -43,7 +43,12 @@ def installed() -> bool:
 
 def check_file(path: Path) -> None:
     """Raises :class:`LocalModelError` unless ``path`` is the pinned file (a file checked
-    before and unchanged since is not read again)."""
+    before and unchanged since is not read again; a link is never followed)."""
+    if path.is_symlink():
+        raise LocalModelError(
+            f"The local model file {path} is a symbolic link, which the cache folder's files "
+            f"never are: run {INSTALL} to replace it with the model."
+        )
     if not path.is_file():
         raise LocalModelError(
             f"The local model is not installed (no file at {path}): run {INSTALL} (1.1 GB, "
@@ -52,7 +57,7 @@ def check_file(path: Path) -> None:
     record = checked_record(path)
     if record is not None and record.matches(path):
         return
-    size = path.stat().st_size
+    size = path.lstat().st_size
     if size != PIN.size:
         raise LocalModelError(
             f"The local model file {path} has {size:,} bytes, not the pinned {PIN.size:,}: "

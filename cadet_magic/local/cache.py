@@ -13,7 +13,12 @@ Windows). Inside it::
     runtime.json                 whether the installed llama-cpp-python runs on this CPU
 
 A check reads 1.1 GB (a few seconds); the record lets the kernel skip it while the file is
-the one checked: same size, modification time and inode. Any change and it is checked again.
+the one checked: the same regular file (not a link), of the same size, modification and change
+time, inode and device. Any change and it is checked again. The folder may be shared, so the
+record is keyed: an HMAC-SHA256 over its fields and the file's real path, with a key derived
+from the user's own key outside the folder (:func:`cadet_magic.kept_answers.user_key`, the one
+kept answers carry). A record anyone else wrote (a file of zeros of the pinned size with a
+record saying it was checked) does not verify, and the file is read and hashed again.
 
 Example:
     >>> import os, tempfile
@@ -25,10 +30,14 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import logging
 import os
+import stat
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from cadet_magic.local.pin import PIN, ModelPin
@@ -36,6 +45,10 @@ from cadet_magic.local.pin import PIN, ModelPin
 #: The environment variable naming the folder (default: the user's cache folder).
 DIR_VAR = "CADET_LOCAL_DIR"
 APP = "cadet-magic"
+#: What the user's key is turned into for these records (never the key itself).
+_PURPOSE = b"cadet_magic: the local model's check record"
+
+log = logging.getLogger("cadet_magic")
 
 
 def cache_dir() -> Path:
@@ -58,7 +71,8 @@ def wheel_dir() -> Path:
 
 @dataclass(frozen=True)
 class Checked:
-    """A model file whose size and SHA-256 matched the pin, as it was then."""
+    """A model file whose size and SHA-256 matched the pin, as it was then (``mac``: the
+    record's key, see the module's description)."""
 
     sha256: str
     size: int
@@ -66,18 +80,26 @@ class Checked:
     inode: int
     source: str
     checked_at: float
+    ctime_ns: int = 0
+    device: int = 0
+    mac: str = ""
 
     def matches(self, path: Path, pin: ModelPin = PIN) -> bool:
-        """True while ``path`` is still that file and the pin is the same."""
+        """True while ``path`` is still that file (a regular file, not a link) and the pin is
+        the same."""
         try:
-            st = path.stat()
+            st = os.lstat(path)
         except OSError:
             return False
-        return (self.sha256, self.size, self.mtime_ns, self.inode) == (
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        return (self.sha256, self.size, self.mtime_ns, self.inode, self.ctime_ns, self.device) == (
             pin.sha256,
             st.st_size,
             st.st_mtime_ns,
             st.st_ino,
+            st.st_ctime_ns,
+            st.st_dev,
         )
 
 
@@ -85,22 +107,83 @@ def _record_path(path: Path) -> Path:
     return path.with_name(path.name + ".checked")
 
 
-def checked_record(path: Path) -> Checked | None:
-    """The record of ``path``'s last check, or None (none, unreadable, another format)."""
+def _record_key() -> bytes | None:
+    """The key of the records (None when the user's key cannot be had: no record is trusted,
+    and none is written)."""
+    from cadet_magic.errors import ConfigurationError
+    from cadet_magic.kept_answers import user_key
+
     try:
-        data = json.loads(_record_path(path).read_text(encoding="utf-8"))
-        return Checked(**data)
-    except (OSError, ValueError, TypeError):
+        return hmac.new(user_key(), _PURPOSE, hashlib.sha256).digest()
+    except (ConfigurationError, OSError) as e:
+        log.warning("The local model's check record is not used: %s", e)
         return None
 
 
+def seal(payload: object) -> str | None:
+    """The key's HMAC of ``payload`` (plain JSON values), or None without a key: what a record
+    of the folder carries so that no one else can write one (:func:`sealed` checks it)."""
+    key = _record_key()
+    if key is None:
+        return None
+    message = json.dumps(payload, sort_keys=True)
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
+def sealed(payload: object, mac: object) -> bool:
+    """Whether ``mac`` is this user's :func:`seal` of ``payload``."""
+    expected = seal(payload)
+    return isinstance(mac, str) and expected is not None and hmac.compare_digest(mac, expected)
+
+
+def _payload(path: Path, record: Checked) -> list:
+    fields = {k: v for k, v in sorted(asdict(record).items()) if k != "mac"}
+    return [os.path.realpath(path), fields]
+
+
+def checked_record(path: Path) -> Checked | None:
+    """The record of ``path``'s last check, or None (none, unreadable, another format, or not
+    keyed by this user's key: then the file is to be checked again)."""
+    from cadet_magic.errors import ConfigurationError
+    from cadet_magic.shared_files import read_bytes
+
+    try:  # a link, a FIFO, a large file: refused, never read
+        data = json.loads(read_bytes(_record_path(path), limit=4096, follow=False) or b"")
+        record = Checked(**data)
+    except (OSError, ValueError, TypeError, ConfigurationError):
+        return None
+    return record if sealed(_payload(path, record), record.mac) else None
+
+
 def write_record(path: Path, source: str, pin: ModelPin = PIN) -> Checked:
-    """Records that ``path`` (just checked) matches ``pin``."""
-    st = path.stat()
-    record = Checked(pin.sha256, st.st_size, st.st_mtime_ns, st.st_ino, source, time.time())
+    """Records that ``path`` (just checked) matches ``pin``, keyed (when the user's key can be
+    had; else nothing is written and the next use checks the file again)."""
+    st = os.lstat(path)
+    record = Checked(
+        pin.sha256,
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ino,
+        source,
+        time.time(),
+        st.st_ctime_ns,
+        st.st_dev,
+    )
+    mac = seal(_payload(path, record))
+    if mac is None:
+        return record
+    record = replace(record, mac=mac)
     tmp = _record_path(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(record)), encoding="utf-8")
-    os.replace(tmp, _record_path(path))
+    try:
+        from cadet_magic.local.files import drop_planted, open_file
+
+        drop_planted(tmp)
+        fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(asdict(record)))
+        os.replace(tmp, _record_path(path))
+    except OSError as e:  # a folder the user cannot write: the file is checked next time
+        log.warning("The local model's check record could not be written: %s", e)
     return record
 
 

@@ -6,6 +6,8 @@ and its check recorded. A download that stops (the connection drops, the process
 keeps what arrived: the next run reads the partial file again, keeps every part that matches
 the pin, and asks the source for the rest from the byte where it stopped. A part that does not
 match is dropped and fetched again once; a second mismatch stops with one line naming the part.
+The partial file is never followed through a link (:mod:`cadet_magic.local.files`): one found
+there is removed and the download starts over.
 
 Example (a pin of two 4-byte parts, from a file):
     >>> import hashlib, tempfile
@@ -33,6 +35,7 @@ from typing import Any
 
 from cadet_magic.errors import LocalModelError
 from cadet_magic.local.cache import write_record
+from cadet_magic.local.files import drop_planted, open_file, sha256_of
 from cadet_magic.local.pin import ModelPin
 from cadet_magic.local.progress import Progress
 from cadet_magic.local.sources import CHUNK, Source
@@ -52,16 +55,21 @@ class Resume:
 
 
 def file_sha256(path: Path, label: str = "", quiet: bool = False) -> str:
-    """SHA-256 of a file, with a progress bar when ``label`` is given."""
+    """SHA-256 of a regular file (never read through a link), with a progress bar when
+    ``label`` is given."""
+    fd = open_file(path)
+    if quiet or not label:
+        try:
+            return sha256_of(fd)
+        finally:
+            os.close(fd)
     digest = hashlib.sha256()
-    bar = None if quiet or not label else Progress(path.stat().st_size, label)
-    with path.open("rb") as f:
+    bar = Progress(os.fstat(fd).st_size, label)
+    with os.fdopen(fd, "rb") as f:
         while chunk := f.read(CHUNK * 4):
             digest.update(chunk)
-            if bar:
-                bar.update(len(chunk))
-    if bar:
-        bar.close()
+            bar.update(len(chunk))
+    bar.close()
     return digest.hexdigest()
 
 
@@ -69,14 +77,22 @@ def resume_point(pin: ModelPin, partial: Path, quiet: bool = False) -> Resume:
     """Reads what ``partial`` holds, keeps it up to the first complete part that does not match
     the pin (the file is cut there), and returns where to continue."""
     state = Resume(0, hashlib.sha256(), hashlib.sha256())
-    size = partial.stat().st_size if partial.exists() else 0
+    if drop_planted(partial) and not quiet:
+        print(f"{partial} was a link (not followed): removed, downloading again.", file=sys.stderr)
+    try:
+        fd = open_file(partial, os.O_RDWR)
+    except FileNotFoundError:
+        return state
+    size = os.fstat(fd).st_size
     if size > pin.size:
+        os.close(fd)
         partial.unlink()
         return state
     if not size:
+        os.close(fd)
         return state
     bar = None if quiet else Progress(size, "checking what was downloaded before")
-    with partial.open("rb") as f:
+    with os.fdopen(fd, "r+b") as f:
         while state.offset < size:
             index = state.offset // pin.part_size
             end = min(pin.part_span(index)[1], size)
@@ -95,11 +111,10 @@ def resume_point(pin: ModelPin, partial: Path, quiet: bool = False) -> Resume:
                 break  # a complete part that does not match: cut the file before it
             if end == pin.part_span(index)[1]:
                 state.part = hashlib.sha256()
+        if state.offset < size:
+            f.truncate(state.offset)
     if bar:
         bar.close()
-    if state.offset < size:
-        with partial.open("r+b") as f:
-            f.truncate(state.offset)
     return state
 
 
@@ -149,7 +164,8 @@ def _append(pin: ModelPin, source: Source, partial: Path, state: Resume, quiet: 
     returns the index of a part that did not match (cut off again), or None."""
     bar = None if quiet else Progress(pin.size, "model", done=state.offset)
     try:
-        with partial.open("ab") as out:
+        fd = open_file(partial, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        with os.fdopen(fd, "ab") as out:
             for chunk in source.stream(state.offset):
                 while chunk:
                     if state.offset >= pin.size:

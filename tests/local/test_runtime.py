@@ -30,19 +30,36 @@ def test_every_build_leaves_out_amx():
         ("other-flags", False),
         ("other-cpu", False),
         ("none", False),
+        ("written-by-someone-else", False),
+        ("wheel-swapped-after-the-build", False),
+        ("wheel-a-link", False),
     ],
 )
-def test_a_wheel_is_reused_only_when_built_the_same_way(tmp_path, kept, expected):
-    wheel = tmp_path / "llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl"
-    wheel.write_bytes(b"")
+def test_a_wheel_is_reused_only_when_built_the_same_way(tmp_path, monkeypatch, kept, expected):
+    """``BUILD`` is keyed: a record the user's key did not seal, or a wheel that is not the
+    file it names (by its hash), is built again rather than installed."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    wheel = folder / "llama_cpp_python-0.3.36-py3-none-linux_x86_64.whl"
+    wheel.write_bytes(b"built here")
     stamp = runtime.build_stamp()
     if kept == "other-flags":
         stamp = {**stamp, "flags": stamp["flags"][:1]}
     elif kept == "other-cpu":
         stamp = {**stamp, "cpu": "another"}
-    if kept != "none":
-        (tmp_path / "BUILD").write_text(json.dumps(stamp))
-    found = runtime._cached_wheel(tmp_path, runtime.build_stamp())
+    if kept == "written-by-someone-else":  # the old record, or anyone's without the key
+        made = {"stamp": stamp, "wheel": wheel.name, "sha256": "0" * 64, "mac": "0" * 64}
+        (folder / "BUILD").write_text(json.dumps(made))
+    elif kept != "none":
+        runtime._record_build(folder, stamp, wheel)
+    if kept == "wheel-swapped-after-the-build":
+        wheel.write_bytes(b"someone else's code")
+    if kept == "wheel-a-link":
+        (tmp_path / "elsewhere.whl").write_bytes(b"built here")
+        wheel.unlink()
+        wheel.symlink_to(tmp_path / "elsewhere.whl")
+    found = runtime._cached_wheel(folder, runtime.build_stamp())
     assert (found == wheel) is expected
 
 

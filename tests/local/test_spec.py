@@ -4,7 +4,6 @@ answers in tests/llm/test_local.py.)"""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -14,7 +13,7 @@ from IPython.core.error import UsageError
 from cadet_magic.errors import LocalModelError, NoModelError
 from cadet_magic.llm import load_model, model_label
 from cadet_magic.llm import local as spec
-from cadet_magic.local.cache import Checked, model_file
+from cadet_magic.local.cache import model_file, write_record
 from cadet_magic.local.pin import PIN
 from cadet_magic.local.probe import Probe
 
@@ -22,6 +21,7 @@ from cadet_magic.local.probe import Probe
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     monkeypatch.setenv("CADET_LOCAL_DIR", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the key records carry
     monkeypatch.delenv("CADET_MODEL", raising=False)
     monkeypatch.delenv("CADET_LOCAL_MEMORY", raising=False)
     spec._LOADED.clear()
@@ -30,12 +30,11 @@ def folder(tmp_path, monkeypatch):
 
 
 def forged(path) -> None:
-    """A small file with a record saying it was checked (the checks after the file's own)."""
+    """A small file with the user's own record saying it was checked (as the installer writes
+    it: the checks after the file's own)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"GGUF" + bytes(60))
-    st = path.stat()
-    record = Checked(PIN.sha256, st.st_size, st.st_mtime_ns, st.st_ino, "test", 0.0)
-    path.with_name(path.name + ".checked").write_text(json.dumps(record.__dict__))
+    write_record(path, "test")
 
 
 def one_line(error: pytest.ExceptionInfo) -> str:
