@@ -120,14 +120,17 @@ def part_sizes(total: int, limit: int = PART_BYTES) -> list[int]:
     return [small + (1 if i < extra else 0) for i in range(count)]
 
 
-def part_names(count: int) -> list[str]:
-    """The parts' file names, in order.
+def part_names(count: int, sha256: str) -> list[str]:
+    """The parts' file names, in order, each carrying the model's SHA-256 (the page keeps the
+    parts in the browser's storage under these names: no part of another model has one).
 
-    >>> part_names(12)[0], part_names(12)[-1]
-    ('model.gguf.part01-of-12', 'model.gguf.part12-of-12')
+    >>> names = part_names(12, "5096d631822c7efd" + "0" * 48)
+    >>> names[0], names[-1]
+    ('model-5096d631822c7efd.gguf.part01-of-12', 'model-5096d631822c7efd.gguf.part12-of-12')
     """
     width = max(2, len(str(count)))
-    return [f"model.gguf.part{i:0{width}d}-of-{count:0{width}d}" for i in range(1, count + 1)]
+    model = f"model-{sha256[:16]}.gguf"
+    return [f"{model}.part{i:0{width}d}-of-{count:0{width}d}" for i in range(1, count + 1)]
 
 
 def split(gguf: Path, expected: Any, out: Path, limit: int | None = None) -> list[Part]:
@@ -140,8 +143,11 @@ def split(gguf: Path, expected: Any, out: Path, limit: int | None = None) -> lis
     ready = out / "parts.json"
     if ready.exists():
         done = json.loads(ready.read_text())
-        if done["key"] == key and all(
-            (out / p["name"]).stat().st_size == p["size"] for p in done["parts"]
+        names = part_names(len(done["parts"]), expected.sha256)
+        if (
+            done["key"] == key
+            and [p["name"] for p in done["parts"]] == names
+            and all((out / p["name"]).stat().st_size == p["size"] for p in done["parts"])
         ):
             return [Part(**p) for p in done["parts"]]
     if stat.st_size != expected.size:
@@ -156,7 +162,7 @@ def split(gguf: Path, expected: Any, out: Path, limit: int | None = None) -> lis
     parts = []
     sizes = part_sizes(stat.st_size, limit)
     with gguf.open("rb") as f:
-        for name, size in zip(part_names(len(sizes)), sizes, strict=True):
+        for name, size in zip(part_names(len(sizes), expected.sha256), sizes, strict=True):
             digest = hashlib.sha256()
             left = size
             with (out / name).open("wb") as dest:

@@ -3,14 +3,16 @@
 //
 // Every page of the site loads this module (scripts/build_lite.py adds it to each app's HTML).
 // One page per browser serves the model: the site's pages queue for the Web Lock
-// "cadet-model", and only its holder listens, so two tabs never hold two copies of the model
-// in memory; when the holder closes, the next page in the queue takes over.
+// "cadet-model <site>", and only its holder listens, so two tabs never hold two copies of the
+// model in memory; when the holder closes, the next page in the queue takes over.
 //
 // The channel: while a cell runs, the kernel's worker blocks in synchronous XMLHttpRequests to
 // <site>/cadet-model/<path>. The site's service worker answers those requests (relay.js, added
 // to its copy of JupyterLite's service worker) by posting them on the BroadcastChannel
-// "cadet-model.v1"; the serving page acknowledges each one at once and posts the answer when it
-// has it. No request waits more than about 20 s: a model call is started by one request and
+// "cadet-model.v2 <site>"; the serving page acknowledges each one at once and posts the answer
+// when it has it. <site> is the site's own address (its root, as the service worker's scope
+// names it): BroadcastChannels and Web Locks are shared by every page of an origin, and two
+// sites on one origin (two folders of one host) must never answer each other's kernels. No request waits more than about 20 s: a model call is started by one request and
 // asked for by the next ones (Chromium ended a service worker's fetch event after 5 minutes,
 // which a call on a busy machine outlasted). Paths:
 //   status              the model's state (JSON below); ?since=V waits up to a second for a
@@ -23,17 +25,22 @@
 //   calls/<id>/cancel   (POST) stops it (the kernel gave up on it: its timeout, an interrupt)
 //
 // The parts: static/cadet-model/model.json (written by the build) lists the parts of the GGUF
-// file, each at most 100 MB so that static hosts accept them, with their sizes and SHA-256.
-// Each part is fetched once into the browser's origin-private file system (wllama's
-// CacheManager) and checked against its hash; later loads read it from there. The parts, kept
-// as files, are joined into one Blob (no copy) that wllama reads as one GGUF file.
+// file, each at most 100 MB so that static hosts accept them, with their sizes and SHA-256; each
+// part's name carries the model's SHA-256, so no part of another model (another build, another
+// site) has its name. Each part is fetched once into the browser's origin-private file system
+// (wllama's CacheManager) and checked against its hash; later loads read it from there and hash
+// it again before using it (the storage is the origin's: any page of it can write there), and a
+// stored part that does not match is fetched again. The parts, kept as files, are joined into
+// one Blob (no copy) that wllama reads as one GGUF file.
 //
 // Threads: as many as the machine has cores up to four (half of them above) when the page is
 // cross-origin isolated (the site's _headers), one otherwise.
 
-const CHANNEL = "cadet-model.v1";
-const LOCK = "cadet-model";
 const HERE = new URL(".", import.meta.url);
+/** The site's root (this file is <site>/static/cadet-model/page.js): it scopes the names. */
+export const SITE = new URL("../../", HERE).href;
+export const CHANNEL = `cadet-model.v2 ${SITE}`;
+export const LOCK = `cadet-model ${SITE}`;
 const CONFIG_URL = new URL("model.json", HERE);
 const WLLAMA_URL = new URL("../wllama/index.js", HERE);
 /** Seconds a status request with ?since= waits for a change. */
@@ -131,9 +138,14 @@ async function partBlobs(site, CacheManager) {
     const part = parts[i];
     const name = await cache.getNameFromURL(part.url);
     if ((await cache.getSize(name)) === part.size) {
-      blobs[i] = await cache.open(name);
-      changed({ stored: model.stored + part.size, partsStored: model.partsStored + 1 });
-      return;
+      // hashed before use: any page of this origin can have written the stored copy
+      const kept = await cache.open(name);
+      if (kept && (await sha256(kept)) === part.sha256) {
+        blobs[i] = kept;
+        changed({ stored: model.stored + part.size, partsStored: model.partsStored + 1 });
+        return;
+      }
+      await cache.delete(name);
     }
     await cache.download(part.url, {
       progressCallback: ({ loaded }) => {

@@ -3,12 +3,15 @@
 // JupyterLite's service worker by scripts/build_lite.py; its fetch handler asks
 // cadetModelRelay first.
 //
-// Each request goes out on the BroadcastChannel "cadet-model.v1" with an id; the serving page
-// acknowledges it at once and answers when it has the answer (within about 20 s: a model call
-// is started by one request and asked for by the next). No acknowledgement within
-// CADET_MODEL_ACK_SECONDS: no page serves the model (every page of the site loads page.js), and
-// a 503 says so.
-const cadetModelChannel = new BroadcastChannel("cadet-model.v1");
+// Each request goes out on the BroadcastChannel "cadet-model.v2 <site>" (<site>: this service
+// worker's scope, the site's root, as page.js names it: another site of the same origin has
+// another channel) with an id; the serving page acknowledges it at once and answers when it has
+// the answer (within about 20 s: a model call is started by one request and asked for by the
+// next). No acknowledgement within CADET_MODEL_ACK_SECONDS: no page serves the model (every page
+// of the site loads page.js), and a 503 says so.
+const cadetModelChannel = new BroadcastChannel(
+  `cadet-model.v2 ${new URL("./", self.registration.scope).href}`
+);
 const cadetModelWaiting = new Map();
 const CADET_MODEL_ACK_SECONDS = 10;
 

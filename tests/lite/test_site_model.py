@@ -119,7 +119,8 @@ def test_site_with_the_model(model, site):
     config = _site_config(site)
     assert (config["size"], config["sha256"], config["n_ctx"]) == (len(data), pin.sha256, 8192)
     urls = [p["url"] for p in config["parts"]]
-    assert urls == [f"parts/model.gguf.part{i:02d}-of-04" for i in range(1, 5)]
+    named = f"model-{pin.sha256[:16]}.gguf"  # the model's hash in every part's name
+    assert urls == [f"parts/{named}.part{i:02d}-of-04" for i in range(1, 5)]
     parts = site / "static" / "cadet-model"
     assert b"".join((parts / u).read_bytes() for u in urls) == data
     assert all((parts / u).stat().st_size <= 300_000 for u in urls)
@@ -159,7 +160,7 @@ def test_site_taking_the_model_from_a_url(model, site):
     rules = lm.add_model(site, lm.ModelSource(gguf, "https://models.example.org/qwen/"))
     config = _site_config(site)
     assert [p["url"] for p in config["parts"]][0] == (
-        "https://models.example.org/qwen/model.gguf.part01-of-04"
+        f"https://models.example.org/qwen/model-{pin.sha256[:16]}.gguf.part01-of-04"
     )
     assert all(len(p["sha256"]) == 64 for p in config["parts"])
     assert not (site / "static" / "cadet-model" / "parts").exists()
