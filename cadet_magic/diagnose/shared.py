@@ -1,4 +1,4 @@
-"""What a failure may tell the model below ``samples`` (standard library only).
+"""What a failure may tell the model below ``samples`` (standard library, sqlglot lazily).
 
 At the ``schema`` and ``stats`` sharing levels nothing the engine says about the data may reach
 the model, and an engine's message is not to be trusted to say only that: a query the model
@@ -8,9 +8,11 @@ So below ``samples`` the feedback is built from a *shareable* copy of the failur
 what the model may see, and never filtered out of a text afterwards:
 
 * an engine error keeps its kind, its codes and the portable facts its engine's table read; the
-  name or token it quotes (``identifier``, ``near``) only when the model wrote it in the query
-  itself; the names it proposes only when they are names of the schema; its message, the value
-  it quotes and its hint never;
+  name or token it quotes (``identifier``, ``near``) only when the query's syntax tree refers to
+  it (a column, table or function it names: :func:`quoted_names`; for ``near`` also a word or
+  sign of SQL itself), never because the text holds it (a literal can hold every guess); the
+  names it proposes only when they are names of the schema; its message, the value it quotes
+  and its hint never;
 * a failure of the fallback's code keeps its kind, its exception's type only when it is one of
   the known exception types (:data:`KNOWN_TYPES`: the child runs whatever the model wrote, and
   a class it defines can carry any name) and the SELECT's columns that are names of the schema
@@ -32,7 +34,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -56,21 +57,29 @@ KNOWN_TYPES = frozenset(
 )
 
 
-def written_in(text: str | None, sql: str | None) -> bool:
-    """Whether ``text`` (a name or token an engine quoted) is written in ``sql`` (the query the
-    model wrote), as a whole word, ignoring case and quotes.
+def _name(text: str | None) -> str:
+    return (text or "").strip().strip("\"'`[]").strip().lower()
+
+
+def quoted_names(sql: str | None, dialect: str | None, tree: Any = None) -> set[str]:
+    """The names an engine's error may quote back below ``samples``: those the query's tree
+    (``tree``, else ``sql`` read in ``dialect``) refers to.
 
     Example:
-        >>> written_in("amout", "SELECT amout FROM t"), written_in("123-45", "SELECT x FROM t")
-        (True, False)
-        >>> written_in("am", "SELECT amout FROM t")
-        False
+        >>> sorted(quoted_names("SELECT amout FROM t WHERE x = '123-45-6789'", None))
+        ['amout', 't', 'x']
     """
-    name = (text or "").strip().strip("\"'`[]").strip()
-    if not name or not sql:
-        return False
-    pattern = r"(?<![\w$])" + re.escape(name.lower()) + r"(?![\w$])"
-    return re.search(pattern, sql.lower()) is not None
+    from cadet_magic.sql.output_names import referenced_names, tree_of
+
+    return referenced_names(tree if tree is not None else tree_of(sql, dialect))
+
+
+def _sql_word(text: str) -> bool:
+    """Whether ``text`` is a keyword or a sign of SQL (the product's words, not the data's)."""
+    from sqlglot.tokens import Tokenizer
+
+    word = text.strip().upper()
+    return bool(word) and (word in Tokenizer.KEYWORDS or word in Tokenizer.SINGLE_TOKENS)
 
 
 def schema_names(schema: Any) -> set[str]:
@@ -84,14 +93,23 @@ def schema_names(schema: Any) -> set[str]:
     return names
 
 
-def shareable_engine_error(error: Any, sql: str | None, schema: Any) -> Any:
+def shareable_engine_error(
+    error: Any, sql: str | None, schema: Any, dialect: str | None = None, tree: Any = None
+) -> Any:
     """A copy of an engine error (``cadet_magic.errors.EngineError`` as its engine's table
     read it) holding only what the model may see below ``samples``."""
     kind = str(getattr(getattr(error, "kind", None), "value", "") or "unknown")
     names = schema_names(schema)
+    referred = quoted_names(sql, dialect or getattr(schema, "dialect", None), tree)
 
-    def ours(field: Any) -> Any:
-        return field if field is not None and written_in(field.text, sql) else None
+    def ours(field: Any, words: bool = False) -> Any:
+        if field is None:
+            return None
+        text = _name(field.text)
+        parts = text.split(".")
+        if text in referred or (len(parts) > 1 and all(p.strip('"`') in referred for p in parts)):
+            return field
+        return field if words and _sql_word(field.text or "") else None
 
     return error.with_fields(
         message=kind,
@@ -101,7 +119,7 @@ def shareable_engine_error(error: Any, sql: str | None, schema: Any) -> Any:
         suggestion=None,
         details={},
         identifier=ours(getattr(error, "identifier", None)),
-        near=ours(getattr(error, "near", None)),
+        near=ours(getattr(error, "near", None), words=True),
         candidates=tuple(c for c in error.candidates if c.text.lower() in names),
     )
 
@@ -115,15 +133,18 @@ def shareable_code_error(error: Any) -> Any:
     return dataclasses.replace(error, type=kind_type, message=NOT_SHARED, line=None)
 
 
-def shareable(failure: Any, *, sql: str | None, schema: Any) -> Any:
+def shareable(
+    failure: Any, *, sql: str | None, schema: Any, dialect: str | None = None, tree: Any = None
+) -> Any:
     """``failure`` as the model may see it below ``samples`` (see the module's description);
-    failures that hold nothing from the engine or the child are returned as they are."""
+    failures that hold nothing from the engine or the child are returned as they are.
+    ``tree``: the checked query's tree, when there is one (else ``sql`` is read)."""
     from cadet_magic.diagnose.failures import CodeFailed
 
     if isinstance(failure, CodeFailed):
         return CodeFailed(shareable_code_error(failure.error), _shown(failure.columns, schema, sql))
     if hasattr(failure, "with_fields") and hasattr(failure, "candidates"):
-        return shareable_engine_error(failure, sql, schema)
+        return shareable_engine_error(failure, sql, schema, dialect, tree)
     return failure
 
 
@@ -150,7 +171,9 @@ def with_shared_feedback(
     query, when there is one (its tree is read)."""
     if share == "samples":
         return diagnosis
-    shared = shareable(failure, sql=sql, schema=schema)
+    dialect = getattr(target, "read", None) if not isinstance(target, str) else target
+    tree = getattr(query, "tree", None)
+    shared = shareable(failure, sql=sql, schema=schema, dialect=dialect, tree=tree)
     if shared is failure:
         return diagnosis
     from cadet_magic.diagnose.failures import diagnose

@@ -1,4 +1,5 @@
-"""The names a query's own syntax tree gives its result's columns, by position (stdlib + sqlglot).
+"""The names a query's own syntax tree gives its result's columns, by position, and the names it
+refers to (stdlib + sqlglot).
 
 Below ``samples`` an answer's column names reach the model (a follow-up's "Result columns")
 and the notebook (the provenance) only when the product can tell they are not data: a name of
@@ -91,16 +92,46 @@ def names_of(tree: exp.Expression, count: int) -> tuple[str | None, ...]:
     return tuple(head) + (None,) * (count - len(head) - len(tail)) + tuple(tail)
 
 
-def output_names(sql: str | None, dialect: str | None, count: int) -> tuple[str | None, ...]:
-    """:func:`names_of` the tree of ``sql`` read in ``dialect`` (all None when it does not
-    parse as one statement)."""
+def tree_of(sql: str | None, dialect: str | None) -> exp.Expression | None:
+    """The tree of ``sql`` read in ``dialect``, None when it does not parse as one statement."""
     if not sql:
-        return (None,) * count
+        return None
     try:
         with quiet_sqlglot():
             trees = sqlglot.parse(sql, dialect=dialect_of(resolve_dialect(dialect)))
     except Exception:  # noqa: BLE001 - not read: no names known
-        return (None,) * count
+        return None
     if len(trees) != 1 or not isinstance(trees[0], exp.Expression):
-        return (None,) * count
-    return names_of(trees[0], count)
+        return None
+    return trees[0]
+
+
+def output_names(sql: str | None, dialect: str | None, count: int) -> tuple[str | None, ...]:
+    """:func:`names_of` the tree of ``sql`` read in ``dialect`` (all None when it does not
+    parse as one statement)."""
+    tree = tree_of(sql, dialect)
+    return (None,) * count if tree is None else names_of(tree, count)
+
+
+def referenced_names(tree: exp.Expression | None) -> set[str]:
+    """The names ``tree`` refers to, lower-cased: its columns (and their qualifiers), tables and
+    the functions it calls, as written; never a string, a number or an alias it defines.
+
+    Example:
+        >>> t = tree_of("SELECT o.amout, foo(x) AS y FROM orders o WHERE c = 'secret'", None)
+        >>> sorted(referenced_names(t))
+        ['amout', 'c', 'foo', 'o', 'orders', 'x']
+    """
+    names: set[str] = set()
+    if tree is None:
+        return names
+    for node in tree.walk():
+        if isinstance(node, exp.Column):
+            names.update(p.name.lower() for p in node.parts)
+        elif isinstance(node, exp.Table):
+            names.update(p.name.lower() for p in node.parts)
+        elif isinstance(node, exp.Anonymous):
+            names.add(str(node.name).lower())
+        elif isinstance(node, exp.Func):
+            names.add(node.sql_name().lower())
+    return names

@@ -9,7 +9,9 @@ the product's own words, never matched against text the model wrote. Table-drive
 - types: an ``ENUM``'s labels (nested ones too) are not shown below ``samples``; at ``stats``
   only numeric and date/time columns are ranged (never a ``STRUCT``, ``MAP``, ``UNION``, list or
   ``ENUM``) and only with values that are numbers or dates;
-- the fallback's error feedback carries no number derived from the run (its line).
+- the fallback's error feedback carries no number derived from the run (its line);
+- a name an engine's error quotes (forged by the query to quote a value) reaches the model only
+  when the query's tree refers to it, never because a literal of the query holds it.
 """
 
 from __future__ import annotations
@@ -167,3 +169,26 @@ def test_the_fallbacks_error_line_reaches_no_prompt_below_samples():
             assert any(f"line {line}" in f for f in fed)
         else:
             assert not any(re.search(r"\bline \d", f) for f in fed), fed[0]
+
+
+QUOTED = DATA["quoted"]["cases"]
+
+
+@pytest.mark.parametrize("feedback", ["targeted", "raw"])
+@pytest.mark.parametrize("share", [*BELOW, "samples"])
+@pytest.mark.parametrize("case", QUOTED, ids=[c["id"] for c in QUOTED])
+def test_a_name_an_error_quotes_is_shared_only_when_the_tree_refers_to_it(case, share, feedback):
+    con = people(case["engine"])
+    sql = case["sql"].replace("{guesses}", " ".join(SSNS))
+    model = CountingModel(fake_model(*[sql_reply(sql)] * 2))
+    r = ask("Who?", con=con, model=model, share=share, candidates=1, max_attempts=2,
+            fallback=False, feedback=feedback)  # fmt: skip
+    first = min(SSNS)
+    assert first in (r.attempts[0].error or ""), r.attempts[0].error  # the engine quoted it
+    # what the model was told, its own SQL (holding every guess) left out
+    told = [m["content"].replace(sql, "") for p in r.prompts[1:] for m in p]
+    fed = [(a.feedback or "").replace(sql, "") for a in r.all_attempts] + told
+    if share == "samples":
+        assert any(first in f for f in fed)  # the positive control
+    else:
+        assert not any(first in f for f in fed), [f for f in fed if first in f][0][-600:]
