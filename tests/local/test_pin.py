@@ -34,10 +34,14 @@ def test_the_local_extra_is_the_installers_requirement():
 
 def test_no_second_copy_of_the_pin():
     """The SHA-256 is written once (pin.py): the set-up scripts and the tests' server ask the
-    module."""
+    module. A run's record (``benchmarks/eval/*/run.json``) names the model file it ran, as
+    data written by the run, not a copy any code reads the pin from."""
     found = []
+    records = ROOT / "benchmarks" / "eval"
     for folder in ("scripts", "workloads", "tests", "benchmarks", "binder", "cadet_magic"):
         for path in (ROOT / folder).rglob("*"):
+            if path.name == "run.json" and records in path.parents:
+                continue
             if path.is_file() and path.suffix in {".py", ".sh", ".json", ""}:
                 if PIN.sha256 in path.read_text(errors="replace"):
                     found.append(path.relative_to(ROOT).as_posix())
