@@ -79,7 +79,7 @@ class UnsupportedConnectionError(NoConnectionError):
 
     Example:
         >>> print(UnsupportedConnectionError(42, name="n"))
-        --con n holds an int (42), not a database connection: pass a SQLAlchemy engine or connection, a duckdb, sqlite3 or PyMySQL connection, or a SparkSession (or connect with %sql and leave out --con).
+        --con n holds an int (42), not a database connection: pass a SQLAlchemy engine or connection, a duckdb, sqlite3 or PyMySQL connection, a SparkSession or DataFrames (pandas, polars, Arrow) (or connect with %sql and leave out --con).
     """
 
     def __init__(self, value: object, name: str | None = None) -> None:
@@ -91,8 +91,8 @@ class UnsupportedConnectionError(NoConnectionError):
         what = f"--con {name} holds" if name else "The connection given is"
         super().__init__(
             f"{what} {article} {kind} ({shown}), not a database connection: pass a SQLAlchemy "
-            "engine or connection, a duckdb, sqlite3 or PyMySQL connection, or a SparkSession "
-            "(or connect with %sql and leave out --con)."
+            "engine or connection, a duckdb, sqlite3 or PyMySQL connection, a SparkSession or "
+            "DataFrames (pandas, polars, Arrow) (or connect with %sql and leave out --con)."
         )
 
 

@@ -2,7 +2,9 @@
 
 Accepted: a SQLAlchemy Engine or Connection, a native ``duckdb`` connection, a
 ``sqlite3`` connection, a ``SparkSession`` (classic or Spark Connect), a jupysql connection
-object, an existing runner, or None for jupysql's current connection (``%sql ...``).
+object, an existing runner, or None for jupysql's current connection (``%sql ...``); and
+DataFrames as tables: a pandas or polars DataFrame or an Arrow table (the table ``df``), or a
+mapping of table names to them (:mod:`cadet_magic.db.frames`).
 
 MySQL/MariaDB: a raw PyMySQL connection is accepted too (its runner opens connections of its
 own with the same parameters).
@@ -12,8 +14,10 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from collections.abc import Mapping
 from typing import Any
 
+from cadet_magic.db.frames import is_frame
 from cadet_magic.errors import NoConnectionError, UnsupportedConnectionError
 from cadet_magic.runner import Runner
 
@@ -80,6 +84,10 @@ def _resolve(con: Any = None) -> Runner:
         from cadet_magic.db.duckdb import DuckDBRunner
 
         return DuckDBRunner(con)
+    if isinstance(con, Mapping) or is_frame(con):  # DataFrames asked as tables
+        from cadet_magic.db.frames import frames_runner
+
+        return frames_runner(con)
     if _is_sqlalchemy(con):
         from cadet_magic.db.sqlalchemy import runner_for_sqlalchemy
 

@@ -21,6 +21,7 @@ from IPython.core.magic import Magics, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from traitlets.config import Configurable
 
+from cadet_magic.db.frames import a_kind, is_frame
 from cadet_magic.errors import CadetError, ConfigurationError
 from cadet_magic.llm import ENV_VAR
 from cadet_magic.magic.args import (
@@ -37,6 +38,29 @@ from cadet_magic.magic.output import (
 )
 from cadet_magic.magic.traits import OptionTraits, Secret, SecretUnicode  # noqa: F401
 from cadet_magic.options import AskOptions
+
+
+def notebook_frames(ns: dict, names: str | None, con_name: str | None, con: Any) -> dict:
+    """The frames ``--df a,b`` names (or the frame ``--con VAR`` holds), by variable name: the
+    tables the question is asked of (:mod:`cadet_magic.db.frames`)."""
+    if names is None:  # --con VAR holding a DataFrame: the table is named after the variable
+        return {str(con_name): con}
+    if con_name:
+        raise UsageError("--df and --con name two sources: use one of them.")
+    listed = [n.strip() for n in names.split(",") if n.strip()]
+    if not listed:
+        raise UsageError("--df needs the names of notebook DataFrames, e.g. --df sales,customers.")
+    missing = [n for n in listed if n not in ns]
+    if missing:
+        raise UsageError(f"--df {', '.join(missing)}: no such variable in the notebook.")
+    wrong = [n for n in listed if not is_frame(ns[n])]
+    if wrong:
+        name = wrong[0]
+        raise UsageError(
+            f"--df {name}: it holds {a_kind(ns[name])}, not a DataFrame (pandas, polars "
+            "or an Arrow table)."
+        )
+    return {n: ns[n] for n in listed}
 
 
 def default_label() -> str | None:
@@ -95,6 +119,13 @@ class AskMagic(Magics, OptionTraits):
         "-c",
         default=None,
         help="Variable holding an engine/connection (default: %%sql's).",
+    )
+    @argument(
+        "--df",
+        default=None,
+        metavar="NAMES",
+        help="Ask these notebook DataFrames (pandas, polars, Arrow; comma-separated variable "
+        "names) as tables named after their variables, instead of a database.",
     )
     @argument("--out", "-o", default=None, help="Store the answer DataFrame in this variable.")
     @argument("--max-attempts", type=int, default=None, help="SQL attempts at most (default 3).")
@@ -175,6 +206,8 @@ class AskMagic(Magics, OptionTraits):
             if args.con not in ns:
                 raise UsageError(f"--con {args.con}: no such variable in the notebook.")
             con = ns[args.con]
+        if args.df is not None or is_frame(con):
+            con = notebook_frames(ns, args.df, args.con, con)
         model = args.model or self.model or os.environ.get(ENV_VAR) or None
         rerun = args.rerun or self.rerun or os.environ.get("CADET_RERUN", "") in ("1", "true")
         display = None
