@@ -12,17 +12,28 @@ from typing import Any
 from cadet_magic import lite
 
 __version__ = "0.1.0"
-__all__ = ["ask", "validate_sql", "diagnose_error", "load_ipython_extension", "__version__"]
+__all__ = [
+    "ask",
+    "as_tool",
+    "validate_sql",
+    "diagnose_error",
+    "load_ipython_extension",
+    "__version__",
+]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy so that `import cadet_magic` stays cheap and portable.
-    if name in ("ask", "validate_sql", "diagnose_error"):
+    if name in ("ask", "as_tool", "validate_sql", "diagnose_error"):
         lite.require()
     if name == "ask":
         from cadet_magic.api import ask
 
         return ask
+    if name == "as_tool":  # the agent as a LangChain tool
+        from cadet_magic.tool import as_tool
+
+        return as_tool
     if name == "validate_sql":
         from cadet_magic.sql.validate import validate_sql
 

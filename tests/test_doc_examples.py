@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REPLIES = Path(__file__).parent / "doc_example_replies.json"
 #: The pages whose examples run here.
-PAGES = ("dataframes.md",)
+PAGES = ("dataframes.md", "langchain-tool.md")
 
 BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
 
@@ -23,7 +23,7 @@ def blocks(page: str) -> list[str]:
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_the_page_examples_run_as_written(page, ipython_shell, tmp_path, monkeypatch):
+def test_the_page_examples_run_as_written(page, ipython_shell, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CADET_MODEL", f"scripted:{REPLIES}")
     from cadet_magic.result import AskResult
@@ -36,5 +36,7 @@ def test_the_page_examples_run_as_written(page, ipython_shell, tmp_path, monkeyp
         outcome = ipython_shell.run_cell(cell)
         assert outcome.success, (cell, outcome.error_in_exec or outcome.error_before_exec)
     answers = [v for v in ns.values() if isinstance(v, AskResult) and id(v) not in earlier]
-    assert answers, "the page's examples answered nothing"
     assert all(a.ok and a.scripted for a in answers), [a.message for a in answers]
+    if not answers:  # a tool's or a server's answer is its text
+        printed = capsys.readouterr().out
+        assert "SQL: " in printed and "No answer" not in printed, printed
