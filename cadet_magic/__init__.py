@@ -53,6 +53,7 @@ def __getattr__(name: str) -> Any:
         "db",
         "display",
         "result",
+        "langgraph",
     ):
         import importlib
 

@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 REPLIES = Path(__file__).parent / "doc_example_replies.json"
 #: The pages whose examples run here.
-PAGES = ("dataframes.md", "langchain-tool.md")
+PAGES = ("dataframes.md", "langgraph.md", "langchain-tool.md")
 
 BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
 
