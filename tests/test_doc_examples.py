@@ -6,14 +6,17 @@ the model chosen the way the pages say (``CADET_MODEL``), here scripted replies
 from __future__ import annotations
 
 import re
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import need
+
 ROOT = Path(__file__).resolve().parents[1]
 REPLIES = Path(__file__).parent / "doc_example_replies.json"
 #: The pages whose examples run here.
-PAGES = ("dataframes.md", "langgraph.md", "langchain-tool.md")
+PAGES = ("dataframes.md", "langgraph.md", "langchain-tool.md", "mcp.md")
 
 BLOCK = re.compile(r"^```python\n(.*?)^```$", re.S | re.M)
 
@@ -23,9 +26,18 @@ def blocks(page: str) -> list[str]:
 
 
 @pytest.mark.parametrize("page", PAGES)
-def test_the_page_examples_run_as_written(page, ipython_shell, tmp_path, monkeypatch, capsys):
+def test_the_page_examples_run_as_written(page, ipython_shell, tmp_path, monkeypatch, capfd):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CADET_MODEL", f"scripted:{REPLIES}")
+    if page == "mcp.md":  # the server it starts imports this checkout (the SDK passes on only
+        # a few variables: PATH, HOME, ...)
+        need(find_spec("mcp") is not None, "the MCP SDK is not installed (pip install -e '.[mcp]')")
+        import mcp.client.stdio as stdio
+
+        inherited = stdio.get_default_environment
+        monkeypatch.setattr(
+            stdio, "get_default_environment", lambda: {**inherited(), "PYTHONPATH": str(ROOT)}
+        )
     from cadet_magic.result import AskResult
 
     cells = blocks(page)
@@ -38,5 +50,5 @@ def test_the_page_examples_run_as_written(page, ipython_shell, tmp_path, monkeyp
     answers = [v for v in ns.values() if isinstance(v, AskResult) and id(v) not in earlier]
     assert all(a.ok and a.scripted for a in answers), [a.message for a in answers]
     if not answers:  # a tool's or a server's answer is its text
-        printed = capsys.readouterr().out
+        printed = capfd.readouterr().out
         assert "SQL: " in printed and "No answer" not in printed, printed
