@@ -53,6 +53,9 @@ SINGLE_NAME = "df"
 #: Bytes of frames copied into SQLite at most where DuckDB is missing (JupyterLite): the copy
 #: lives in the browser tab's memory beside the frames themselves.
 SQLITE_COPY_BYTES = 64 * 2**20
+#: Rows copied into SQLite at a time: pandas turns the rows it writes into Python objects
+#: first, so a frame written whole would take several times its size meanwhile.
+COPY_CHUNK = 50_000
 #: The browser kernel (Pyodide), where DuckDB does not load.
 IN_BROWSER = sys.platform == "emscripten"
 
@@ -198,7 +201,10 @@ def sqlite_copy(frames: Mapping[str, Any], limit: int | None = None) -> Runner:
         ) from None
     connection = sqlite3.connect(":memory:", check_same_thread=False)
     for name, frame in frames.items():
-        _as_pandas(frame).to_sql(name, connection, index=False)
+        whole = _as_pandas(frame)
+        for start in range(0, max(len(whole), 1), COPY_CHUNK):
+            part = whole.iloc[start : start + COPY_CHUNK]
+            part.to_sql(name, connection, index=False, if_exists="append" if start else "fail")
     connection.commit()
     return SQLiteRunner(
         connection, label=label_of(frames, "SQLite copy"), session=private_session()
