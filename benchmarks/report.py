@@ -49,6 +49,7 @@ ORDER = (
     "perf",
     "large_catalog",
     "isolation",
+    "frames",
     "mariadb",
     "spark",
     "lite",
