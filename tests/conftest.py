@@ -311,10 +311,3 @@ def llm():
     with llm_server() as url:
         yield LocalLLM(url)
 
-
-@pytest.fixture(autouse=True)
-def _votes_only_when_asked(monkeypatch):
-    """The fake OpenAI-compatible server's replies are a script, not samples: a test holds a
-    vote only when it asks for candidates (the product's default, measured on the real model,
-    would draw the script's next replies as candidates)."""
-    monkeypatch.setattr("cadet_magic.options.CANDIDATES_DEFAULT", 1)

@@ -11,17 +11,25 @@ def sql_reply(sql: str, prose: str = "Here is the query:") -> str:
     return f"{prose}\n```sql\n{sql}\n```\n"
 
 
-def fake_model(*replies: str) -> GenericFakeChatModel:
-    """langchain-core's scripted chat model replying with ``replies`` in order."""
-    return GenericFakeChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+class ScriptedChatModel(GenericFakeChatModel):
+    """langchain-core's scripted chat model, declared a stand-in as the product documents it
+    (``cadet_scripted``): labelled scripted, and it votes only when a test asks for candidates
+    (its replies are a script, not samples)."""
+
+    cadet_scripted: bool = True
 
 
-def counted(*replies: tuple[str, int, int]) -> GenericFakeChatModel:
+def fake_model(*replies: str) -> ScriptedChatModel:
+    """A scripted chat model (:class:`ScriptedChatModel`) replying with ``replies`` in order."""
+    return ScriptedChatModel(messages=iter([AIMessage(content=r) for r in replies]))
+
+
+def counted(*replies: tuple[str, int, int]) -> ScriptedChatModel:
     """A scripted chat model whose replies carry LangChain usage metadata.
 
     Each reply is ``(text, input_tokens, output_tokens)``.
     """
-    return GenericFakeChatModel(
+    return ScriptedChatModel(
         messages=iter(
             AIMessage(
                 content=text,

@@ -25,8 +25,9 @@ def test_openai_model_over_http(shell, fake_openai):
             sql_reply("SELECT sum(amount) AS total FROM orders"),
         ]
     )
+    # one candidate: the test reads the retry's turns (the vote's samples are tests/agent/test_vote's)
     r = shell.run_cell_magic(
-        "ask", "--model openai:scripted-test-model", "What is the total amount?"
+        "ask", "--model openai:scripted-test-model --candidates 1", "What is the total amount?"
     )
     assert r.ok and r.df["total"].tolist() == [12.0] and len(r.attempts) == 2
     assert not r.scripted and r.model == "openai:scripted-test-model"

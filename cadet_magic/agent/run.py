@@ -166,10 +166,10 @@ def run_agent(
     replies from a model that cannot itself (the edge's
     :func:`cadet_magic.llm.sampling.sampler_for`).
     """
-    # a stand-in's replies are a script: it votes only when asked to (the same test as the
-    # edge's cadet_magic.llm.spec.is_scripted, which the core does not import)
+    # a stand-in's replies are a script: it votes only when asked to. A stand-in declares
+    # itself (``cadet_scripted``), or the edge that loaded it says so (``scripted``)
     stand_in = scripted or bool(getattr(model, "cadet_scripted", False))
-    opts = candidates_for(merged(options, **overrides), stand_in or "Fake" in type(model).__name__)
+    opts = candidates_for(merged(options, **overrides), stand_in)
     phases: dict[str, PhaseSpec] = PHASES
     if recorded_sql is not None:
         opts = opts.replace(max_attempts=1)
