@@ -5,7 +5,6 @@ LLM): the results lines, the three feedback modes, resume, bad input, the report
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 
 import pytest
@@ -228,28 +227,20 @@ def test_cli_bad_input_is_one_line(tiny, tmp_path, capsys, argv, message):
 
 
 @pytest.mark.llm
-def test_evaluate_with_the_real_local_model(shared_data, tmp_path):
-    """Two Spider dev questions through the real local model: every line well formed (no
-    accuracy asserted)."""
-    from workloads.llm import llm_server, missing
-
-    why = missing()
-    if why:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail(why)
-        pytest.skip(why)
-    with llm_server() as url:
-        ev = evaluate(
-            shared_data / "spider-dev",
-            "openai:qwen",
-            base_url=url,
-            api_key="local",
-            limit=2,
-            seed=0,
-            out=tmp_path / "o.jsonl",
-            progress=None,
-            print_summary=False,
-        )
+def test_evaluate_with_the_real_local_model(shared_data, llm, tmp_path):
+    """Two Spider dev questions through the real local model (the session's server, with the
+    shipped defaults: the vote included): every line well formed (no accuracy asserted)."""
+    ev = evaluate(
+        shared_data / "spider-dev",
+        "openai:qwen",
+        base_url=llm.base_url,
+        api_key="local",
+        limit=2,
+        seed=0,
+        out=tmp_path / "o.jsonl",
+        progress=None,
+        print_summary=False,
+    )
     recs = ev.runs["targeted"].records
     assert len(recs) == 2 and not ev.scripted
     for rec in recs:
