@@ -22,7 +22,7 @@ pip_install dev "cadet_magic, nbclient, pytest, ruff, mypy" -e ".[dev]"
 
 # Component-specific set-up (each script is idempotent and quick when done already).
 for extra in scripts/setup_pyodide.sh scripts/setup_browser.sh scripts/setup_lite.sh \
-  scripts/setup_binder.sh scripts/setup_spark.sh; do
+  scripts/setup_spark.sh; do
   if [ -f "$extra" ]; then bash "$extra"; fi
 done
 # MySQL/MariaDB: the server binaries the `mysql` tests start as a throwaway process.
@@ -30,3 +30,6 @@ bash scripts/setup_mariadb.sh
 # The real local model for the `llm` tests (the main job installs the same one; its compiler
 # comes with it when llama-cpp-python must be compiled).
 bash scripts/setup_llm.sh
+# The Binder simulation's wheels, after the local install: it reuses the llama.cpp wheel that
+# compiled (llama.cpp is compiled once per machine).
+bash scripts/setup_binder.sh

@@ -2,12 +2,16 @@
 # What the repo2docker simulation (tests/test_binder.py) needs: the wheels of everything
 # binder/requirements.txt installs, for binder/runtime.txt's Python, downloaded once into
 # .cache/binder/wheels/ (gitignored), plus the build backend for `-e .`; and for binder/postBuild's
-# `python -m cadet_magic.local install --portable`, llama-cpp-python built once for any x86-64 CPU
-# with AVX2 into .cache/binder/local/wheels/ (a few minutes of compiling, once; the model file
-# itself comes from the local model the tests' set-up installed) with the wheels it depends on.
-# The test then installs them into a fresh virtual environment with --no-index: nothing
-# downloads at test time. Idempotent: a second run with the same requirements does nothing.
-# Skipped with CADET_SETUP_BINDER=0.
+# `python -m cadet_magic.local install`, the llama-cpp-python wheel the local install builds for
+# this machine (scripts/setup_llm.sh: kept in the user's cache folder's wheels/ with its keyed
+# BUILD record), copied into .cache/binder/local/wheels/ with the wheels it depends on. llama.cpp
+# is compiled once per machine: when the local install has not built it yet, it is built here
+# into that same folder, and the install reuses it. (The image itself is built --portable, for
+# any x86-64 CPU with AVX2: it runs on other machines than its builder; the simulation runs on
+# this one, where this machine's build stands in for it.) The model file itself comes from the
+# local model the tests' set-up installed. The test then installs them into a fresh virtual
+# environment with --no-index: nothing downloads at test time. Idempotent: a second run with the
+# same requirements does nothing. Skipped with CADET_SETUP_BINDER=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${CADET_SETUP_BINDER:-1}" = "1" ] || exit 0
@@ -20,19 +24,31 @@ if [ -z "$PYRT" ]; then
   echo "setup_binder: python$runtime (binder/runtime.txt) not found; the Binder simulation will skip" >&2
   exit 0
 fi
-# the portable llama-cpp-python (build_wheel reuses a wheel built the same way)
-if ! ls "$LOCAL"/llama_cpp_python-*.whl >/dev/null 2>&1; then need_compiler setup_binder; fi
+# this machine's llama-cpp-python wheel (build_wheel reuses the one the local install built)
+built="$("$PY" -c 'from cadet_magic.local.cache import wheel_dir; print(wheel_dir())')"
+if ! ls "$built"/llama_cpp_python-*.whl >/dev/null 2>&1; then need_compiler setup_binder; fi
 "$PY" - "$LOCAL" <<'PYEOF'
+import shutil
 import sys
 from pathlib import Path
 
 from cadet_magic.errors import CadetError
+from cadet_magic.local.cache import wheel_dir
 from cadet_magic.local.runtime import build_wheel
 
 try:
-    build_wheel(Path(sys.argv[1]), portable=True, say=lambda text: print("setup_binder:", text))
+    wheel = build_wheel(wheel_dir(), portable=False, say=lambda text: print("setup_binder:", text))
 except CadetError as e:
     sys.exit(f"setup_binder: {e}")
+local = Path(sys.argv[1])
+record = wheel.parent / "BUILD"
+copied = local / "BUILD"
+same = (local / wheel.name).exists() and copied.exists()
+if not same or copied.read_bytes() != record.read_bytes():
+    shutil.rmtree(local, ignore_errors=True)
+    local.mkdir(parents=True)
+    shutil.copy2(wheel, local / wheel.name)
+    shutil.copy2(record, copied)
 PYEOF
 want="$runtime $(cat binder/requirements.txt pyproject.toml "$LOCAL/BUILD" | sha256sum | cut -c1-16)"
 if [ -f "$CACHE/READY" ] && [ "$(cat "$CACHE/READY")" = "$want" ]; then
