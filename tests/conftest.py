@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.tiers import UNIT
+
 os.environ.setdefault("PLOOMBER_STATS_ENABLED", "false")
 # Kernels and JupyterLab started by the tests use this interpreter's kernel spec (installed into
 # the project's .venv by scripts/setup.sh), not a user-level one pointing elsewhere.
@@ -311,3 +313,94 @@ def llm():
     with llm_server() as url:
         yield LocalLLM(url)
 
+
+# --- The unit tier (marker ``unit``; ``bash scripts/test.sh --fast``) -------------------------
+# Tests that start no server, no subprocess, no browser and no model, by file or folder below
+# tests/ (chosen by measured time: ``--durations``; a file with any test needing a server stays
+# out). Its tripwires fail a unit test that starts a process, opens a network (or loopback)
+# connection, binds a socket or loads llama.cpp, even when the code under test catches the error.
+# ``--tripwires`` sets them on every test: a file whose tests all pass with them may join.
+# The tier's files: tests/tiers.py (UNIT).
+_ROOT = Path(__file__).resolve().parent
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--tripwires",
+        action="store_true",
+        help="fail any test (not only the unit tier's) that starts a process, a connection or a "
+        "model: a file whose tests all pass may join tests/tiers.py's UNIT",
+    )
+
+
+def in_unit_tier(path: Path) -> bool:
+    """Whether the test file at ``path`` is in :data:`UNIT` (itself or a folder holding it)."""
+    try:
+        rel = path.resolve().relative_to(_ROOT).as_posix()
+    except ValueError:
+        return False
+    return any(rel == u or rel.startswith(u.rstrip("/") + "/") for u in UNIT)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if in_unit_tier(Path(item.path)):
+            item.add_marker(pytest.mark.unit)
+
+
+class Tripwire(BaseException):
+    """What a tripped wire raises: not an ``Exception``, so the code under test cannot take it
+    for a failure it handles (the test fails in any case: the trip is recorded)."""
+
+
+@contextlib.contextmanager
+def _tripwires(item) -> Iterator[None]:
+    if item.get_closest_marker("unit") is None and not item.config.getoption("--tripwires"):
+        yield
+        return
+    import _posixsubprocess
+    import socket
+    import subprocess
+    import webbrowser
+
+    tripped: list[str] = []
+
+    def wire(what: str):
+        def trip(*args, **kwargs):
+            tripped.append(what)
+            raise Tripwire(f"a unit test {what}: it belongs outside the unit tier")
+
+        return trip
+
+    process = wire("started a process")
+    mp = pytest.MonkeyPatch()
+    mp.setattr(_posixsubprocess, "fork_exec", process)  # multiprocessing's spawn
+    mp.setattr(subprocess, "_fork_exec", process)  # subprocess (asyncio's too)
+    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
+        if hasattr(os, name):
+            mp.setattr(os, name, process)
+    mp.setattr(socket.socket, "connect", wire("opened a connection"))
+    mp.setattr(socket.socket, "connect_ex", wire("opened a connection"))
+    mp.setattr(socket.socket, "bind", wire("bound a socket (a server)"))
+    mp.setattr(webbrowser, "open", wire("opened a browser"))
+    had_llama = "llama_cpp" in sys.modules
+    try:
+        yield
+    finally:
+        mp.undo()
+    if not had_llama and "llama_cpp" in sys.modules:
+        tripped.append("loaded llama.cpp (a model)")
+    if tripped:
+        pytest.fail(f"a unit test {tripped[0]} ({item.nodeid}): it belongs outside the unit tier")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item):
+    with _tripwires(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    with _tripwires(item):
+        return (yield)
