@@ -13,7 +13,14 @@ checked against its own pinned SHA-256 before anything reads it (:attr:`ModelPin
 package index, or a writer of the cache folder, cannot swap one in, nor serve source code to
 build). Whatever the source, the same checks of the bytes apply.
 
+llama-cpp-python, which runs the model, is compiled here from its source archive (PyPI has no
+wheel of it): :data:`RUNTIME_SOURCE` pins that archive's SHA-256 as PyPI lists it, and pip
+builds nothing else (``--require-hashes``: an index, or a mirror, serving other source code
+under that name gets nothing built).
+
 Example:
+    >>> RUNTIME_SOURCE.hashed_requirement().split(" --hash=")[0]
+    'llama-cpp-python==0.3.36'
     >>> PIN.size == sum(PIN.part_length(i) for i in range(len(PIN.parts)))
     True
     >>> PIN.part_span(21), PIN.requirement(0), PIN.member(0)
@@ -91,6 +98,37 @@ class ModelPin:
         cache = n_ctx * self.kv_bytes_per_token
         return self.size + cache + self.overhead_bytes + (self.repack_bytes if repack else 0)
 
+
+@dataclass(frozen=True)
+class SourcePin:
+    """A package compiled here from its source archive (sdist), pinned by that archive's
+    SHA-256: pip is given :meth:`hashed_requirement` with ``--require-hashes``, so it builds
+    that archive or nothing.
+
+    Attributes:
+        requirement: the pip requirement (``name==version``).
+        filename: the archive's file name as the registry serves it.
+        size: the archive's bytes.
+        sha256: the archive's SHA-256 as the registry lists it.
+    """
+
+    requirement: str
+    filename: str
+    size: int
+    sha256: str
+
+    def hashed_requirement(self) -> str:
+        """The line of a requirements file pip checks the archive's hash against."""
+        return f"{self.requirement} --hash=sha256:{self.sha256}"
+
+
+#: llama-cpp-python's source archive (PyPI's SHA-256, checked against the file it served).
+RUNTIME_SOURCE = SourcePin(
+    requirement="llama-cpp-python==0.3.36",
+    filename="llama_cpp_python-0.3.36.tar.gz",
+    size=76_589_250,
+    sha256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+)
 
 #: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF.
 PIN = ModelPin(

@@ -4,7 +4,10 @@ A llama.cpp built for another processor (an image built on one machine, a wheel 
 cache) may die at its first matrix product with SIGILL or SIGSEGV, and would take the kernel
 with it. The probe loads the model in a child process and generates one token; its answer is
 kept in the cache folder's ``runtime.json`` for the installed libraries and this CPU, so the
-kernel asks once.
+kernel asks once. The folder may be shared, so the record is keyed as the model's check record
+and ``wheels/BUILD`` are (:func:`~cadet_magic.local.cache.seal`) and read without following a
+link: a verdict someone else wrote (``ok`` for a library that would crash the kernel) does not
+verify, and the probe runs again.
 
 Run as ``python -m cadet_magic.local.probe MODEL.gguf``: prints ``ok`` and exits 0 when the
 model answered.
@@ -13,6 +16,8 @@ model answered.
 from __future__ import annotations
 
 import json
+import logging
+import os
 import signal
 import subprocess
 import sys
@@ -30,6 +35,8 @@ PROMPT = (
     "spent FROM customers c JOIN orders o ON o.customer_id = c.customer_id JOIN order_items oi "
     "ON oi.order_id = o.order_id GROUP BY c.name ORDER BY spent DESC LIMIT"
 )
+log = logging.getLogger("cadet_magic")
+
 #: Seconds the probe may take (loading 1.1 GB from a cold disk on a busy machine included).
 TIMEOUT = 600.0
 
@@ -50,11 +57,20 @@ def _record() -> Path:
 
 
 def last_probe() -> Probe | None:
-    """The recorded probe for the installed libraries on this CPU, if any."""
+    """The recorded probe for the installed libraries on this CPU, if any, when the record is
+    this user's (keyed: :func:`~cadet_magic.local.cache.sealed`)."""
+    from cadet_magic.errors import ConfigurationError
+    from cadet_magic.local.cache import sealed
+    from cadet_magic.shared_files import read_bytes
+
     key = library_key()
-    try:
-        probe = Probe(**json.loads(_record().read_text()))
-    except (OSError, ValueError, TypeError):
+    try:  # a link, a FIFO, a large file: refused, never read
+        kept = json.loads(read_bytes(_record(), limit=65536, follow=False) or b"")
+        mac = kept.pop("mac", None) if isinstance(kept, dict) else None
+        probe = Probe(**kept)
+    except (OSError, ValueError, TypeError, ConfigurationError):
+        return None
+    if not sealed(asdict(probe), mac):
         return None
     return probe if (probe.libraries, probe.cpu) == (key, cpu_fingerprint()) else None
 
@@ -77,10 +93,30 @@ def run_probe(model: Path) -> Probe:
     probe = Probe(
         library_key() or "", cpu_fingerprint(), ok, detail, round(time.monotonic() - started, 1)
     )
-    record = _record()
-    record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(asdict(probe)))
+    _write(probe)
     return probe
+
+
+def _write(probe: Probe) -> None:
+    """Keeps ``probe`` in ``runtime.json``, keyed (without the user's key, nothing is kept and
+    the next kernel probes again); a link or other file planted there is removed first."""
+    from cadet_magic.local.cache import seal
+    from cadet_magic.local.files import drop_planted, open_file
+
+    mac = seal(asdict(probe))
+    if mac is None:
+        return
+    record = _record()
+    tmp = record.with_suffix(".tmp")
+    try:
+        record.parent.mkdir(parents=True, exist_ok=True)
+        drop_planted(tmp)
+        fd = open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps({**asdict(probe), "mac": mac}))
+        os.replace(tmp, record)
+    except (OSError, LocalModelError) as e:  # a folder the user cannot write: probed again
+        log.warning("The probe's verdict could not be kept: %s", e)
 
 
 def _why(code: int, stderr: str) -> str:

@@ -1,7 +1,9 @@
 """What runs the local model: llama-cpp-python (the ``local`` extra), built once for this machine.
 
 PyPI has only llama-cpp-python's source: pip compiles llama.cpp with CMake and the system's
-C++ compiler (a few minutes on two cores). The installer builds the wheel once (in a folder of
+C++ compiler (a few minutes on two cores), from the source archive pinned by its SHA-256
+(:data:`~cadet_magic.local.pin.RUNTIME_SOURCE`, ``--require-hashes``: an index serving other
+source code under that name gets nothing built). The installer builds the wheel once (in a folder of
 its own, then moved into the cache folder's ``wheels/``; pip's own wheel cache is never used:
 its key ignores the build flags) and installs it into this interpreter's environment; the flags,
 the CPU it was built for and the wheel's SHA-256 are kept beside it in ``BUILD``, keyed
@@ -40,9 +42,10 @@ from typing import Any
 
 from cadet_magic.errors import LocalModelError
 from cadet_magic.local.machine import cores, cpu_fingerprint
+from cadet_magic.local.pin import RUNTIME_SOURCE
 
 #: The ``local`` extra's requirement (pyproject.toml says the same; a test keeps them equal).
-REQUIREMENT = "llama-cpp-python==0.3.36"
+REQUIREMENT = RUNTIME_SOURCE.requirement
 NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 #: CMake options of every build: no multimodal library (a text model never loads it), no AMX.
 FLAGS = ("-DLLAVA_BUILD=OFF", f"-DCMAKE_C_FLAGS={NO_AMX}", f"-DCMAKE_CXX_FLAGS={NO_AMX}")
@@ -198,10 +201,14 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
     started = time.monotonic()
     log.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="cadet-build-") as own:
+        pinned = Path(own) / "requirements.txt"  # the source archive, by its hash
+        pinned.write_text(RUNTIME_SOURCE.hashed_requirement() + "\n")
+        out_dir = Path(own) / "built"
         with log.open("xb") as out:
             done = subprocess.run(
                 [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps"]
-                + ["--disable-pip-version-check", "-w", own, REQUIREMENT],
+                + ["--disable-pip-version-check", "--require-hashes"]
+                + ["-w", str(out_dir), "-r", str(pinned)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -213,7 +220,7 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
                 f"{first_error(log.read_text(errors='replace'))[:200]}; the build's whole "
                 f"output is in {log}."
             )
-        built = sorted(Path(own).glob("llama_cpp_python-*.whl"))
+        built = sorted(out_dir.glob("llama_cpp_python-*.whl"))
         if not built:
             raise LocalModelError("pip reported a build but made no llama-cpp-python wheel.")
         wheel = wheels / built[-1].name

