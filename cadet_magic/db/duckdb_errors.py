@@ -4,7 +4,8 @@ DuckDB classes its errors by exception class (``BinderException``, ``ParserExcep
 by a prefix on the message's first line (``Binder Error:``); it echoes the statement's line
 with a caret (``LINE 1: ...``) for parser and binder errors, and proposes names itself
 (``Candidate bindings: "amount"``, ``Did you mean "orders"?``). Its binder shares much of
-PostgreSQL's wording.
+PostgreSQL's wording. Only its parser, binder and catalog name the query's own names
+(:attr:`~cadet_magic.db.error_table.ErrorTable.naming`): they run before any row is read.
 
 Example:
     >>> from cadet_magic.db.error_reader import read
@@ -106,4 +107,14 @@ DUCKDB = ErrorTable(
     proposals=("Candidate bindings:", "Did you mean", "(use:"),
     prefixes=(r"^(?P<prefix>[A-Z][A-Za-z ]*? Error): ?",),
     echoes=(r"^LINE \d+: ?(?P<text>.*)$",),
+    # its parser, binder and catalog: a function's error at run time (a regular expression
+    # that does not compile, a JSON path) quotes what the query and the rows make it say
+    naming=(
+        "ParserException",
+        "BinderException",
+        "CatalogException",
+        "Parser Error",
+        "Binder Error",
+        "Catalog Error",
+    ),
 )

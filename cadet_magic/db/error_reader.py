@@ -205,6 +205,15 @@ def _layout(r: Reading, text: str, table: ErrorTable) -> None:
     r.primary = first.strip()
 
 
+def _names_the_query(r: Reading, text: str, naming: tuple[str, ...]) -> bool:
+    """Whether the error is one whose quoted names are the query's (see
+    :attr:`ErrorTable.naming`): by its class, or the class prefix of its first line."""
+    if not naming:
+        return True
+    first = text.lstrip().split("\n", 1)[0]
+    return any(c in naming for c in r.classes) or any(first.startswith(f"{n}:") for n in naming)
+
+
 def _kind(r: Reading, rules: tuple[Rule, ...]) -> ErrorKind:
     for kind in KIND_ORDER:
         if any(rule.kind is kind and rule.matches(r) for rule in rules):
@@ -276,6 +285,7 @@ def read(
         >>> e.kind.value, e.identifier.text, e.caret, [c.text for c in e.candidates]
         ('column_not_found', 'amout', 8, ['t.amount'])
     """
+    naming = table.naming
     if table.standard:
         table = combine(table.engine, [table, STANDARD])
     renamed = renamed or {}
@@ -291,7 +301,8 @@ def read(
     )
     _layout(r, text, table)
     kind = _kind(r, table.rules)
-    named = _first(kind, table.names, r.primary)
+    names = _names_the_query(r, text, naming)
+    named = _first(kind, table.names, r.primary) if names else None
     return error.with_fields(
         message=as_written(error.message, table, renamed, written),
         plain=text,
@@ -304,7 +315,7 @@ def read(
         value=_value(table.values, r.primary)
         if kind in (ErrorKind.type_mismatch, ErrorKind.datetime_format)
         else None,
-        candidates=_proposed(r, table),
+        candidates=_proposed(r, table) if names else (),
         caret=r.caret,
         facts=_facts(r, kind, table.facts),
         engine=table.engine,

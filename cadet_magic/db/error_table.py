@@ -166,6 +166,11 @@ class ErrorTable:
             (SQLSTATE, code, hint...); None: the exception's words and classes.
         printed: the engine's reading of its error as a driver prints it (MySQL's ``(1054,
             "...")``), None when the text is not one of its own; None: the text as it is.
+        naming: the classes, or class prefixes of the message (``Binder Error``), of the
+            engine's errors that may name the query's own names and tokens: those its parser,
+            binder and catalog raise, before any row is read. The name, token or proposed
+            names another error quotes are not read (a function's runtime error quotes what
+            the query and its data make it say). Empty: every error may name them.
     """
 
     engine: str
@@ -182,6 +187,7 @@ class ErrorTable:
     standard: bool = True
     driver: Callable[[BaseException], EngineError] | None = field(default=None, compare=False)
     printed: Callable[[str], EngineError | None] | None = field(default=None, compare=False)
+    naming: tuple[str, ...] = ()
 
 
 def combine(engine: str, tables: Iterable[ErrorTable]) -> ErrorTable:
@@ -197,9 +203,9 @@ def combine(engine: str, tables: Iterable[ErrorTable]) -> ErrorTable:
     rows: dict[str, Any] = {
         f.name: tuple(dict.fromkeys(r for t in tables for r in getattr(t, f.name)))
         for f in fields(ErrorTable)
-        if f.name not in ("engine", "dialect", "standard", "driver", "printed")
+        if f.name not in ("engine", "dialect", "standard", "driver", "printed", "naming")
     }
-    return ErrorTable(engine, **rows)
+    return ErrorTable(engine, **rows)  # (naming: none, every error may name the query's)
 
 
 # --- what every engine shares ------------------------------------------------------------

@@ -9,10 +9,11 @@ what the model may see, and never filtered out of a text afterwards:
 
 * an engine error keeps its kind, its codes and the portable facts its engine's table read; the
   name or token it quotes (``identifier``, ``near``) only when the query's syntax tree refers to
-  it (a column, table or function it names: :func:`quoted_names`; for ``near`` also a word or
-  sign of SQL itself), never because the text holds it (a literal can hold every guess); the
-  names it proposes only when they are names of the schema; its message, the value it quotes
-  and its hint never;
+  it (a column, table or function it names: :func:`quoted_names`), never because the text holds
+  it (a literal can hold every guess), nor because it is a word of SQL (a query can make a
+  runtime error quote the keyword its data picks: ``near "FROM"`` for a 1, ``near "WHERE"``
+  for a 2); the names it proposes only when they are names of the schema; its message, the
+  value it quotes, its hint and its numbers (the position in the statement, the caret) never;
 * a failure of the fallback's code keeps its kind, its exception's type only when it is one of
   the known exception types (:data:`KNOWN_TYPES`: the child runs whatever the model wrote, and
   a class it defines can carry any name) and the SELECT's columns that are names of the schema
@@ -74,14 +75,6 @@ def quoted_names(sql: str | None, dialect: str | None, tree: Any = None) -> set[
     return referenced_names(tree if tree is not None else tree_of(sql, dialect))
 
 
-def _sql_word(text: str) -> bool:
-    """Whether ``text`` is a keyword or a sign of SQL (the product's words, not the data's)."""
-    from sqlglot.tokens import Tokenizer
-
-    word = text.strip().upper()
-    return bool(word) and (word in Tokenizer.KEYWORDS or word in Tokenizer.SINGLE_TOKENS)
-
-
 def schema_names(schema: Any) -> set[str]:
     """The lowercased table and column names of ``schema`` (and ``table.column``)."""
     names: set[str] = set()
@@ -102,14 +95,14 @@ def shareable_engine_error(
     names = schema_names(schema)
     referred = quoted_names(sql, dialect or getattr(schema, "dialect", None), tree)
 
-    def ours(field: Any, words: bool = False) -> Any:
+    def ours(field: Any) -> Any:
         if field is None:
             return None
         text = _name(field.text)
         parts = text.split(".")
         if text in referred or (len(parts) > 1 and all(p.strip('"`') in referred for p in parts)):
             return field
-        return field if words and _sql_word(field.text or "") else None
+        return None
 
     return error.with_fields(
         message=kind,
@@ -118,8 +111,10 @@ def shareable_engine_error(
         value=None,
         suggestion=None,
         details={},
+        position=None,
+        caret=None,
         identifier=ours(getattr(error, "identifier", None)),
-        near=ours(getattr(error, "near", None), words=True),
+        near=ours(getattr(error, "near", None)),
         candidates=tuple(c for c in error.candidates if c.text.lower() in names),
     )
 

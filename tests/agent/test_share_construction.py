@@ -11,7 +11,10 @@ the product's own words, never matched against text the model wrote. Table-drive
   ``ENUM``) and only with values that are numbers or dates;
 - the fallback's error feedback carries no number derived from the run (its line);
 - a name an engine's error quotes (forged by the query to quote a value) reaches the model only
-  when the query's tree refers to it, never because a literal of the query holds it.
+  when the query's tree refers to it, never because a literal of the query holds it;
+- nothing of the run's values picks what the model is told: the same failing query on two
+  databases that differ only in their values gives the same prompts (a keyword, a column's
+  name or a number the values pick, a position they decide).
 """
 
 from __future__ import annotations
@@ -192,3 +195,38 @@ def test_a_name_an_error_quotes_is_shared_only_when_the_tree_refers_to_it(case, 
         assert any(first in f for f in fed)  # the positive control
     else:
         assert not any(first in f for f in fed), [f for f in fed if first in f][0][-600:]
+
+
+DIFFERENTIAL = DATA["differential"]["cases"]
+#: Other personal numbers, in the same number of rows: each digit the queries read differs.
+OTHERS = [f"{n}-45-{6700 + n:04d}" for n in range(311, 331)]
+
+
+def _people_holding(engine: str, ssns: list[str]):
+    from tests.helpers import connect_with
+
+    return connect_with(
+        engine,
+        ["CREATE TABLE people (name TEXT, ssn TEXT)"]
+        + [f"INSERT INTO people VALUES ('p{i}', '{s}')" for i, s in enumerate(ssns)],
+    )
+
+
+@pytest.mark.parametrize("feedback", ["targeted", "raw"])
+@pytest.mark.parametrize("share", [*BELOW, "samples"])
+@pytest.mark.parametrize("case", DIFFERENTIAL, ids=[c["id"] for c in DIFFERENTIAL])
+def test_no_prompt_depends_on_the_stored_values_below_samples(case, share, feedback):
+    """The same failing query on two databases that differ only in their values: below
+    ``samples`` every prompt is the same (what the error said about the values, a keyword or
+    a name they picked, a position or a number they decided: none of it is sent)."""
+    told = []
+    for ssns in (SSNS, OTHERS):
+        model = CountingModel(fake_model(*[sql_reply(case["sql"])] * 2))
+        r = ask("Who?", con=_people_holding(case["engine"], ssns), model=model, share=share,
+                candidates=1, max_attempts=2, fallback=False, feedback=feedback)  # fmt: skip
+        assert r.attempts[0].outcome == "error", r.attempts[0]
+        told.append(r.prompts)
+    if share == "samples":  # the positive control: the engine's words differ
+        assert told[0][1][-1] != told[1][1][-1]
+    else:
+        assert told[0] == told[1], [m["content"][-400:] for m in told[0][1][-1:]]
