@@ -34,9 +34,6 @@ CASES = json.loads((Path(__file__).with_name("surface_cases.json")).read_text())
 CORPUS = json.loads((ROOT / "workloads" / "corpus" / "must_refuse.json").read_text())
 #: A query that fails in every engine (an unknown column): the SQL phase hands over.
 FAILING = "SELECT nope FROM customers"
-#: Surfaces whose DuckDB connection is the user's own, with file access on: there our check is
-#: what stops a file read (tests/db/hostile_functions.json), not the engine.
-USERS_DUCKDB = ("ask-duckdb", "magic-con", "langgraph", "tool")
 #: The whys of statements that read a file (the rest of the read cases reveal settings or
 #: run SQL strings, which the engine lets through: tests/db/hostile_functions.json).
 FILE_READS = ("reads files or the network", "attaches files, changes settings or loads code", "own")
@@ -125,25 +122,8 @@ def test_a_hostile_model_cannot_write(name, checks, world, request, monkeypatch)
         assert set(first) == ({"refused"} if checks == "checked" else {"error"}), first
 
 
-#: Runs, and must fail until the engine's layer stops it too (then the mark goes).
-OWN_FILE_ACCESS = pytest.mark.xfail(
-    strict=True,
-    reason="a DuckDB connection of the user's own reads files once our check is bypassed "
-    "(file access is the connection's setting, not ours to turn off): the check is the guard",
-)
-READ_PARAMS = [
-    pytest.param(
-        name,
-        checks,
-        id=f"{name}-{checks}",
-        marks=[OWN_FILE_ACCESS] if checks == "bypassed" and name in USERS_DUCKDB else [],
-    )
-    for checks in CHECKS
-    for name in NAMES
-]
-
-
-@pytest.mark.parametrize(("name", "checks"), READ_PARAMS)
+@pytest.mark.parametrize("checks", CHECKS)
+@pytest.mark.parametrize("name", NAMES)
 def test_a_hostile_model_cannot_read_files(name, checks, world, request, monkeypatch):
     surface = surface_of(name, request)
     questions = hostile(CASES["read"], surface, world, "Read the files")

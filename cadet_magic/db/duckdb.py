@@ -6,7 +6,9 @@ aborted one) is never touched and DuckDB itself refuses writes to the database.
 DuckDB's own parser must see exactly one SELECT statement (or a PIVOT), and that parsed
 statement is what runs: COPY ... TO, EXPORT DATABASE, SET/RESET/PRAGMA, ATTACH/DETACH,
 INSTALL/LOAD, CALL, CHECKPOINT, VACUUM, CREATE SECRET, EXPLAIN, USE and stacked
-statements never reach execution, whatever the safety check said. The watchdog
+statements never reach execution, whatever the safety check said; nor does a SELECT that, as
+DuckDB's parser reads it, reads a file (``read_csv(...)``, ``FROM 'notes.csv'``: the user's
+connection may have file access on). The watchdog
 thread calls ``interrupt()`` at the deadline (also during the cleanup after a streamed
 result); a KeyboardInterrupt does the same.
 
@@ -40,7 +42,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
-from cadet_magic.db.duckdb_defined import defined_uses, engine_first, refuse_defined_calls
+from cadet_magic.db.duckdb_defined import (
+    defined_uses,
+    engine_first,
+    refuse_defined_calls,
+    refuse_file_reads,
+)
 from cadet_magic.db.duckdb_memory import MemoryLimit, holds_state, size_bytes
 from cadet_magic.db.duckdb_schema import (
     FINGERPRINT_SQL,
@@ -267,6 +274,7 @@ class DuckDBRunner(BaseRunner):
     ) -> Statement:
         text = first_rows_sql(sql, limit + 1)
         statement = only_select(handle, text)
+        refuse_file_reads(handle, text)  # the user's connection may have file access on
         catalog = self._catalog(sql)
         if catalog is not None and catalog.defined:
             engine_first(handle)

@@ -18,7 +18,10 @@ and it binds names the SQL text never writes: ``count(*)`` is ``count_star``, ``
   schema and never sampled (:func:`defined_uses`).
 
 The safety check refuses those calls by name first (precise feedback for the model); this is
-what holds whatever the check missed.
+what holds whatever the check missed. In the same way, on every connection (a user's own has
+file access on), a query that, as DuckDB's parser reads it, calls a function that reads files
+or the network, or scans a table named like a file (``FROM 'notes.csv'``), does not run
+(:func:`refuse_file_reads`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from cadet_magic.sql.functions import FunctionCatalog
+from cadet_magic.sql.rules import FILE_FUNCTIONS
 
 log = logging.getLogger("cadet_magic")
 
@@ -93,6 +97,49 @@ def bound_functions(cur: Any, sql: str) -> list[str] | None:
     if not isinstance(parsed, dict) or parsed.get("error"):
         return None
     return list(_function_names(parsed.get("statements")))
+
+
+def _file_reads(tree: Any) -> Iterator[str]:
+    """What in DuckDB's parse of a statement reads a file: a function of
+    :data:`~cadet_magic.sql.rules.FILE_FUNCTIONS`, a table named like a path or a file."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            name = node.get("function_name")
+            if isinstance(name, str) and name.lower() in FILE_FUNCTIONS:
+                yield f"{name}()"
+            table = node.get("table_name") if node.get("type") == "BASE_TABLE" else None
+            if isinstance(table, str) and any(c in table for c in "./\\:"):
+                yield f"the file {table!r}"
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def refuse_file_reads(cur: Any, sql: str) -> None:
+    """Raises ``duckdb.PermissionException`` when ``sql`` (one SELECT), as DuckDB's parser reads
+    it on ``cur``, reads a file (:func:`_file_reads`): whatever the connection's own file access,
+    an agent's query reads none. A statement DuckDB cannot serialize (a PIVOT) is left to the
+    safety check.
+
+    Example:
+        >>> import duckdb
+        >>> refuse_file_reads(duckdb.connect(), "SELECT * FROM read_text('/etc/hostname')")
+        Traceback (most recent call last):
+        ...
+        _duckdb.PermissionException: Not run: this query reads read_text(); queries here read no file.
+    """
+    import duckdb
+
+    parsed = json.loads(cur.execute(SERIALIZE_SQL, [sql]).fetchone()[0])
+    if not isinstance(parsed, dict) or parsed.get("error"):
+        return
+    found = list(dict.fromkeys(_file_reads(parsed.get("statements"))))
+    if found:
+        raise duckdb.PermissionException(
+            f"Not run: this query reads {', '.join(found)}; queries here read no file."
+        )
 
 
 def refusal(names: Iterable[str], where: str) -> str:
