@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any
 
 import cadet_magic.display  # noqa: F401 - registers the result's text and HTML renderers
+from cadet_magic.agent.inputs import Recorded, RunInputs
 from cadet_magic.agent.run import Event, run_agent
 from cadet_magic.conversation import FollowUp, follow_up_of, follow_up_text
 from cadet_magic.db.connect import resolve_runner
@@ -16,7 +18,6 @@ from cadet_magic.llm.sampling import sampler_for
 from cadet_magic.metrics import SESSION, SessionMetrics
 from cadet_magic.options import MAX_ATTEMPTS_RANGE, UNSET, AskOptions, check_options, merged
 from cadet_magic.result import HOOKS, AskResult
-from cadet_magic.text import first_line
 
 __all__ = ["MAX_ATTEMPTS_RANGE", "UNSET", "AskOptions", "ask", "check_options", "to_dataframe"]
 
@@ -33,6 +34,7 @@ def ask(
     code_runner: Callable[..., Any] | None = None,
     metrics: SessionMetrics | None = None,
     follow: Any = None,
+    number: int | None = None,
     **option_values: Any,
 ) -> AskResult:
     """Answers ``question`` from the database behind ``con`` with SQL the model writes.
@@ -59,6 +61,8 @@ def ask(
         follow: an earlier :class:`AskResult` (or a
             :class:`~cadet_magic.conversation.FollowUp`) this question builds on: its question,
             final SQL and column names (never its rows) go into the prompt.
+        number: the number the session gives the answer when it has SQL (the magic's
+            ``--follow N``; recorded in its provenance); None: not numbered.
 
     Returns:
         An :class:`AskResult`; ``.df`` holds the answer as a DataFrame when pandas exists.
@@ -96,26 +100,24 @@ def ask(
         options=opts,
         code_runner=code_runner,
         on_event=on_event,
-        model_label=model_label(chat_model, opts.model if isinstance(opts.model, str) else None),
-        scripted=is_scripted(chat_model),
-        preamble=context.preamble,
+        inputs=context.inputs(opts, chat_model, number),
         schema=context.schema,
         sampler=sampler_for(chat_model) if (opts.candidates or 2) > 1 else None,
     )
-    result.provenance.update(context.provenance(opts))
     return _finish(result, opts, metrics)
 
 
 def _finish(
     result: AskResult, opts: AskOptions, metrics: SessionMetrics | None, count: bool = True
 ) -> AskResult:
-    """The result's cost, DataFrame and (unless ``count`` is off) its count in the session's
-    metrics."""
+    """The result with what only the edge has, its cost and DataFrame, and (unless ``count``
+    is off) its count in the session's metrics."""
+    cost = result.cost
     if opts.prices:
         from cadet_magic.metrics import cost_of, price_for
 
-        result.cost = cost_of(result.tokens, price_for(result.model, opts.prices))
-    result.df = to_dataframe(result)
+        cost = cost_of(result.tokens, price_for(result.model, opts.prices))
+    result = dataclasses.replace(result, cost=cost, df=to_dataframe(result))
     if count:
         (metrics if metrics is not None else SESSION).record(result)
     return result
@@ -156,15 +158,20 @@ class PromptContext:
             parts.append(follow_up_text(self.followed, self.share, self.schema))
         return "\n\n".join(p for p in parts if p)
 
-    def provenance(self, opts: AskOptions) -> dict[str, Any]:
-        """The provenance's keys for the model spec, what was followed and the examples used."""
-        extra: dict[str, Any] = {
-            "model_spec": opts.model if isinstance(opts.model, str) else None,
-            "followed": None if self.followed is None else self.followed.as_dict(),
-        }
-        if self.examples is not None:
-            extra["examples"] = self.examples.provenance()
-        return extra
+    def inputs(self, opts: AskOptions, chat_model: Any, number: int | None = None) -> RunInputs:
+        """The run's inputs: the model's label, the preamble and what the provenance records
+        of them (the model spec, what was followed, the examples used), the answer's
+        ``number``."""
+        spec = opts.model if isinstance(opts.model, str) else None
+        return RunInputs(
+            model_label=model_label(chat_model, spec),
+            scripted=is_scripted(chat_model),
+            preamble=self.preamble,
+            model_spec=spec,
+            followed=self.followed,
+            examples=None if self.examples is None else self.examples.provenance(),
+            number=number,
+        )
 
 
 def prompt_context(
@@ -191,6 +198,7 @@ def rerun(
     *,
     code: str | None = None,
     recorded: dict | None = None,
+    number: int | None = None,
     on_event: Callable[[Event], None] | None = None,
     code_runner: Callable[..., Any] | None = None,
     options: AskOptions | None = None,
@@ -214,39 +222,14 @@ def rerun(
         runner=runner,
         options=opts,
         on_event=on_event,
-        model_label="rerun (no model)",
-        recorded_sql=sql,
-        recorded_code=code,
+        inputs=RunInputs(
+            model_label="rerun (no model)",
+            number=number,
+            rerun=Recorded(sql, code, dict(recorded or {})),
+        ),
         code_runner=code_runner,
     )
-    result.provenance["rerun_of"] = {
-        k: (recorded or {}).get(k) for k in ("created", "model", "source", "database")
-    }
-    then = ((recorded or {}).get("database") or {}).get("schema_fingerprint")
-    now = result.provenance.get("database", {}).get("schema_fingerprint")
-    if not result.ok:
-        result.message = rerun_failure(result, recorded or {})
-    elif then and now and then != now:
-        result.warnings.append(
-            "The schema changed since this SQL was recorded; it still runs, but check the "
-            "answer (or run %%ask without --rerun to ask the model again)."
-        )
     return _finish(result, opts, None, count=False)
-
-
-def rerun_failure(result: AskResult, recorded: dict) -> str:
-    """The one line a rerun that no longer runs shows."""
-    last = result.all_attempts[-1] if result.all_attempts else None
-    what = (last.category or last.outcome) if last is not None else "failed"
-    if last is not None and last.error:
-        what += f" ({first_line(last.error, 160)})"
-    then = (recorded.get("database") or {}).get("schema_fingerprint")
-    now = result.provenance.get("database", {}).get("schema_fingerprint")
-    changed = " (the schema changed since it was recorded)" if then and now and then != now else ""
-    return (
-        f"The recorded SQL no longer runs here{changed}: {what}. Run %%ask without --rerun "
-        "to ask the model again."
-    )
 
 
 HOOKS["rerun"] = rerun

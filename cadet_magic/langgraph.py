@@ -48,6 +48,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
 from cadet_magic.agent import routes, steps
+from cadet_magic.agent.inputs import RunInputs
 from cadet_magic.agent.phases import PHASES
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
@@ -106,14 +107,13 @@ class ResultValue(LastValue):
 class Setup:
     """What the run's steps need besides its state, made by ``read_schema`` for each
     question as ``ask()`` makes it: the steps' context (the model, the runner, the prompts
-    sent), the options asked with, the prompt's context (follow-up, examples) for the
-    provenance, the model's label, whether it is a scripted stand-in, and when the run began."""
+    sent), the options asked with, the prompt's context (follow-up, examples), the run's
+    inputs (the model's label, what the provenance records) and when the run began."""
 
     ctx: steps.Context
     options: AskOptions
     prompt: Any
-    label: str
-    scripted: bool
+    inputs: RunInputs
     started: float
 
 
@@ -281,7 +281,7 @@ def _begin(
     ``run_agent`` make them (the connection resolved now: DataFrames registered afresh)."""
     from cadet_magic.api import prompt_context
     from cadet_magic.db.connect import resolve_runner
-    from cadet_magic.llm import is_scripted, load_model, model_label
+    from cadet_magic.llm import is_scripted, load_model
     from cadet_magic.llm.sampling import sampler_for
     from cadet_magic.runner import target_of
     from cadet_magic.vote.default import candidates_for
@@ -313,8 +313,7 @@ def _begin(
         options=candidates_for(opts, scripted),
     )
     state = state.replace(phase=first.name, work=first.begin(1))
-    label = model_label(chat_model, opts.model if isinstance(opts.model, str) else None)
-    return Setup(ctx, opts, prompt, label, scripted, started), state
+    return Setup(ctx, opts, prompt, prompt.inputs(opts, chat_model), started), state
 
 
 def _answer(state: AskState, setup: Setup, metrics: Any) -> AskResult:
@@ -324,8 +323,7 @@ def _answer(state: AskState, setup: Setup, metrics: Any) -> AskResult:
     from cadet_magic.api import _finish
 
     elapsed = time.perf_counter() - setup.started
-    result = to_result(state, PHASES[state.phase], setup.ctx, elapsed, setup.label, setup.scripted)
-    result.provenance.update(setup.prompt.provenance(setup.options))
+    result = to_result(state, PHASES[state.phase], setup.ctx, elapsed, setup.inputs)
     return _finish(result, setup.options, metrics)
 
 

@@ -1,22 +1,38 @@
 """What one question produced: plain dataclasses, standard library only.
 
 Example:
-    >>> a = Attempt(number=1, sql="SELECT 1", outcome="ok")
+    >>> a = Attempt(number=1, sql="SELECT 1", outcome=Outcome.ok)
     >>> r = AskResult(question="one?", ok=True, sql="SELECT 1", attempts=[a],
     ...               columns=["1"], rows=[(1,)])
     >>> r.ok, len(r.attempts), r.attempts[0].outcome
-    (True, 1, 'ok')
+    (True, 1, <Outcome.ok: 'ok'>)
+
+Results are frozen: each is built once, from the run's final state and its
+:class:`~cadet_magic.agent.inputs.RunInputs`; an edge adds what only it has (the DataFrame, the
+cost) to a copy made with :func:`dataclasses.replace`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, NamedTuple
 
+from cadet_magic.diagnose.category import Category
+from cadet_magic.kinds import Outcome, Phase, StopReason
 from cadet_magic.sql.cell import sql_cell
 from cadet_magic.vote.answers import Agreement, Competing
+
+__all__ = [
+    "AskResult",
+    "Attempt",
+    "Category",
+    "Fallback",
+    "Outcome",
+    "Phase",
+    "StopReason",
+    "Tokens",
+]
 
 #: How an :class:`AskResult` renders: ``"text"`` (the plain-text account) and
 #: ``"mimebundle"`` (text/html + text/plain). The display package registers its renderers
@@ -40,62 +56,6 @@ def register_renderers(**renderers: Callable[[Any], Any]) -> None:
         >>> RENDERERS.clear(); RENDERERS.update(saved)
     """
     RENDERERS.update(renderers)
-
-
-class Outcome(StrEnum):
-    """What happened to an attempt (a ``str``: compares equal to its value).
-
-    Example:
-        >>> Outcome.refused == "refused", f"{Outcome.no_sql}"
-        (True, 'no_sql')
-    """
-
-    ok = "ok"
-    refused = "refused"
-    error = "error"
-    timeout = "timeout"
-    no_sql = "no_sql"
-    model_error = "model_error"
-    #: The SQL ran, but the result check found a filter value that does not occur.
-    suspect = "suspect"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class Phase(StrEnum):
-    """Which phase an attempt belongs to: the SQL phase, the vote's candidate answers, then the
-    simple SELECT + pandas one.
-
-    Example:
-        >>> [str(p) for p in Phase]
-        ['sql', 'vote', 'fallback']
-    """
-
-    sql = "sql"
-    vote = "vote"
-    fallback = "fallback"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class StopReason(StrEnum):
-    """Why a run ended (``AskResult.stop_reason``; also why the SQL phase handed over).
-
-    Example:
-        >>> StopReason("max_attempts") is StopReason.max_attempts
-        True
-    """
-
-    success = "success"
-    max_attempts = "max_attempts"
-    unchanged_sql = "unchanged_sql"
-    not_retryable = "not_retryable"
-    model_error = "model_error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: Outcomes an attempt can have.
@@ -144,7 +104,7 @@ def add_tokens(counts: Any) -> Tokens | None:
     return Tokens(total([t.input for t in known]), total([t.output for t in known]))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Attempt:
     """One try: the SQL the model wrote, what happened to it, and what we told the model.
 
@@ -152,8 +112,8 @@ class Attempt:
         number: 1-based attempt number within its phase (never above the maximum; the
             fallback's attempts count from 1 again).
         sql: the SQL extracted from the reply (None when the reply had none).
-        outcome: one of ``OUTCOMES``.
-        category: the diagnosis category of a failure (a ``Category`` value) or None.
+        outcome: what happened to it (an :class:`Outcome`).
+        category: the diagnosis category of a failure (a :class:`Category`) or None.
         error: the engine's or the safety check's message, or None.
         feedback: the text sent to the model for the next attempt (None when none followed).
         suggestions: real names the diagnosis proposed.
@@ -161,7 +121,7 @@ class Attempt:
         timings: seconds spent per step (``generate``, ``check``, ``execute``, ``diagnose``;
             in the fallback also ``check_code`` and ``run_code``).
         reply: the model's raw reply.
-        phase: ``"sql"`` or ``"fallback"``.
+        phase: the :class:`Phase` it belongs to.
         code: the fallback's pandas code (fallback attempts only).
         retryable: whether the diagnosis said another attempt could fix the failure.
         running: True for the provisional record of an attempt still in progress (progress
@@ -176,15 +136,15 @@ class Attempt:
 
     number: int
     sql: str | None = None
-    outcome: str = "ok"
-    category: str | None = None
+    outcome: Outcome = Outcome.ok
+    category: Category | None = None
     error: str | None = None
     feedback: str | None = None
     suggestions: list[str] = field(default_factory=list)
     diff: str | None = None
     timings: dict[str, float] = field(default_factory=dict)
     reply: str = ""
-    phase: str = "sql"
+    phase: Phase = Phase.sql
     code: str | None = None
     retryable: bool = True
     running: bool = False
@@ -196,7 +156,7 @@ class Attempt:
         return sum(self.timings.values())
 
 
-@dataclass
+@dataclass(frozen=True)
 class Fallback:
     """The fallback: a simple SELECT plus pandas code, tried when the SQL attempts ran out.
 
@@ -206,7 +166,7 @@ class Fallback:
         result: the code's answer as a DataFrame when ``ok``, else None.
         ok: whether the fallback answered.
         attempts: its own attempts (``phase="fallback"``, ``.code`` set, numbered from 1).
-        reason: why the SQL phase handed over (``max_attempts``).
+        reason: why the SQL phase handed over (a :class:`StopReason`).
     """
 
     sql: str | None = None
@@ -214,10 +174,10 @@ class Fallback:
     result: Any = None
     ok: bool = False
     attempts: list[Attempt] = field(default_factory=list)
-    reason: str = "max_attempts"
+    reason: StopReason = StopReason.max_attempts
 
 
-@dataclass
+@dataclass(frozen=True)
 class AskResult:
     """The outcome of one question.
 
@@ -236,8 +196,7 @@ class AskResult:
         answered_by: ``"sql"``, ``"fallback"`` or None (a property: displays mark fallback
             answers with it).
         message: a one-paragraph summary for the user when ``ok`` is False.
-        stop_reason: why the loop ended (``success``, ``max_attempts``, ``unchanged_sql``,
-            ``not_retryable``, ``model_error``).
+        stop_reason: why the loop ended (a :class:`StopReason`).
         model: a label for the model; it says "scripted" for scripted stand-ins.
         scripted: True when the model is a scripted stand-in, not a real LLM.
         dialect: the connection's SQL dialect.
@@ -281,7 +240,7 @@ class AskResult:
     attempts: list[Attempt] = field(default_factory=list)
     fallback: Fallback | None = None
     message: str | None = None
-    stop_reason: str | None = None
+    stop_reason: StopReason | None = None
     model: str = ""
     scripted: bool = False
     dialect: str | None = None

@@ -28,6 +28,7 @@ BENCHMARKS = ROOT.parent / "benchmarks"
 CORE_PACKAGES = ("agent", "sql", "diagnose", "result_check", "schema", "fallback", "vote")
 CORE_MODULES = (
     "result",
+    "kinds",
     "options",
     "prices",
     "text",
@@ -289,3 +290,118 @@ def test_the_diagnosis_holds_no_engine_wording():
         if word in path.read_text()
     )
     assert not found
+
+
+def _result_fields() -> tuple[set[str], set[str]]:
+    """The fields of the result records (AskResult, Attempt, Fallback), and those of them that
+    hold a container (a list or a dict, whose contents could be changed in place)."""
+    from dataclasses import fields
+
+    from cadet_magic.result import AskResult, Attempt, Fallback
+
+    names: set[str] = set()
+    containers: set[str] = set()
+    for record in (AskResult, Attempt, Fallback):
+        for f in fields(record):
+            names.add(f.name)
+            if str(f.type).startswith(("list", "dict")):
+                containers.add(f.name)
+    return names, containers
+
+
+#: Objects that are no result records but have attributes named like a result's fields.
+NOT_RESULTS = {
+    "ctx": "the steps' Context: the run's counters (model calls, prompts sent)",
+    "bar": "a widget of the panel's (its SQL bar)",
+    "self.actions": "the panel's action bar (the result it acts on)",
+    "frame": "a pandas DataFrame (its columns renamed)",
+    "args": "argparse's namespace (the magic's line)",
+}
+
+#: The methods that change a list or a dict in place.
+_CHANGING = {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "sort"}
+
+
+def result_changes(tree: ast.AST, names: set[str], containers: set[str]) -> list[str]:
+    """Where ``tree`` assigns a result's field after construction (``r.sql = ...``, ``r.a, r.b
+    = ...``, ``r.rows += ...``), or changes a container field in place
+    (``r.provenance["k"] = ...``, ``r.warnings.append(...)``); ``self``'s own attributes are a
+    class's business (every result record is frozen: see the test below).
+
+    Example:
+        >>> code = "r.ok = True\\nself.sql = 1\\nr.provenance['n'] = 2\\nr.warnings.append(3)"
+        >>> result_changes(ast.parse(code), {"ok", "sql"}, {"provenance", "warnings"})
+        ['1: r.ok', "3: r.provenance['n']", '4: r.warnings.append']
+    """
+
+    def owner(node: ast.Attribute) -> bool:
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            return False
+        return ast.unparse(node.value) not in NOT_RESULTS
+
+    found: list[str] = []
+
+    def target(node: ast.expr, line: int) -> None:
+        if isinstance(node, ast.Tuple | ast.List):
+            for element in node.elts:
+                target(element, line)
+        elif isinstance(node, ast.Starred):
+            target(node.value, line)
+        elif isinstance(node, ast.Attribute) and node.attr in names and owner(node):
+            found.append(f"{line}: {ast.unparse(node)}")
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in containers
+            and owner(node.value)
+        ):
+            found.append(f"{line}: {ast.unparse(node)}")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                target(t, node.lineno)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            target(node.target, node.lineno)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _CHANGING
+            and isinstance(node.func.value, ast.Attribute)
+            and node.func.value.attr in containers
+            and owner(node.func.value)
+        ):
+            found.append(f"{node.lineno}: {ast.unparse(node.func)}")
+    return found
+
+
+def test_no_result_is_changed_after_it_is_built():
+    """A result is built once: nowhere in the package is a field of an AskResult, Attempt or
+    Fallback assigned, or a list or dict it holds changed, after construction (an edge adds
+    what only it has to a copy, with dataclasses.replace)."""
+    names, containers = _result_fields()
+    assert {"provenance", "warnings", "attempts"} <= containers
+    changes = {
+        name: found
+        for name, path in MODULES.items()
+        if (found := result_changes(ast.parse(path.read_text()), names, containers))
+    }
+    assert changes == {}
+
+
+def test_the_result_records_are_frozen_and_typed():
+    import dataclasses
+    import typing
+
+    from cadet_magic.diagnose.category import Category
+    from cadet_magic.result import AskResult, Attempt, Fallback, Outcome, Phase, StopReason
+
+    for record in (AskResult, Attempt, Fallback):
+        assert record.__dataclass_params__.frozen, record  # type: ignore[attr-defined]
+    hints = {r: typing.get_type_hints(r) for r in (AskResult, Attempt, Fallback)}
+    assert hints[Attempt]["outcome"] is Outcome and hints[Attempt]["phase"] is Phase
+    assert hints[Attempt]["category"] == Category | None
+    assert hints[Fallback]["reason"] is StopReason
+    assert hints[AskResult]["stop_reason"] == StopReason | None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        AskResult("q").ok = True  # type: ignore[misc]

@@ -174,7 +174,7 @@ class Reading:
     preview: tuple = ()
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class AskingResult(AskResult):
     asks: bool = False
     readings: tuple[Reading, ...] = ()

@@ -37,6 +37,7 @@ def test_every_ask_keyword_is_an_option():
         "code_runner",
         "metrics",
         "follow",
+        "number",
     }
     assert set(params) - not_options <= set(AskOptions.names())
 

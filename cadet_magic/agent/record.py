@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cadet_magic.agent.state import AskState
+from cadet_magic.diagnose.category import Category
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.result import Attempt, Outcome, Phase
 from cadet_magic.sql.normalize import normalize_sql, sql_diff
@@ -33,7 +34,7 @@ def executed(state: AskState) -> bool:
     return state.work.execution is not None
 
 
-def outcome_of(state: AskState, ok: bool) -> tuple[str, str | None]:
+def outcome_of(state: AskState, ok: bool) -> tuple[Outcome, str | None]:
     """The attempt's outcome and message, derived once from its diagnosis."""
     work = state.work
     if work.model_error:
@@ -42,7 +43,7 @@ def outcome_of(state: AskState, ok: bool) -> tuple[str, str | None]:
         return Outcome.ok, None
     if work.diagnosis is None:  # pragma: no cover - a failed attempt is always diagnosed
         return Outcome.error, None
-    return work.diagnosis.outcome, work.diagnosis.error
+    return Outcome(work.diagnosis.outcome), work.diagnosis.error
 
 
 def same_phase(state: AskState) -> list[Attempt]:
@@ -158,7 +159,7 @@ def provisional_attempt(
         number=state.attempt,
         sql=work.sql,
         outcome=outcome,
-        category=diagnosis.category.value if diagnosis is not None else None,
+        category=Category(diagnosis.category) if diagnosis is not None else None,
         error=error,
         timings=dict(work.timings),
         phase=state.phase,
@@ -206,7 +207,11 @@ def close_attempt(
         number=state.attempt,
         sql=state.work.sql,
         outcome=outcome,
-        category=diagnosis.category.value if diagnosis is not None and outcome != "ok" else None,
+        category=(
+            Category(diagnosis.category)
+            if diagnosis is not None and outcome != Outcome.ok
+            else None
+        ),
         error=error,
         feedback=(
             feedback_text(diagnosis, state.options.feedback, state.options.share)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent import fallback_phase, routes, steps, vote_phase
+from cadet_magic.agent.inputs import RunInputs
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
@@ -128,11 +129,7 @@ def run_agent(
     frame_maker: Callable[[list[str], list[tuple]], Any] | None = None,
     schema: Schema | None = None,
     on_event: Callable[[Event], None] | None = None,
-    model_label: str = "",
-    scripted: bool = False,
-    recorded_sql: str | None = None,
-    recorded_code: str | None = None,
-    preamble: str = "",
+    inputs: RunInputs | None = None,
     sampler: Callable[..., list[Any]] | None = None,
     **overrides: Any,
 ) -> AskResult:
@@ -153,12 +150,14 @@ def run_agent(
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).
     Each model call may take ``model_timeout`` seconds at most (None: no limit of ours).
 
-    With ``recorded_sql`` the run is a rerun: the phase runs without its ``generate`` step
-    (:data:`RERUN_SQL`), so that SQL goes through the same check, runner and result check as the
-    model's would, once, and ``model`` is never called; with ``recorded_code`` too, a fallback
-    answer's SELECT and pandas code run through the fallback phase's checks and runners
-    (:data:`RERUN_FALLBACK`). ``preamble`` follows the question in the prompts (a follow-up's
-    previous answer, kept examples; see :mod:`cadet_magic.conversation`).
+    ``inputs`` (a :class:`~cadet_magic.agent.inputs.RunInputs`) is what the run is given
+    besides: the model's label, the prompt's preamble (a follow-up's previous answer, kept
+    examples; see :mod:`cadet_magic.conversation`), what the provenance records of them, the
+    answer's number in the session. With ``inputs.rerun`` (a recorded answer) the run is a
+    rerun: the phase runs without its ``generate`` step (:data:`RERUN_SQL`), so that SQL goes
+    through the same check, runner and result check as the model's would, once, and ``model``
+    is never called; with the recorded pandas code too, a fallback answer's SELECT and code run
+    through the fallback phase's checks and runners (:data:`RERUN_FALLBACK`).
 
     With ``candidates`` above 1 the vote follows the SQL phase (:mod:`.vote_phase`): more
     answers sampled from the first prompt, each checked and run like an attempt, the answer
@@ -167,13 +166,15 @@ def run_agent(
     :func:`cadet_magic.llm.sampling.sampler_for`).
     """
     # a stand-in's replies are a script: it votes only when asked to. A stand-in declares
-    # itself (``cadet_scripted``), or the edge that loaded it says so (``scripted``)
-    stand_in = scripted or bool(getattr(model, "cadet_scripted", False))
+    # itself (``cadet_scripted``), or the edge that loaded it says so (``inputs.scripted``)
+    inputs = inputs if inputs is not None else RunInputs()
+    recorded = inputs.rerun
+    stand_in = inputs.scripted or bool(getattr(model, "cadet_scripted", False))
     opts = candidates_for(merged(options, **overrides), stand_in)
     phases: dict[str, PhaseSpec] = PHASES
-    if recorded_sql is not None:
+    if recorded is not None:
         opts = opts.replace(max_attempts=1)
-        rerun = RERUN_SQL if recorded_code is None else RERUN_FALLBACK
+        rerun = RERUN_SQL if recorded.code is None else RERUN_FALLBACK
         phases = {rerun.name: rerun}
     ctx = steps.Context(
         model=model,
@@ -181,8 +182,8 @@ def run_agent(
         schema=schema,
         code_runner=code_runner,
         frame_maker=frame_maker,
-        preamble=preamble,
-        rerun=recorded_sql is not None,
+        preamble=inputs.preamble,
+        rerun=recorded is not None,
         sampler=sampler,
     )
     state = initial_state(
@@ -190,11 +191,11 @@ def run_agent(
     )
     first = next(iter(phases.values()))
     state = state.replace(phase=first.name, work=first.begin(1))
-    if recorded_sql is not None:
-        state = state.with_work(sql=recorded_sql)
-        if recorded_code is not None:
+    if recorded is not None:
+        state = state.with_work(sql=recorded.sql)
+        if recorded.code is not None:
             fallback_phase.prepare(ctx)
-            state = state.with_work(code=recorded_code)
+            state = state.with_work(code=recorded.code)
     start = time.perf_counter()
     step = "read_schema"
     max_steps = 20 * (opts.max_attempts + (opts.candidates or 1) + 2)
@@ -211,9 +212,7 @@ def run_agent(
             break
     else:  # pragma: no cover - the routes guarantee termination
         raise RuntimeError("agent did not terminate")
-    return to_result(
-        state, phases[state.phase], ctx, time.perf_counter() - start, model_label, scripted
-    )
+    return to_result(state, phases[state.phase], ctx, time.perf_counter() - start, inputs)
 
 
 def truncation_note(why: str, state: AskState) -> str:
@@ -236,11 +235,11 @@ def to_result(
     phase: PhaseSpec,
     ctx: steps.Context,
     elapsed: float,
-    model_label: str,
-    scripted: bool,
+    inputs: RunInputs,
 ) -> AskResult:
-    """The final state as an :class:`AskResult` (rows as plain tuples; the edge adds a DataFrame
-    for SQL answers; a fallback answer is already one); ``phase``: the one the run ended in."""
+    """The final state as an :class:`AskResult`, built once (rows as plain tuples; the edge adds
+    a DataFrame for SQL answers; a fallback answer is already one); ``phase``: the one the run
+    ended in; ``inputs``: what the run was given (its label, provenance, number, rerun)."""
     answer = state.answer
     execution = answer.execution if answer is not None else state.work.execution
     attempts = [a for a in state.attempts if a.phase == Phase.sql]
@@ -278,7 +277,10 @@ def to_result(
         warnings = list(answer.warnings)
     else:
         warnings = list(phase.warnings(state))
-    result = AskResult(
+    agreement, competing, uncertain = (
+        vote_phase.outcome(state) if ok and fallback is None else (None, [], False)
+    )
+    draft = AskResult(
         question=state.question,
         ok=ok,
         sql=sql,
@@ -290,22 +292,55 @@ def to_result(
         attempts=attempts,
         fallback=fallback,
         stop_reason=state.stop_reason,
-        model=model_label,
-        scripted=scripted,
+        model=inputs.model_label,
+        scripted=inputs.scripted,
         dialect=state.target.name,
         connection=state.connection,
         elapsed=elapsed,
         model_calls=ctx.model_calls,
         warnings=warnings,
         candidates=candidates,
+        agreement=agreement,
+        competing=competing,
+        uncertain=uncertain,
+        prompts=list(ctx.prompts),
     )
-    if ok and fallback is None:
-        result.agreement, result.competing, result.uncertain = vote_phase.outcome(state)
-    if not ok:
-        result.message = failure_message(result)
-    result.prompts = list(ctx.prompts)
-    result.provenance = build_provenance(result, schema=state.schema, share=state.options.share)
-    return result
+    provenance = build_provenance(
+        draft, schema=state.schema, share=state.options.share, extra=inputs.context_record()
+    )
+    if inputs.number is not None and draft.final_sql:
+        provenance["number"] = inputs.number
+    recorded = inputs.rerun
+    if recorded is None:
+        message = None if ok else failure_message(draft)
+    else:
+        now = (provenance.get("database") or {}).get("schema_fingerprint")
+        changed = bool(recorded.schema_fingerprint and now and recorded.schema_fingerprint != now)
+        message = None if ok else rerun_failure(draft, changed)
+        if ok and changed:
+            warnings = [*warnings, SCHEMA_CHANGED]
+    return dataclasses.replace(draft, message=message, provenance=provenance, warnings=warnings)
+
+
+#: The warning of a rerun whose recorded SQL still runs on a schema that changed since.
+SCHEMA_CHANGED = (
+    "The schema changed since this SQL was recorded; it still runs, but check the "
+    "answer (or run %%ask without --rerun to ask the model again)."
+)
+
+
+def rerun_failure(result: AskResult, changed: bool) -> str:
+    """The one line a rerun that no longer runs shows (``changed``: the schema changed since the
+    answer was recorded)."""
+    last = result.all_attempts[-1] if result.all_attempts else None
+    what = (last.category or last.outcome) if last is not None else "failed"
+    if last is not None and last.error:
+        what += f" ({first_line(last.error, 160)})"
+    since = " (the schema changed since it was recorded)" if changed else ""
+    return (
+        f"The recorded SQL no longer runs here{since}: {what}. Run %%ask without --rerun "
+        "to ask the model again."
+    )
 
 
 #: The browser kernel (Pyodide): what to do without pandas differs there.

@@ -31,7 +31,7 @@ from typing import Any
 
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.options import AskOptions, merged
-from cadet_magic.result import Attempt, Phase, Tokens
+from cadet_magic.result import Attempt, Phase, StopReason, Tokens
 from cadet_magic.runner import RunResult
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
@@ -142,7 +142,7 @@ class AskState:
     forms: tuple[str, ...] = ()
     kept: Candidate | None = None
     answer: Candidate | None = None
-    stop_reason: str | None = None
+    stop_reason: StopReason | None = None
     vote: Tally | None = None
 
     @property

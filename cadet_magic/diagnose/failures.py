@@ -33,7 +33,7 @@ from cadet_magic.diagnose.feedback import no_sql_feedback
 from cadet_magic.diagnose.found import found
 from cadet_magic.diagnose.model import Category, Diagnosis
 from cadet_magic.diagnose.router import engine_diagnosis
-from cadet_magic.result import Outcome
+from cadet_magic.kinds import Outcome
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal

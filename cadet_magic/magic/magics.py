@@ -237,6 +237,8 @@ class AskMagic(Magics, OptionTraits):
                     **({} if args.candidates is None else {"candidates": args.candidates}),
                 )
                 on_event = display.update if display is not None else None
+                # the number the session gives the answer when it has SQL (History.add)
+                number = len(self.history.answers) + 1
                 if recorded is not None:
                     from cadet_magic.api import rerun as rerun_answer
 
@@ -246,6 +248,7 @@ class AskMagic(Magics, OptionTraits):
                         con,
                         code=recorded[1].get("code"),
                         recorded=recorded[1],
+                        number=number,
                         options=options,
                         on_event=on_event,
                     )
@@ -258,16 +261,13 @@ class AskMagic(Magics, OptionTraits):
                         namespace=ns,
                         metrics=self.metrics,
                         follow=followed,
+                        number=number,
                     )
         except (Exception, KeyboardInterrupt) as e:  # noqa: BLE001 - each becomes one line
             if display is not None:
                 display.close()
             raise usage_error(e, label, args.con) from None
-        number = self.history.add(result)
-        if number is not None:
-            result.provenance["number"] = number
-            if followed is not None:
-                result.provenance["followed"] = followed.as_dict()
+        self.history.add(result)
         self.last = result
         ns["_ask"] = result
         if args.out and result.df is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from cadet_magic.agent.inputs import RunInputs
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.metrics import SessionMetrics
@@ -74,7 +75,7 @@ def ask(con, replies, **kw):
     events = []
     result = run_agent(
         "A question about countries", model=model, runner=resolve_runner(con),
-        on_event=events.append, scripted=True, **kw,
+        on_event=events.append, inputs=RunInputs(scripted=True), **kw,
     )  # fmt: skip
     return result, model, events
 

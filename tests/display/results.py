@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from html.parser import HTMLParser
 
@@ -100,17 +101,21 @@ def with_fallback(result: AskResult) -> AskResult:
         timings={"generate": 0.01, "execute": 0.002},
         phase="fallback",
     )
-    result.fallback = Fallback(
+    fallback = Fallback(
         sql=attempt.sql,
         code=attempt.code,
         result=None,
         ok=True,
         attempts=[attempt],
     )
-    result.ok = True
-    result.sql = None
-    result.columns, result.rows = ["name", "amount"], [("Ann", 17.5), ("Bob", 32.5)]
-    return result
+    return dataclasses.replace(
+        result,
+        fallback=fallback,
+        ok=True,
+        sql=None,
+        columns=["name", "amount"],
+        rows=[("Ann", 17.5), ("Bob", 32.5)],
+    )
 
 
 class _Text(HTMLParser):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cadet_magic.display.static import mimebundle, render_html
@@ -139,9 +141,13 @@ def test_real_fallback_run():
 def test_failed_fallback_says_so():
     result, _ = run(CORRECTED)
     result = with_fallback(result)
-    result.fallback.ok = False
-    result.ok = False
-    result.message = "No answer: all 2 attempt(s) failed."
+    assert result.fallback is not None
+    result = dataclasses.replace(
+        result,
+        fallback=dataclasses.replace(result.fallback, ok=False),
+        ok=False,
+        message="No answer: all 2 attempt(s) failed.",
+    )
     assert not answered_by_fallback(result)
     text = render_text(result)
     assert "no answer either" in text and "Answer from the fallback" not in text

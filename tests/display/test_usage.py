@@ -4,6 +4,7 @@ with usage metadata)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -43,7 +44,7 @@ def test_text_and_static_html_show_tokens_per_attempt_and_in_total():
     status = page.split("Done:", 1)[1]
     assert "in 2 call(s)" in status and "tokens 2,624 in / 83 out" in status
     assert "cost" not in page  # no price given
-    r.cost = cost_of(r.tokens, (0.15, 0.60))
+    r = dataclasses.replace(r, cost=cost_of(r.tokens, (0.15, 0.60)))
     assert "cost 0.000443" in html_text(render_html(r)) and "cost 0.000443" in render_text(r)
 
 
@@ -68,7 +69,7 @@ def test_live_panel_shows_running_totals_and_the_final_cost():
     assert "tokens 2,624 in / 83 out" in shown[-1]
     first = html_text(p.attempts.children[0].value)
     assert "tokens 1,200 in / 40 out" in first
-    r.cost = 0.0004
+    r = dataclasses.replace(r, cost=0.0004)
     p.finish(r)
     status = html_text(p.status.value)
     assert "Done" in status and "in 2 call(s)" in status and "tokens 2,624 in / 83 out" in status

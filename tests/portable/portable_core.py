@@ -76,6 +76,7 @@ EDGE_MODULES = (
     "psycopg2",
 )
 
+from cadet_magic.agent.inputs import RunInputs  # noqa: E402
 from cadet_magic.agent.run import run_agent  # noqa: E402
 from cadet_magic.db.sqlite import SQLiteRunner  # noqa: E402
 from cadet_magic.errors import QueryTimeout  # noqa: E402
@@ -291,7 +292,11 @@ def fallback_question(runner: SQLiteRunner, model: ScriptedModel, label: str) ->
     if agent_run.PHASES["sql"].next is None:
         return {"available": False, "reason": "pending: the agent has no fallback phase yet"}
     r = run_agent(
-        Q_MEDIAN, model=model, runner=runner, max_attempts=2, model_label=label, scripted=True
+        Q_MEDIAN,
+        model=model,
+        runner=runner,
+        max_attempts=2,
+        inputs=RunInputs(model_label=label, scripted=True),
     )
     fb = r.fallback
     return {
@@ -334,10 +339,14 @@ def main() -> dict:
     model = ScriptedModel(REPLIES)
     label = f"scripted: {ScriptedModel.label}"
 
-    city = run_agent(Q_CITY, model=model, runner=runner, model_label=label, scripted=True)
+    city = run_agent(
+        Q_CITY, model=model, runner=runner, inputs=RunInputs(model_label=label, scripted=True)
+    )
     city_prompts = list(model.prompts)
     model.prompts.clear()
-    pending = run_agent(Q_PENDING, model=model, runner=runner, model_label=label, scripted=True)
+    pending = run_agent(
+        Q_PENDING, model=model, runner=runner, inputs=RunInputs(model_label=label, scripted=True)
+    )
     pending_summary = result_summary(pending, model)
     city_summary = {**result_summary(city, model), "prompts": city_prompts}
     model.prompts.clear()

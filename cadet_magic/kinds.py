@@ -1,0 +1,65 @@
+"""The kinds of a run's records, as enums (standard library only): what happened to an attempt
+(:class:`Outcome`), the phase it belongs to (:class:`Phase`) and why a run ended
+(:class:`StopReason`). The result records (:mod:`cadet_magic.result`) and the diagnosis
+(:mod:`cadet_magic.diagnose`) both use them, so they import neither each other nor the rest.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """What happened to an attempt (a ``str``: compares equal to its value).
+
+    Example:
+        >>> Outcome.refused == "refused", f"{Outcome.no_sql}"
+        (True, 'no_sql')
+    """
+
+    ok = "ok"
+    refused = "refused"
+    error = "error"
+    timeout = "timeout"
+    no_sql = "no_sql"
+    model_error = "model_error"
+    #: The SQL ran, but the result check found a filter value that does not occur.
+    suspect = "suspect"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Phase(StrEnum):
+    """Which phase an attempt belongs to: the SQL phase, the vote's candidate answers, then the
+    simple SELECT + pandas one.
+
+    Example:
+        >>> [str(p) for p in Phase]
+        ['sql', 'vote', 'fallback']
+    """
+
+    sql = "sql"
+    vote = "vote"
+    fallback = "fallback"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class StopReason(StrEnum):
+    """Why a run ended (``AskResult.stop_reason``; also why the SQL phase handed over).
+
+    Example:
+        >>> StopReason("max_attempts") is StopReason.max_attempts
+        True
+    """
+
+    success = "success"
+    max_attempts = "max_attempts"
+    unchanged_sql = "unchanged_sql"
+    not_retryable = "not_retryable"
+    model_error = "model_error"
+
+    def __str__(self) -> str:
+        return self.value
