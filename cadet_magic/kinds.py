@@ -63,3 +63,32 @@ class StopReason(StrEnum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class StepName(StrEnum):
+    """The steps of a run, by name: the phases' declared steps (``generate``, ``check``,
+    ``execute``, ``check_result``, ``tally``, ``check_code``, ``run_code``), reading the schema
+    and the control steps every phase shares (``diagnose``, ``next_attempt``, ``hand_over``,
+    ``finish``); ``end`` is where the routes lead once the run is over (no step runs).
+
+    Example:
+        >>> StepName("check_code") is StepName.check_code, StepName.tally == "tally"
+        (True, True)
+    """
+
+    read_schema = "read_schema"
+    generate = "generate"
+    check = "check"
+    check_code = "check_code"
+    execute = "execute"
+    run_code = "run_code"
+    check_result = "check_result"
+    tally = "tally"
+    diagnose = "diagnose"
+    next_attempt = "next_attempt"
+    hand_over = "hand_over"
+    finish = "finish"
+    end = "end"
+
+    def __str__(self) -> str:
+        return self.value

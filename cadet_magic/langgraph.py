@@ -53,6 +53,7 @@ from cadet_magic.agent.phases import PHASES
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.errors import ConfigurationError
+from cadet_magic.kinds import StepName
 from cadet_magic.options import CANDIDATES_DEFAULT, UNSET, AskOptions, merged
 from cadet_magic.result import AskResult
 from cadet_magic.result_plain import from_plain, to_plain
@@ -60,7 +61,7 @@ from cadet_magic.result_plain import from_plain, to_plain
 __all__ = ["GraphState", "build_graph", "node_name"]
 
 #: The control steps every phase has besides its declared ones (the pipeline's).
-CONTROL = ("diagnose", "next_attempt", "hand_over", "finish")
+CONTROL = (StepName.diagnose, StepName.next_attempt, StepName.hand_over, StepName.finish)
 #: Marks a result kept as plain data in a checkpoint.
 _PLAIN_KEY = "cadet_magic.AskResult"
 
@@ -151,11 +152,11 @@ def _later(phase: PhaseSpec) -> Iterator[PhaseSpec]:
         nxt = nxt.next
 
 
-def _first_steps(phase: PhaseSpec) -> list[str]:
+def _first_steps(phase: PhaseSpec) -> list[StepName]:
     """The steps a new attempt of ``phase`` may start with: up to the first that applies to
     an attempt that has just begun."""
     fresh = initial_state("", target=None).replace(phase=phase.name, work=phase.begin(1))
-    out = []
+    out: list[StepName] = []
     for s in phase.steps:
         out.append(s.name)
         if s.when(fresh):
@@ -163,41 +164,45 @@ def _first_steps(phase: PhaseSpec) -> list[str]:
     return out
 
 
-def ends(phase: PhaseSpec, step: str) -> list[str]:
+def ends(phase: PhaseSpec, step: StepName) -> list[str]:
     """The nodes the route after ``step`` of ``phase`` may lead to."""
 
     def own(name: str) -> str:
         return node_name(phase.name, name)
 
-    if step == "read_schema":
+    if step == StepName.read_schema:
         return [own(s) for s in _first_steps(phase)]
-    if step == "finish":
+    if step == StepName.finish:
         return ["answer"]
-    if step == "next_attempt":
+    if step == StepName.next_attempt:
         return [own(s) for s in _first_steps(phase)]
-    if step == "hand_over":
+    if step == StepName.hand_over:
         return [node_name(p.name, s) for p in _later(phase) for s in _first_steps(p)]
-    tail = [own("next_attempt"), *([own("hand_over")] if phase.next else []), own("finish")]
-    if step == "diagnose":
+    tail = [
+        own(StepName.next_attempt),
+        *([own(StepName.hand_over)] if phase.next else []),
+        own(StepName.finish),
+    ]
+    if step == StepName.diagnose:
         return tail
     names = phase.names()
-    return [own(s) for s in names[names.index(step) + 1 :]] + [own("diagnose"), *tail]
+    return [own(s) for s in names[names.index(step) + 1 :]] + [own(StepName.diagnose), *tail]
 
 
-def _router(phase: PhaseSpec, step: str) -> Callable[[GraphState], str]:
+def _router(phase: PhaseSpec, step: StepName) -> Callable[[GraphState], str]:
     """The route after ``step`` of ``phase`` (:func:`cadet_magic.agent.routes.route`), as the
     node it leads to (a hand-over leads into the phase the state is in now)."""
 
     def route(state: GraphState) -> str:
         run = state["run"]
         nxt = routes.route(phase, step, run)
-        return "answer" if nxt == "end" else node_name(run.phase, nxt)
+        return "answer" if nxt == StepName.end else node_name(run.phase, nxt)
 
     route.__name__ = f"route_after_{phase.name}_{step}"
     return route
 
 
-def _step_node(phase: PhaseSpec, step: str) -> Any:
+def _step_node(phase: PhaseSpec, step: StepName) -> Any:
     """The node running ``step`` of ``phase``: the pipeline's own function for it."""
     from cadet_magic.agent.run import _anticipate
 
@@ -250,10 +255,12 @@ def build_graph(
         return {"result": plain_result(_answer(state["run"], state["setup"], metrics))}
 
     graph = StateGraph(GraphState, input_schema=GraphInput, output_schema=GraphOutput)
-    graph.add_node("read_schema", read_schema)
-    graph.add_edge(START, "read_schema")
+    graph.add_node(StepName.read_schema, read_schema)
+    graph.add_edge(START, StepName.read_schema)
     graph.add_conditional_edges(
-        "read_schema", _router(first, "read_schema"), ends(first, "read_schema")
+        StepName.read_schema,
+        _router(first, StepName.read_schema),
+        ends(first, StepName.read_schema),
     )
     for phase in PHASES.values():
         for step in (*phase.names(), *CONTROL):

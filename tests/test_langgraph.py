@@ -19,6 +19,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 import cadet_magic
+from cadet_magic.agent.events import RunDone
 from cadet_magic.agent.phases import PHASES
 from cadet_magic.langgraph import CONTROL, build_graph, node_name
 from cadet_magic.llm import ScriptedModel
@@ -107,6 +108,7 @@ def test_the_graph_runs_the_steps_ask_runs(case):
     events = []
     cadet_magic.ask(QUESTION, con=database(), model=model(case["replies"]),
                     on_event=events.append, **case["options"])  # fmt: skip
+    assert isinstance(events.pop(), RunDone)
     expected, phase = ["read_schema"], events[0].phase
     for e in events[1:]:  # a hand-over is a step of the phase that hands over
         expected.append(node_name(phase, e.step))

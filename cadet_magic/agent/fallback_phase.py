@@ -50,6 +50,7 @@ from cadet_magic.diagnose.shared import with_shared_feedback
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.check import check_code as check_python
 from cadet_magic.fallback.run import CodeError, CodeRun
+from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
 from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.normalize import sql_diff
@@ -190,7 +191,7 @@ def check_code(state: AskState, ctx: Context) -> AskState:
     """Runs the code check on the pandas code (its Python syntax tree)."""
     t0 = time.perf_counter()
     verdict = check_python(code_work(state).code or "")
-    return state.with_work(code_check=verdict).timed("check_code", time.perf_counter() - t0)
+    return state.with_work(code_check=verdict).timed(StepName.check_code, time.perf_counter() - t0)
 
 
 def execute(state: AskState, ctx: Context) -> AskState:
@@ -225,14 +226,14 @@ def run_code(state: AskState, ctx: Context) -> AskState:
             row_limit=options.row_limit,
             result_bytes=options.result_bytes,
         )
-    return state.with_work(code_run=result).timed("run_code", time.perf_counter() - t0)
+    return state.with_work(code_run=result).timed(StepName.run_code, time.perf_counter() - t0)
 
 
 def diagnose(state: AskState, ctx: Context) -> AskState:
     """The attempt's failure as one :class:`Diagnosis` (see :func:`diagnosis`)."""
     t0 = time.perf_counter()
     found = diagnosis(state)
-    return state.with_work(diagnosis=found).timed("diagnose", time.perf_counter() - t0)
+    return state.with_work(diagnosis=found).timed(StepName.diagnose, time.perf_counter() - t0)
 
 
 def diagnosis(state: AskState) -> Diagnosis:

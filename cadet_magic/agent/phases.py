@@ -11,7 +11,7 @@ finish) are the same for all three (:mod:`cadet_magic.agent.pipeline`,
 Example:
     >>> from cadet_magic.agent.state import initial_state
     >>> waiting = initial_state("q", target="sqlite").replace(work=fb.CodeWork(code="result = df"))
-    >>> [s.name for s in FALLBACK_PHASE.steps if s.when(waiting)]
+    >>> [str(s.name) for s in FALLBACK_PHASE.steps if s.when(waiting)]
     ['generate', 'check_code', 'execute', 'run_code']
     >>> [str(name) for name in PHASES]
     ['sql', 'vote', 'fallback']
@@ -25,6 +25,7 @@ from cadet_magic.agent import sql_phase as sql
 from cadet_magic.agent import vote_phase as vote
 from cadet_magic.agent.pipeline import PhaseSpec, Step
 from cadet_magic.agent.state import AskState
+from cadet_magic.kinds import StepName
 from cadet_magic.result import Phase
 
 
@@ -40,12 +41,12 @@ def _never(state: AskState) -> bool:
 FALLBACK_PHASE = PhaseSpec(
     name=Phase.fallback,
     steps=(
-        Step("generate", fb.generate, fb.has_blocks),
+        Step(StepName.generate, fb.generate, fb.has_blocks),
         # The code's check runs even when the SELECT's fails: the feedback names both.
-        Step("check", fb.check, fb.has_code, when=fb.has_sql),
-        Step("check_code", fb.check_code, fb.both_checked),
-        Step("execute", fb.execute, fb.rows_fetched),
-        Step("run_code", fb.run_code, fb.code_ran_ok),
+        Step(StepName.check, fb.check, fb.has_code, when=fb.has_sql),
+        Step(StepName.check_code, fb.check_code, fb.both_checked),
+        Step(StepName.execute, fb.execute, fb.rows_fetched),
+        Step(StepName.run_code, fb.run_code, fb.code_ran_ok),
     ),
     diagnose=fb.diagnose,
     close=fb.close_attempt,
@@ -65,11 +66,11 @@ FALLBACK_PHASE = PhaseSpec(
 VOTE_PHASE = PhaseSpec(
     name=Phase.vote,
     steps=(
-        Step("generate", vote.generate, _always),
-        Step("check", steps.check_sql, _always, when=sql.has_sql),
-        Step("execute", sql.execute, _always, when=sql.checked),
-        Step("check_result", sql.check_result, _always, when=sql.ran),
-        Step("tally", vote.tally, _always),
+        Step(StepName.generate, vote.generate, _always),
+        Step(StepName.check, steps.check_sql, _always, when=sql.has_sql),
+        Step(StepName.execute, sql.execute, _always, when=sql.checked),
+        Step(StepName.check_result, sql.check_result, _always, when=sql.ran),
+        Step(StepName.tally, vote.tally, _always),
     ),
     diagnose=vote.nothing_to_diagnose,
     close=vote.close_attempt,
@@ -92,10 +93,10 @@ VOTE_PHASE = PhaseSpec(
 SQL_PHASE = PhaseSpec(
     name=Phase.sql,
     steps=(
-        Step("generate", sql.generate, sql.has_sql),
-        Step("check", steps.check_sql, sql.checked),
-        Step("execute", sql.execute, sql.ran),
-        Step("check_result", sql.check_result, sql.clean),
+        Step(StepName.generate, sql.generate, sql.has_sql),
+        Step(StepName.check, steps.check_sql, sql.checked),
+        Step(StepName.execute, sql.execute, sql.ran),
+        Step(StepName.check_result, sql.check_result, sql.clean),
     ),
     diagnose=sql.diagnose,
     close=record.close_attempt,

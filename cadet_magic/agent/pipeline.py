@@ -25,11 +25,11 @@ without a model) is a declaration like any other: the pipeline starts at its fir
 
 Example (the SQL phase's attempt, as declared in :mod:`cadet_magic.agent.phases`):
     >>> from cadet_magic.agent.phases import SQL_PHASE
-    >>> SQL_PHASE.names()
+    >>> tuple(map(str, SQL_PHASE.names()))
     ('generate', 'check', 'execute', 'check_result')
-    >>> SQL_PHASE.next.names()  # the vote's: each candidate checked, run and tallied
+    >>> tuple(map(str, SQL_PHASE.next.names()))  # the vote's: each candidate checked, run and tallied
     ('generate', 'check', 'execute', 'check_result', 'tally')
-    >>> SQL_PHASE.next.next.names()  # the fallback's
+    >>> tuple(map(str, SQL_PHASE.next.next.names()))  # the fallback's
     ('generate', 'check', 'check_code', 'execute', 'run_code')
 """
 
@@ -44,6 +44,7 @@ from cadet_magic.agent import record
 from cadet_magic.agent.routes import candidate, decide, following
 from cadet_magic.agent.state import AskState, Candidate, Work
 from cadet_magic.agent.steps import Context
+from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, StopReason
 
 log = logging.getLogger("cadet_magic")
@@ -80,7 +81,7 @@ class Step:
     the attempt goes on after it (else it is diagnosed), and ``when(state)``: whether it applies
     to this attempt (a step that does not is skipped)."""
 
-    name: str
+    name: StepName
     run: StepFunction
     passed: Test
     when: Test = _always
@@ -128,28 +129,28 @@ class PhaseSpec:
     enters: Test = _always
     after_answer: bool = False
 
-    def names(self) -> tuple[str, ...]:
+    def names(self) -> tuple[StepName, ...]:
         """The names of the attempt's steps, in order."""
         return tuple(s.name for s in self.steps)
 
-    def step(self, name: str) -> Step:
+    def step(self, name: StepName) -> Step:
         """The declared step called ``name``."""
         for s in self.steps:
             if s.name == name:
                 return s
         raise KeyError(name)
 
-    def first(self, state: AskState) -> str:
+    def first(self, state: AskState) -> StepName:
         """The name of the attempt's first step that applies."""
         return next(s.name for s in self.steps if s.when(state))
 
-    def node(self, name: str) -> StepFunction:
+    def node(self, name: StepName) -> StepFunction:
         """The function that runs step ``name``: a declared step or a control step."""
-        control: dict[str, StepFunction] = {
-            "diagnose": self.diagnose,
-            "next_attempt": self._next_attempt,
-            "hand_over": self._hand_over,
-            "finish": self._finish,
+        control: dict[StepName, StepFunction] = {
+            StepName.diagnose: self.diagnose,
+            StepName.next_attempt: self._next_attempt,
+            StepName.hand_over: self._hand_over,
+            StepName.finish: self._finish,
         }
         return control[name] if name in control else self.step(name).run
 

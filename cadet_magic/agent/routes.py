@@ -23,23 +23,42 @@ Example (the SQL phase, declared in :mod:`cadet_magic.agent.phases`):
     >>> str(decide(s, SQL_PHASE))
     'max_attempts'
     >>> decide(s.replace(options=s.options.replace(fallback=True)), SQL_PHASE)
-    'hand_over'
-    >>> route(SQL_PHASE, "generate", initial_state("q", target="duckdb"))  # no SQL in the reply
-    'diagnose'
+    <Decision.hand_over: 'hand_over'>
+    >>> route(SQL_PHASE, StepName.generate, initial_state("q", target="duckdb"))  # no SQL
+    <StepName.diagnose: 'diagnose'>
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from cadet_magic.agent.state import AskState, Candidate, better
+from cadet_magic.kinds import StepName
 from cadet_magic.result import StopReason
 
 if TYPE_CHECKING:
     from cadet_magic.agent.pipeline import PhaseSpec
 
+
+class Decision(StrEnum):
+    """What the retry policy decides after a failed attempt besides stopping (a
+    :class:`~cadet_magic.result.StopReason`): another attempt, or the next phase.
+
+    Example:
+        >>> Decision("retry") is Decision.retry, str(Decision.hand_over)
+        (True, 'hand_over')
+    """
+
+    retry = "retry"
+    hand_over = "hand_over"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 #: The decision that hands the run over to the next phase.
-HAND_OVER = "hand_over"
+HAND_OVER = Decision.hand_over
 
 
 def candidate(state: AskState, phase: PhaseSpec) -> Candidate | None:
@@ -58,7 +77,7 @@ def following(phase: PhaseSpec, state: AskState, answered: bool) -> PhaseSpec | 
     return nxt
 
 
-def decide(state: AskState, phase: PhaseSpec) -> str:
+def decide(state: AskState, phase: PhaseSpec) -> StopReason | Decision:
     """After a failed attempt: ``retry``, ``hand_over`` (to the next phase) or the reason to
     stop; the one retry policy of every phase (``phase`` says what repeating the previous
     attempt means and whether it hands over at the maximum).
@@ -76,54 +95,54 @@ def decide(state: AskState, phase: PhaseSpec) -> str:
         return HAND_OVER if hands_over else StopReason.max_attempts
     if phase.unchanged(state):
         return HAND_OVER if hands_over else StopReason.unchanged_sql
-    return "retry"
+    return Decision.retry
 
 
-def route_after_diagnose(state: AskState, phase: PhaseSpec) -> str:
+def route_after_diagnose(state: AskState, phase: PhaseSpec) -> StepName:
     """After a failed attempt: the next attempt, the next phase, or the end."""
     decision = decide(state, phase)
-    if decision == "retry":
-        return "next_attempt"
-    return "hand_over" if decision == HAND_OVER else "finish"
+    if decision is Decision.retry:
+        return StepName.next_attempt
+    return StepName.hand_over if decision is Decision.hand_over else StepName.finish
 
 
-def route_after_step(state: AskState, phase: PhaseSpec, name: str) -> str:
+def route_after_step(state: AskState, phase: PhaseSpec, name: StepName) -> StepName:
     """After the declared step ``name``: the next step that applies, ``diagnose``, or the end."""
     if state.work.model_error:
-        return "finish"
+        return StepName.finish
     steps = phase.steps
     i = phase.names().index(name)
     if not steps[i].passed(state):
         if state.work.diagnosis is None:
-            return "diagnose"
+            return StepName.diagnose
         return route_after_diagnose(state, phase)
     later = next((s.name for s in steps[i + 1 :] if s.when(state)), None)
     return later or route_after_answer(state, phase)
 
 
-def route_after_answer(state: AskState, phase: PhaseSpec) -> str:
+def route_after_answer(state: AskState, phase: PhaseSpec) -> StepName:
     """After an attempt that passed every step: another attempt when the phase asks for more
     (``more``) and has attempts left, else the phase that follows (one that builds on the
     answer; after a vote that found none, the fallback), else the end."""
     if phase.more(state) and state.attempt < phase.limit(state):
-        return "next_attempt"
+        return StepName.next_attempt
     answered = phase.answered(state) or candidate(state, phase) is not None
     ready = phase.hands_over(state) and following(phase, state, answered) is not None
-    return "hand_over" if ready else "finish"
+    return StepName.hand_over if ready else StepName.finish
 
 
-def route(phase: PhaseSpec, step: str, state: AskState) -> str:
+def route(phase: PhaseSpec, step: StepName, state: AskState) -> StepName:
     """Where the run goes after ``step`` of ``phase`` (``"end"`` when it is over)."""
-    if step == "diagnose":
+    if step == StepName.diagnose:
         return route_after_diagnose(state, phase)
-    if step in ("read_schema", "next_attempt"):
+    if step in (StepName.read_schema, StepName.next_attempt):
         return phase.first(state)
-    if step == "hand_over":  # the phase it handed over to (the state says which)
+    if step == StepName.hand_over:  # the phase it handed over to (the state says which)
         nxt = phase.next
         while nxt is not None and nxt.name != state.phase:
             nxt = nxt.next
         assert nxt is not None
         return nxt.first(state)
-    if step == "finish":
-        return "end"
+    if step == StepName.finish:
+        return StepName.end
     return route_after_step(state, phase, step)

@@ -1,4 +1,5 @@
-"""The loop: run the nodes, follow the routes, emit an event per step.
+"""The loop: run the nodes, follow the routes, emit an event per step and one at the end
+(:mod:`cadet_magic.agent.events`).
 
 Example (a scripted model and stdlib sqlite3):
     >>> import sqlite3
@@ -19,14 +20,15 @@ import dataclasses
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent import fallback_phase, routes, steps, vote_phase
+from cadet_magic.agent.events import AttemptProvisional, Event, RunDone, StepDone
 from cadet_magic.agent.inputs import RunInputs
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
+from cadet_magic.kinds import StepName
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
@@ -39,7 +41,7 @@ from cadet_magic.vote.default import candidates_for
 def without_generate(phase: PhaseSpec) -> PhaseSpec:
     """``phase`` for a rerun: its attempt without the ``generate`` step (the query is known, no
     model is called), once, handing over to no other phase; the same checks and runners."""
-    steps = tuple(s for s in phase.steps if s.name != "generate")
+    steps = tuple(s for s in phase.steps if s.name != StepName.generate)
     return dataclasses.replace(phase, steps=steps, next=None, hands_over=lambda state: False)
 
 
@@ -50,73 +52,25 @@ RERUN_SQL = without_generate(SQL_PHASE)
 RERUN_FALLBACK = without_generate(FALLBACK_PHASE)
 
 
-def _anticipate(step: str, state: AskState, phase: PhaseSpec, ctx: steps.Context) -> None:
+def _anticipate(step: StepName, state: AskState, phase: PhaseSpec, ctx: steps.Context) -> None:
     """After a failed attempt that the next phase may follow, the next phase gets ready (the
     fallback's code runner starts its worker) while the model writes the next attempt."""
-    if step != "diagnose" or not phase.hands_over(state):
+    if step != StepName.diagnose or not phase.hands_over(state):
         return
     nxt = routes.following(phase, state, answered=False)
     if nxt is not None and nxt.prepare:
         nxt.prepare(ctx)
 
 
-@dataclass(frozen=True)
-class Event:
-    """One finished step: its name, the state after it and the seconds since the run started.
-
-    Displays read its typed properties: where the run is (:attr:`phase`, :attr:`number` of
-    :attr:`max_attempts`), what it runs on (:attr:`dialect`, :attr:`connection`) and the
-    records: :attr:`attempts` (the finished ones) and :attr:`attempt` (the provisional record
-    of the attempt in progress), rendered with the same helpers as a finished result.
-    """
-
-    step: str
-    state: AskState
-    elapsed: float
-    #: The declaration of the phase the run is in (its provisional record).
-    spec: PhaseSpec = SQL_PHASE
-
-    @property
-    def phase(self) -> Phase:
-        """The phase the run is in after this step."""
-        return Phase(self.state.phase)
-
-    @property
-    def number(self) -> int:
-        """The number of the attempt in progress (within its phase)."""
-        return self.state.attempt
-
-    @property
-    def max_attempts(self) -> int:
-        """The most attempts the phase in progress makes (the run's option; the vote's
-        candidates besides the first answer)."""
-        return self.spec.limit(self.state)
-
-    @property
-    def dialect(self) -> str:
-        """The dialect of the connection the run asks (its name)."""
-        return self.state.target.name or ""
-
-    @property
-    def connection(self) -> str:
-        """The label of the connection the run asks."""
-        return self.state.connection
-
-    @property
-    def attempts(self) -> tuple[Attempt, ...]:
-        """The finished attempts, both phases, in order."""
-        return self.state.attempts
-
-    @property
-    def attempt(self) -> Attempt | None:
-        """The provisional record of the attempt in progress (None before the first one and
-        once the step recorded it)."""
-        if self.step == "read_schema":
-            return None
-        phase, number = self.phase, self.number
-        if any(a.phase == phase and a.number == number for a in self.attempts):
-            return None
-        return self.spec.provisional(self.state)
+def progress(step: StepName, state: AskState, elapsed: float, spec: PhaseSpec) -> Event:
+    """The event after ``step``: where the run is (``spec``: the declaration of the phase it
+    is in) and, while an attempt is in progress, its provisional record."""
+    phase, number = Phase(state.phase), state.attempt
+    where = (step, phase, number, spec.limit(state), state.target.name or "", state.connection)
+    recorded = any(a.phase == phase and a.number == number for a in state.attempts)
+    if step == StepName.read_schema or recorded:
+        return StepDone(*where, state.attempts, elapsed)
+    return AttemptProvisional(*where, state.attempts, elapsed, spec.provisional(state))
 
 
 def run_agent(
@@ -197,22 +151,25 @@ def run_agent(
             fallback_phase.prepare(ctx)
             state = state.with_work(code=recorded.code)
     start = time.perf_counter()
-    step = "read_schema"
+    step = StepName.read_schema
     max_steps = 20 * (opts.max_attempts + (opts.candidates or 1) + 2)
     for _ in range(max_steps):
         phase = phases[state.phase]
-        run = steps.read_schema if step == "read_schema" else phase.node(step)
+        run = steps.read_schema if step == StepName.read_schema else phase.node(step)
         state = run(state, ctx)
         if on_event is not None:
-            spec = phases[state.phase]
-            on_event(Event(step, state, time.perf_counter() - start, spec))
+            on_event(progress(step, state, time.perf_counter() - start, phases[state.phase]))
         _anticipate(step, state, phase, ctx)
         step = routes.route(phase, step, state)
-        if step == "end":
+        if step == StepName.end:
             break
     else:  # pragma: no cover - the routes guarantee termination
         raise RuntimeError("agent did not terminate")
-    return to_result(state, phases[state.phase], ctx, time.perf_counter() - start, inputs)
+    elapsed = time.perf_counter() - start
+    result = to_result(state, phases[state.phase], ctx, elapsed, inputs)
+    if on_event is not None:
+        on_event(RunDone(result, elapsed))
+    return result
 
 
 def truncation_note(why: str, state: AskState) -> str:

@@ -36,6 +36,7 @@ from cadet_magic.diagnose.failures import NoSQL, SuspectResult
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.diagnose.repeat import repeated
 from cadet_magic.diagnose.shared import with_shared_feedback
+from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Phase
 from cadet_magic.result_check.check import EMPTY_WARNING, check_through
 from cadet_magic.result_check.findings import ValueCheck
@@ -85,7 +86,7 @@ def check_result(state: AskState, ctx: Context) -> AskState:
         target=state.target,
         timeout=state.options.timeout,
     )
-    checked = state.with_work(value_check=vc).timed("check_result", time.perf_counter() - t0)
+    checked = state.with_work(value_check=vc).timed(StepName.check_result, time.perf_counter() - t0)
     if vc.suspect:
         suspect = SuspectResult(vc, work.sql or work.query)
         checked = checked.with_work(diagnosis=diagnose_failure(suspect))
@@ -148,7 +149,7 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
             target=state.target,
             query=query,
         )
-    return state.with_work(diagnosis=diagnosis).timed("diagnose", time.perf_counter() - t0)
+    return state.with_work(diagnosis=diagnosis).timed(StepName.diagnose, time.perf_counter() - t0)
 
 
 # -- the tests that let an attempt go on -------------------------------------------------------

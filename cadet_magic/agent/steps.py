@@ -26,6 +26,7 @@ from cadet_magic.errors import (
     ModelCallInterrupted,
     ResultTooLarge,
 )
+from cadet_magic.kinds import StepName
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
@@ -161,12 +162,14 @@ def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) ->
     except ModelCallError as e:
         seconds = time.perf_counter() - t0
         failed = state.with_work(model_error=str(e), reply=Reply(seconds=seconds), sql=None)
-        return failed.timed("generate", seconds)
+        return failed.timed(StepName.generate, seconds)
     finally:
         ctx.model_calls += 1
     seconds = time.perf_counter() - t0
     answered = Reply(reply.text, reply.tokens, seconds)
-    return state.with_work(reply=answered, sql=extract_sql(reply.text)).timed("generate", seconds)
+    return state.with_work(reply=answered, sql=extract_sql(reply.text)).timed(
+        StepName.generate, seconds
+    )
 
 
 def run_sql(state: AskState, ctx: Context, limit: int) -> AskState:
@@ -184,9 +187,9 @@ def run_sql(state: AskState, ctx: Context, limit: int) -> AskState:
         raise  # one line for the user: nothing the model can fix
     except Exception as e:  # noqa: BLE001 - the engine's error is data for the diagnosis
         failed = state.with_work(execution=None, error=e)
-        return failed.timed("execute", time.perf_counter() - t0)
+        return failed.timed(StepName.execute, time.perf_counter() - t0)
     ran = state.with_work(execution=result, error=None)
-    return ran.timed("execute", time.perf_counter() - t0)
+    return ran.timed(StepName.execute, time.perf_counter() - t0)
 
 
 def check_sql(state: AskState, ctx: Context) -> AskState:
@@ -197,7 +200,7 @@ def check_sql(state: AskState, ctx: Context) -> AskState:
     query = verdict.query
     if query is not None and query.double_quoted:
         checked = checked.with_work(sql=query.written)  # the user gets the strings in single quotes
-    return checked.timed("check", time.perf_counter() - t0)
+    return checked.timed(StepName.check, time.perf_counter() - t0)
 
 
 def read_schema(state: AskState, ctx: Context) -> AskState:

@@ -41,6 +41,7 @@ from cadet_magic.agent.steps import Context, call_model
 from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.errors import ModelCallError, ModelCallInterrupted
+from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Outcome, Phase
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.vote.answers import Agreement, Competing
@@ -168,10 +169,12 @@ def generate(state: AskState, ctx: Context) -> AskState:
         seconds = time.perf_counter() - t0
         why = str(e) or "Interrupted while drawing candidate answers: the answer found stands."
         failed = state.with_work(model_error=why, reply=Reply(seconds=seconds), sql=None)
-        return failed.timed("generate", seconds)
+        return failed.timed(StepName.generate, seconds)
     seconds = time.perf_counter() - t0
     answered = Reply(reply.text, reply.tokens, seconds)
-    return state.with_work(reply=answered, sql=extract_sql(reply.text)).timed("generate", seconds)
+    return state.with_work(reply=answered, sql=extract_sql(reply.text)).timed(
+        StepName.generate, seconds
+    )
 
 
 def _diagnosis(state: AskState) -> Any:

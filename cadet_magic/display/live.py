@@ -20,7 +20,9 @@ from collections.abc import Callable, Mapping
 from html import escape
 from typing import Any
 
+from cadet_magic.agent.events import Event, RunDone, StepDone
 from cadet_magic.display.static import STYLE, metadata, mimebundle
+from cadet_magic.kinds import Phase, StepName
 from cadet_magic.result import AskResult
 
 log = logging.getLogger("cadet_magic")
@@ -80,7 +82,15 @@ def describe_model(model: Any, namespace: Mapping[str, Any] | None) -> tuple[str
 
 #: Steps after which the agent waits on something outside the kernel (the model, the engine,
 #: the fallback's worker): the panel shows them at once, so that it says what is awaited.
-BEFORE_A_WAIT = frozenset({"read_schema", "check", "next_attempt", "check_code", "hand_over"})
+BEFORE_A_WAIT = frozenset(
+    {
+        StepName.read_schema,
+        StepName.check,
+        StepName.next_attempt,
+        StepName.check_code,
+        StepName.hand_over,
+    }
+)
 #: Seconds that must pass since the panel last changed before it shows any other step: the
 #: quick local steps between two waits (the check's verdict, a diagnosis) would otherwise each
 #: send the page its widgets' new state (in JupyterLite a later question's 15 updates cost
@@ -88,16 +98,19 @@ BEFORE_A_WAIT = frozenset({"read_schema", "check", "next_attempt", "check_code",
 QUICK_GAP = 0.25
 
 
-def shown_at_once(event: Any) -> bool:
+def shown_at_once(event: StepDone) -> bool:
     """Whether the panel shows this step whatever the pace (see :data:`BEFORE_A_WAIT`).
 
-    >>> from types import SimpleNamespace as Step
-    >>> shown_at_once(Step(step="check", phase="sql")), shown_at_once(Step(step="generate", phase="sql"))
+    >>> def done(step, phase):
+    ...     return StepDone(step, phase, 1, 3, "sqlite", "", (), 0.0)
+    >>> shown_at_once(done(StepName.check, Phase.sql)), shown_at_once(done(StepName.generate, Phase.sql))
     (True, False)
-    >>> shown_at_once(Step(step="execute", phase="fallback"))  # the pandas code runs next
+    >>> shown_at_once(done(StepName.execute, Phase.fallback))  # the pandas code runs next
     True
     """
-    return event.step in BEFORE_A_WAIT or (event.step == "execute" and event.phase == "fallback")
+    return event.step in BEFORE_A_WAIT or (
+        event.step == StepName.execute and event.phase == Phase.fallback
+    )
 
 
 class LiveDisplay:
@@ -134,9 +147,15 @@ class LiveDisplay:
         except Exception:  # noqa: BLE001 - already failing; the static bundle stays
             pass
 
-    def update(self, event: Any) -> None:
+    def update(self, event: Event) -> None:
         """Shows one agent step in the panel, unless it is a quick one too soon after the last
-        change (:data:`QUICK_GAP`); never raises."""
+        change (:data:`QUICK_GAP`); never raises. The run's end is shown by :meth:`finish`,
+        with the result the caller completed (its DataFrame, its cost)."""
+        match event:
+            case RunDone():
+                return
+            case StepDone():
+                pass
         if self.panel is None:
             return
         now = self.clock()

@@ -22,6 +22,7 @@ from typing import Any
 import ipywidgets as W
 from ipywidgets.widgets.widget_string import HTMLStyle
 
+from cadet_magic.agent.events import AttemptProvisional, Event, RunDone, StepDone
 from cadet_magic.display.actions import ActionBar, lab_frontend
 from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.static import (
@@ -172,14 +173,23 @@ class AskPanel:
 
     # -- live updates ------------------------------------------------------------------------
 
-    def update(self, event: Any) -> None:
-        """Shows one step of the agent: the attempt in progress and the status line."""
+    def update(self, event: Event) -> None:
+        """Shows one step of the agent: the attempt in progress and the status line (the run's
+        end: :meth:`finish`)."""
+        running: Attempt | None
+        match event:
+            case AttemptProvisional(attempt=running):
+                pass
+            case StepDone():
+                running = None
+            case RunDone():
+                return
         dialect, connection = event.dialect, event.connection
         if (dialect and dialect != self.dialect) or (connection and connection != self.connection):
             self.dialect = dialect or self.dialect
             self.connection = connection or self.connection
             self.header.value = self._header_value()
-        phase, number, running = event.phase, event.number, event.attempt
+        phase, number = event.phase, event.number
         for name in (Phase.sql, Phase.fallback):  # the vote's candidates: the status line
             items = [_section(a) for a in event.attempts if a.phase == name]
             if running is not None and running.phase == name:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from cadet_magic.kinds import Outcome, Phase, StepName
 from cadet_magic.result import AskResult, Attempt, Tokens, add_tokens
 from cadet_magic.text import first_line, printable
 from cadet_magic.vote.answers import Competing
@@ -44,23 +45,23 @@ PREVIEW_ROWS = 5
 
 #: What the live status line says after each step of the agent.
 STEP_TEXT = {
-    "read_schema": "schema read; asking the model",
-    "generate": "the model replied; checking the SQL",
-    "check": "safety check done",
-    "execute": "query ran",
-    "diagnose": "error diagnosed; writing feedback",
-    "next_attempt": "feedback sent; asking the model again",
-    "check_code": "pandas code checked",
-    "run_code": "pandas code ran",
-    "hand_over": "SQL attempts used up; falling back to a simple SELECT + pandas",
-    "tally": "candidate answer counted",
-    "finish": "finishing",
+    StepName.read_schema: "schema read; asking the model",
+    StepName.generate: "the model replied; checking the SQL",
+    StepName.check: "safety check done",
+    StepName.execute: "query ran",
+    StepName.diagnose: "error diagnosed; writing feedback",
+    StepName.next_attempt: "feedback sent; asking the model again",
+    StepName.check_code: "pandas code checked",
+    StepName.run_code: "pandas code ran",
+    StepName.hand_over: "SQL attempts used up; falling back to a simple SELECT + pandas",
+    StepName.tally: "candidate answer counted",
+    StepName.finish: "finishing",
 }
 #: What the status line says after a step of the vote (else :data:`STEP_TEXT`).
 VOTE_STEP_TEXT = {
-    "hand_over": "drawing more candidate answers",
-    "generate": "a candidate answer came; checking its SQL",
-    "next_attempt": "the candidates disagree so far; drawing another",
+    StepName.hand_over: "drawing more candidate answers",
+    StepName.generate: "a candidate answer came; checking its SQL",
+    StepName.next_attempt: "the candidates disagree so far; drawing another",
 }
 
 
@@ -71,7 +72,7 @@ def attempt_label(a: Attempt) -> str:
         >>> attempt_label(Attempt(number=2, phase="fallback"))
         'Attempt 2 (fallback)'
     """
-    return f"Attempt {a.number}" + (" (fallback)" if a.phase == "fallback" else "")
+    return f"Attempt {a.number}" + (" (fallback)" if a.phase == Phase.fallback else "")
 
 
 def attempt_title(a: Attempt) -> str:
@@ -88,24 +89,26 @@ def attempt_title(a: Attempt) -> str:
     return f"{mark} {attempt_label(a)}: {what} \u00b7 {a.elapsed * 1000:.0f} ms"
 
 
-def progress_text(step: str, phase: str, number: int, max_attempts: int | None = None) -> str:
+def progress_text(
+    step: StepName, phase: Phase, number: int, max_attempts: int | None = None
+) -> str:
     """The live status line after an agent step.
 
     Example:
-        >>> progress_text("execute", "sql", 2, 3)
+        >>> progress_text(StepName.execute, Phase.sql, 2, 3)
         'attempt 2 of 3: query ran'
-        >>> progress_text("run_code", "fallback", 1, 3)
+        >>> progress_text(StepName.run_code, Phase.fallback, 1, 3)
         'fallback attempt 1: pandas code ran'
-        >>> progress_text("tally", "vote", 1, 4)
+        >>> progress_text(StepName.tally, Phase.vote, 1, 4)
         'candidate answer 2 of 5: candidate answer counted'
     """
-    if phase == "vote":  # the first answer is the SQL phase's: candidates count from 2
+    if phase == Phase.vote:  # the first answer is the SQL phase's: candidates count from 2
         where = f"candidate answer {number + 1}" + (
             f" of {max_attempts + 1}" if max_attempts else ""
         )
         return f"{where}: {VOTE_STEP_TEXT.get(step) or STEP_TEXT.get(step, step)}"
-    where = f"fallback attempt {number}" if phase == "fallback" else f"attempt {number}"
-    if phase != "fallback" and max_attempts:
+    where = f"fallback attempt {number}" if phase == Phase.fallback else f"attempt {number}"
+    if phase != Phase.fallback and max_attempts:
         where += f" of {max_attempts}"
     return f"{where}: {STEP_TEXT.get(step, step)}"
 
@@ -137,13 +140,13 @@ def answered_by_fallback(result: AskResult) -> bool:
 def verdict(a: Attempt) -> str:
     """What the safety check said about an attempt's SQL (or pandas code); ``pending`` for a
     running attempt the check has not seen yet."""
-    if a.outcome == "refused":
+    if a.outcome == Outcome.refused:
         return f"refused: {first_line(a.error) or 'not a single read-only query'}"
-    if a.running and "check" not in a.timings and "check_code" not in a.timings:
+    if a.running and StepName.check not in a.timings and StepName.check_code not in a.timings:
         return "pending"
-    if a.running and a.code and "check_code" not in a.timings:
+    if a.running and a.code and StepName.check_code not in a.timings:
         return SQL_PASSED
-    if a.outcome == "model_error":
+    if a.outcome == Outcome.model_error:
         return "not reached (the model call failed)"
     if not a.sql and not a.code:
         return "not reached (the reply held no SQL)"

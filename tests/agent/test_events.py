@@ -1,7 +1,9 @@
-"""Progress events carry typed records: the finished attempts and the provisional one."""
+"""Progress events are typed records: a step done, an attempt provisional (its record while it
+runs), the run done."""
 
 import sqlite3
 
+from cadet_magic.agent.events import AttemptProvisional, RunDone, StepDone
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.sqlite import SQLiteRunner
 from cadet_magic.display.static import attempt_body_html
@@ -15,12 +17,15 @@ def _events():
     model = ScriptedModel({"Sum?": ["SELECT sum(y) FROM t", "SELECT sum(x) AS s FROM t"]})
     events = []
     result = run_agent("Sum?", model=model, runner=SQLiteRunner(con), on_event=events.append)
+    done = events.pop()  # the run's end: the result as the core built it
+    assert isinstance(done, RunDone) and done.result is result
     return result, events
 
 
 def test_provisional_records_follow_the_attempt():
     result, events = _events()
-    by_step = [(e.step, e.attempt) for e in events]
+    by_step = [(e.step, e.attempt if isinstance(e, AttemptProvisional) else None) for e in events]
+    assert not isinstance(events[0], AttemptProvisional)
     assert by_step[0] == ("read_schema", None)
     step, running = by_step[1]
     assert step == "generate" and running.running and running.sql == "SELECT sum(y) FROM t"
@@ -32,7 +37,7 @@ def test_provisional_records_follow_the_attempt():
     closed = next(e for e in events if e.step == "next_attempt")
     assert closed.attempts[0].number == 1 and not closed.attempts[0].running
     assert closed.attempt.number == 2 and closed.attempt.sql is None  # waiting for the model
-    assert events[-1].attempt is None and list(events[-1].attempts) == result.attempts
+    assert type(events[-1]) is StepDone and list(events[-1].attempts) == result.attempts
 
 
 def test_the_provisional_record_renders_with_the_finished_helpers():

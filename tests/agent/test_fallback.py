@@ -8,6 +8,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from cadet_magic.agent.events import RunDone
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.duckdb import DuckDBRunner
 from cadet_magic.db.sqlite import SQLiteRunner
@@ -61,6 +62,8 @@ def ask(runner, *replies, **kw):
     model = CountingModel(fake_model(*replies))
     events = []
     result = run_agent(QUESTION, model=model, runner=runner, on_event=events.append, **kw)
+    done = events.pop()  # the run's end: the result as the core built it
+    assert isinstance(done, RunDone) and done.result is result
     return result, model, events
 
 

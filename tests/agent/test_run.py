@@ -4,6 +4,7 @@ import sqlite3
 
 import pytest
 
+from cadet_magic.agent.events import RunDone
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.sqlite import SQLiteRunner
 from tests.helpers import CountingModel, fake_model, sql_reply
@@ -25,6 +26,8 @@ def run(con, *replies, **kw):
     result = run_agent(
         "Total per customer?", model=model, runner=SQLiteRunner(con), on_event=events.append, **kw
     )
+    done = events.pop()  # the run's end: the result as the core built it
+    assert isinstance(done, RunDone) and done.result is result
     return result, model, events
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from cadet_magic.agent.events import RunDone
 from cadet_magic.agent.inputs import RunInputs
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.connect import resolve_runner
@@ -77,6 +78,8 @@ def ask(con, replies, **kw):
         "A question about countries", model=model, runner=resolve_runner(con),
         on_event=events.append, inputs=RunInputs(scripted=True), **kw,
     )  # fmt: skip
+    done = events.pop()  # the run's end: the result as the core built it
+    assert isinstance(done, RunDone) and done.result is result
     return result, model, events
 
 

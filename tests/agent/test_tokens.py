@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from cadet_magic.agent.events import AttemptProvisional
 from cadet_magic.agent.reply import usage_of
 from cadet_magic.api import ask
 from cadet_magic.result import Attempt, Tokens, add_tokens
@@ -93,7 +94,7 @@ def test_provisional_records_carry_the_tokens_while_running():
     events = []
     model = counted((sql_reply("SELECT COUNT(*) AS n FROM orders"), 70, 8))
     ask("How many orders?", con=shop(), model=model, on_event=events.append)
-    after_reply = [e for e in events if e.step == "generate"]
+    after_reply = [e for e in events if isinstance(e, AttemptProvisional) and e.step == "generate"]
     assert after_reply and after_reply[0].attempt.tokens == Tokens(70, 8)
 
 

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 
 import duckdb
 
+from cadet_magic.agent.events import RunDone
 from cadet_magic.api import ask
 from cadet_magic.llm import ScriptedModel
 from cadet_magic.result import AskResult, Attempt, Fallback
@@ -79,7 +80,8 @@ def duckdb_shop() -> duckdb.DuckDBPyConnection:
 
 
 def run(question: str, con=None, **options) -> tuple[AskResult, list]:
-    """Asks ``question`` with the scripted model; returns the result and its events."""
+    """Asks ``question`` with the scripted model; returns the result and its step events (the
+    run's end checked and left out)."""
     events: list = []
     result = ask(
         question,
@@ -88,6 +90,8 @@ def run(question: str, con=None, **options) -> tuple[AskResult, list]:
         on_event=events.append,
         **{"fallback": False, **options},
     )
+    done = events.pop()  # the run's end: the result as the core built it
+    assert isinstance(done, RunDone) and done.result.question == result.question
     return result, events
 
 

@@ -7,6 +7,7 @@ from IPython.core.error import UsageError
 
 from cadet_magic.display import live
 from cadet_magic.display.live import WIDGET_VIEW, LiveDisplay, describe_model
+from cadet_magic.kinds import Phase, StepName
 from cadet_magic.llm import ScriptedModel
 from tests.display.results import CORRECTED, REPLIES, sqlite_shop
 
@@ -184,7 +185,7 @@ class Steps:
     ],
 )
 def test_quick_steps_between_waits_are_not_each_shown(steps, shown):
-    from types import SimpleNamespace
+    from cadet_magic.agent.events import StepDone
 
     now = [0.0]
     display = LiveDisplay.__new__(LiveDisplay)
@@ -196,5 +197,5 @@ def test_quick_steps_between_waits_are_not_each_shown(steps, shown):
     )
     for step, phase, at in steps:
         now[0] = at
-        display.update(SimpleNamespace(step=step, phase=phase))
+        display.update(StepDone(StepName(step), Phase(phase), 1, 3, "sqlite", "", (), at))
     assert display.panel.steps == shown

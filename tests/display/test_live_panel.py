@@ -11,12 +11,11 @@ pytestmark = pytest.mark.filterwarnings(
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
-from cadet_magic.agent.fallback_phase import CodeWork  # noqa: E402
-from cadet_magic.agent.phases import FALLBACK_PHASE  # noqa: E402
-from cadet_magic.agent.run import Event  # noqa: E402
+from cadet_magic.agent.events import AttemptProvisional  # noqa: E402
 from cadet_magic.display import actions as actions_module  # noqa: E402
 from cadet_magic.display.panel import AskPanel, final_sql, sql_cell  # noqa: E402
-from cadet_magic.result import Phase  # noqa: E402
+from cadet_magic.kinds import StepName  # noqa: E402
+from cadet_magic.result import Attempt, Phase  # noqa: E402
 from tests.display.results import (  # noqa: E402
     CORRECTED,
     FALLBACK,
@@ -140,8 +139,9 @@ def test_fallback_phase_events_open_the_fallback_box():
     result, events = run(CORRECTED)
     p = AskPanel(CORRECTED)
     last = events[-1]
-    state = last.state.replace(phase=Phase.fallback, work=CodeWork(1, sql="SELECT 1"))
-    p.update(Event("generate", state, last.elapsed, FALLBACK_PHASE))
+    running = Attempt(1, sql="SELECT 1", phase=Phase.fallback, running=True)
+    where = (StepName.generate, Phase.fallback, 1, 3, last.dialect, last.connection)
+    p.update(AttemptProvisional(*where, last.attempts, last.elapsed, running))
     assert p.fallback in p.widget.children
     assert titles(p.fallback_attempts) == ["\u25cf Attempt 1 (fallback): running"]
     assert "fallback attempt 1" in p.status.value

@@ -73,15 +73,12 @@ def test_the_run_reads_the_target_once_and_every_check_takes_it(monkeypatch):
         return checked(sql, target, *rest, **kw)
 
     monkeypatch.setattr(steps, "validate_sql", recording)
-    states = []
     model = fake_model(
         sql_reply("SELECT amout FROM orders"), sql_reply("SELECT sum(amount) AS s FROM orders")
     )
-    r = run_agent(
-        "Total?", model=model, runner=runner, share="stats", on_event=lambda e: states.append(e)
-    )
+    r = run_agent("Total?", model=model, runner=runner, share="stats")
     assert r.ok and r.rows == [(42.5,)] and len(r.attempts) == 2
-    target = states[-1].state.target
+    target = seen[-1]
     assert target.tables == ("orders",) and target.engine == "sqlite"
     assert target.dialect is target_of(runner).dialect
     assert len(seen) > 2 and all(t is target for t in seen)  # stats' checks and both attempts
