@@ -14,6 +14,7 @@ from cadet_magic import lite
 __version__ = "0.1.0"
 __all__ = [
     "ask",
+    "rerun",
     "as_tool",
     "validate_sql",
     "diagnose_error",
@@ -24,12 +25,16 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # Lazy so that `import cadet_magic` stays cheap and portable.
-    if name in ("ask", "as_tool", "validate_sql", "diagnose_error"):
+    if name in ("ask", "rerun", "as_tool", "validate_sql", "diagnose_error"):
         lite.require()
     if name == "ask":
         from cadet_magic.api import ask
 
         return ask
+    if name == "rerun":  # a result's answer run again, without a model
+        from cadet_magic.api import rerun
+
+        return rerun
     if name == "as_tool":  # the agent as a LangChain tool
         from cadet_magic.tool import as_tool
 

@@ -17,9 +17,17 @@ from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.llm.sampling import sampler_for
 from cadet_magic.metrics import SESSION, SessionMetrics
 from cadet_magic.options import MAX_ATTEMPTS_RANGE, UNSET, AskOptions, check_options, merged
-from cadet_magic.result import HOOKS, AskResult
+from cadet_magic.result import AskResult
 
-__all__ = ["MAX_ATTEMPTS_RANGE", "UNSET", "AskOptions", "ask", "check_options", "to_dataframe"]
+__all__ = [
+    "MAX_ATTEMPTS_RANGE",
+    "UNSET",
+    "AskOptions",
+    "ask",
+    "check_options",
+    "rerun",
+    "to_dataframe",
+]
 
 
 def ask(
@@ -79,8 +87,9 @@ def ask(
     opts = merged(options, model=model, max_attempts=max_attempts, **option_values)
     if opts.rerun:
         raise ConfigurationError(
-            "rerun=True needs the SQL recorded for the question: call .rerun(con) on the "
-            "earlier result, or use %%ask --rerun in the notebook that recorded it."
+            "rerun=True needs the SQL recorded for the question: call "
+            "cadet_magic.rerun(result, con) on the earlier result, or use %%ask --rerun in "
+            "the notebook that recorded it."
         )
     chat_model = load_model(
         opts.model,
@@ -192,6 +201,48 @@ def prompt_context(
 
 
 def rerun(
+    result: AskResult,
+    con: Any = None,
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    code_runner: Callable[..., Any] | None = None,
+    options: AskOptions | None = None,
+    **option_values: Any,
+) -> AskResult:
+    """Re-executes ``result``'s answer on ``con`` (default: jupysql's current connection)
+    through the same safety check and read-only runner (a fallback answer: its SELECT and
+    pandas code, through the fallback's checks and confined runner), without calling a model:
+    a new result, whose ``message`` says in one line when the SQL no longer runs (the schema
+    changed) and that ``%%ask`` asks the model again. ``options`` (or keywords such as
+    ``row_limit=10``) are :class:`~cadet_magic.options.AskOptions`.
+
+    Example:
+        >>> import sqlite3, cadet_magic
+        >>> con = sqlite3.connect(":memory:")
+        >>> _ = con.execute("CREATE TABLE t (x INT)")
+        >>> m = cadet_magic.llm.ScriptedModel({"How many rows?": ["SELECT count(*) AS n FROM t"]})
+        >>> first = cadet_magic.ask("How many rows?", con=con, model=m)
+        >>> _ = con.execute("INSERT INTO t VALUES (1)")
+        >>> again = rerun(first, con)
+        >>> again.rows, again.model_calls
+        ([(1,)], 0)
+    """
+    fallback = result.fallback
+    code = fallback.code if result.answered_by == "fallback" and fallback is not None else None
+    return rerun_recorded(
+        result.question,
+        result.final_sql,
+        con,
+        code=code,
+        recorded=dict(result.provenance),
+        on_event=on_event,
+        code_runner=code_runner,
+        options=options,
+        **option_values,
+    )
+
+
+def rerun_recorded(
     question: str,
     sql: str | None,
     con: Any = None,
@@ -205,8 +256,8 @@ def rerun(
     **option_values: Any,
 ) -> AskResult:
     """Re-executes ``sql``, recorded for ``question``, through the same check, read-only
-    runner and result check as a model's SQL, with no model call (see
-    :meth:`AskResult.rerun`); with ``code`` (a fallback answer's pandas code), the SELECT and
+    runner and result check as a model's SQL, with no model call (see :func:`rerun`; the
+    magic's ``--rerun`` finds ``sql`` in the notebook); with ``code`` (a fallback answer's pandas code), the SELECT and
     the code through the fallback's checks and code runner. When it no longer runs, ``message``
     is one line saying so. A rerun is not counted in the session's metrics (``%cadet stats``
     measures the model's answers)."""
@@ -230,9 +281,6 @@ def rerun(
         code_runner=code_runner,
     )
     return _finish(result, opts, None, count=False)
-
-
-HOOKS["rerun"] = rerun
 
 
 def _signature() -> inspect.Signature:

@@ -243,7 +243,7 @@ def build_graph(
     opts = merged(None, model=model, **options)
     if opts.rerun:
         raise ConfigurationError(
-            "build_graph: rerun is not a graph's; call .rerun(con) on a result."
+            "build_graph: rerun is not a graph's; call cadet_magic.rerun(result, con)."
         )
     first = next(iter(PHASES.values()))
 

@@ -40,10 +40,6 @@ __all__ = [
 #: so this module, plain data, never imports a display.
 RENDERERS: dict[str, Callable[[Any], Any]] = {}
 
-#: How :meth:`AskResult.rerun` re-executes a recorded answer: ``"rerun"`` is registered by
-#: :mod:`cadet_magic.api` (an edge: it resolves the connection), so this module never imports it.
-HOOKS: dict[str, Callable[..., Any]] = {}
-
 
 def register_renderers(**renderers: Callable[[Any], Any]) -> None:
     """Registers renderers by kind (``text=``, ``mimebundle=``), replacing earlier ones.
@@ -306,25 +302,6 @@ class AskResult:
         expression it contains (see :func:`sql_cell`); None without SQL to offer."""
         final = self.final_sql
         return sql_cell(final) if final else None
-
-    def rerun(self, con: Any = None, **options: Any) -> AskResult:
-        """Re-executes this answer's SQL on ``con`` (default: jupysql's current connection)
-        through the same safety check and read-only runner (a fallback answer: its SELECT and
-        pandas code, through the fallback's checks and confined runner), without calling a
-        model: a new
-        result, whose ``message`` says in one line when the SQL no longer runs (the schema
-        changed) and that ``%%ask`` asks the model again. ``options`` are
-        :class:`~cadet_magic.options.AskOptions` keywords (``row_limit=10`` ...)."""
-        rerun = HOOKS.get("rerun")
-        if rerun is None:
-            import importlib
-
-            importlib.import_module("cadet_magic.api")  # registers the hook
-            rerun = HOOKS["rerun"]
-        code = self.fallback.code if self.answered_by == "fallback" and self.fallback else None
-        return rerun(
-            self.question, self.final_sql, con=con, code=code, recorded=self.provenance, **options
-        )
 
     def summary(self) -> str:
         """A plain-text account of what was tried and how it ended (rendered by the

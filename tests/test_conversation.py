@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from IPython.core.error import UsageError
 
+import cadet_magic
 from tests.helpers import CountingModel, fake_model, sql_reply, usage_error
 
 ORDERS = (
@@ -223,7 +224,7 @@ def test_result_rerun_on_a_connection(ip):
     con = duckdb.connect()
     con.execute(ORDERS)
     first, _ = ask(ip, PER_STATUS)
-    again = first.rerun(con)
+    again = cadet_magic.rerun(first, con)
     assert again.ok and again.rows == first.rows and again.model_calls == 0
 
 

@@ -240,9 +240,9 @@ class AskMagic(Magics, OptionTraits):
                 # the number the session gives the answer when it has SQL (History.add)
                 number = len(self.history.answers) + 1
                 if recorded is not None:
-                    from cadet_magic.api import rerun as rerun_answer
+                    from cadet_magic.api import rerun_recorded
 
-                    result = rerun_answer(
+                    result = rerun_recorded(
                         question,
                         recorded[0],
                         con,

@@ -266,7 +266,7 @@ def test_rerun_on_frames():
     frame = sales()
     r = ask("Sum?", {"sales": frame}, "SELECT sum(v) AS s FROM sales")
     frame.loc[0, "v"] = 101
-    again = r.rerun({"sales": frame})
+    again = cadet_magic.rerun(r, {"sales": frame})
     assert again.ok and again.rows == [(110,)] and again.model_calls == 0
 
 
