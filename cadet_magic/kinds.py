@@ -60,6 +60,12 @@ class StopReason(StrEnum):
     unchanged_sql = "unchanged_sql"
     not_retryable = "not_retryable"
     model_error = "model_error"
+    #: The SQL phase handed over to the fallback at once: its query called a function, or used
+    #: a construct, the engine lacks (``MEDIAN`` on SQLite), which rewriting cannot give it.
+    engine_lacks = "engine_lacks"
+    #: The SQL phase handed over to the fallback at once: its query ran but does not compute
+    #: what the question names (a median answered by ``AVG``).
+    computation_missing = "computation_missing"
 
     def __str__(self) -> str:
         return self.value

@@ -162,7 +162,8 @@ class Fallback:
         result: the code's answer as a DataFrame when ``ok``, else None.
         ok: whether the fallback answered.
         attempts: its own attempts (``phase="fallback"``, ``.code`` set, numbered from 1).
-        reason: why the SQL phase handed over (a :class:`StopReason`).
+        reason: why the SQL phase handed over (a :class:`StopReason`: ``max_attempts``, or at
+            once ``engine_lacks`` or ``computation_missing``).
     """
 
     sql: str | None = None

@@ -82,7 +82,9 @@ def decide(state: AskState, phase: PhaseSpec) -> StopReason | Decision:
     stop; the one retry policy of every phase (``phase`` says what repeating the previous
     attempt means and whether it hands over at the maximum).
 
-    The order matters: a non-retryable error stops, then the maximum is checked *before* any
+    The order matters: a non-retryable error stops, then a phase that gave up early (the
+    state's ``entry``: the engine lacks what the attempt needs, or the attempt ran without
+    computing what the question names) hands over when a phase follows, then the maximum is checked *before* any
     increment (handing over when allowed), then the unchanged guard (a model that keeps
     writing the same failed attempt hands over when allowed, else stops).
     """
@@ -91,6 +93,8 @@ def decide(state: AskState, phase: PhaseSpec) -> StopReason | Decision:
         return StopReason.not_retryable
     answered = candidate(state, phase) is not None
     hands_over = phase.hands_over(state) and following(phase, state, answered) is not None
+    if state.entry is not None and hands_over:  # the phase gave up early for the one after
+        return HAND_OVER
     if state.attempt >= phase.limit(state):
         return HAND_OVER if hands_over else StopReason.max_attempts
     if phase.unchanged(state):

@@ -10,6 +10,13 @@ suspect result, in case no clean one follows), the answer's warnings, when it re
 (:func:`unchanged`) and when it hands over to the phase that follows (:func:`hands_over`: the
 vote, or the fallback, each saying itself whether it runs).
 
+A run that does not compute what the question names (a median answered by ``AVG``:
+:func:`cadet_magic.result_check.computation.missing_computation`) and a failure on a function
+or construct the engine lacks (``MEDIAN`` on SQLite: :func:`~cadet_magic.result_check.
+computation.engine_lacks`) end the phase at once when the fallback may follow: the state's
+``entry`` says why (``computation_missing``, ``engine_lacks``), the vote is skipped (its
+candidates answer the same prompt, with the same lack) and the fallback starts.
+
 A run the result check finds suspect (a value it filters on does not occur while a close one
 does) is diagnosed ``value_not_found`` by :func:`check_result` itself and retried like a
 failure; the pipeline keeps it as a candidate and answers with the best one, with warnings,
@@ -23,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -32,13 +40,21 @@ from cadet_magic.agent.record import provisional_attempt as _provisional
 from cadet_magic.agent.record import same_phase, same_query
 from cadet_magic.agent.state import AskState, Candidate, Work
 from cadet_magic.agent.steps import Context, ask_model, run_sql
+from cadet_magic.diagnose.category import Category
 from cadet_magic.diagnose.failures import NoSQL, SuspectResult
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
+from cadet_magic.diagnose.found import found
+from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.diagnose.repeat import repeated
 from cadet_magic.diagnose.shared import with_shared_feedback
-from cadet_magic.kinds import StepName
+from cadet_magic.kinds import Outcome, StepName, StopReason
 from cadet_magic.result import Attempt, Phase
 from cadet_magic.result_check.check import EMPTY_WARNING, check_through
+from cadet_magic.result_check.computation import (
+    MissingComputation,
+    engine_lacks,
+    missing_computation,
+)
 from cadet_magic.result_check.findings import ValueCheck
 from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.refusal import SafetyRefusal
@@ -46,10 +62,12 @@ from cadet_magic.sql.refusal import SafetyRefusal
 
 @dataclass(frozen=True)
 class SqlWork(Work):
-    """An SQL attempt in progress: the fields of every attempt, and the result check of its
-    run (None until it ran)."""
+    """An SQL attempt in progress: the fields of every attempt, the result check of its run
+    (None until it ran) and what the question names that its query does not compute (None:
+    nothing, or not checked)."""
 
     value_check: ValueCheck | None = None
+    computation: MissingComputation | None = None
 
 
 # -- the steps ---------------------------------------------------------------------------------
@@ -90,7 +108,32 @@ def check_result(state: AskState, ctx: Context) -> AskState:
     if vc.suspect:
         suspect = SuspectResult(vc, work.sql or work.query)
         checked = checked.with_work(diagnosis=diagnose_failure(suspect))
+    elif gives_way(state):
+        missing = missing_computation(state.question, work.query.tree)
+        if missing is not None:
+            checked = checked.with_work(
+                computation=missing, diagnosis=computation_diagnosis(missing)
+            ).replace(entry=StopReason.computation_missing)
     return checked
+
+
+def gives_way(state: AskState) -> bool:
+    """Whether the SQL phase may give up early for the fallback: in the SQL phase itself (not
+    the vote's candidates), with the fallback allowed."""
+    return state.phase == Phase.sql and state.options.fallback
+
+
+def computation_diagnosis(missing: MissingComputation) -> Diagnosis:
+    """A run that computes something else than the question names: the fallback follows."""
+    return Diagnosis(
+        Category.computation_missing,
+        True,
+        found(Category.computation_missing, message=missing.message()),
+        [],
+        f"{missing.message()} Compute the {missing.name} in pandas from the rows.",
+        outcome=Outcome.suspect,
+        error=missing.message(),
+    )
 
 
 def repeated_attempt(state: AskState) -> tuple[int, bool] | None:
@@ -138,6 +181,14 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
         diagnosis = with_shared_feedback(
             diagnose_failure(work.error, **where), work.error, share=state.options.share, **where
         )
+    lacking = engine_lacks(query.tree, state.target) if query is not None else ()
+    early = None
+    if work.error is not None and lacking and gives_way(state):
+        early = StopReason.engine_lacks
+        said = ", ".join(lacking)
+        diagnosis = dataclasses.replace(
+            diagnosis, error=f"{diagnosis.error} (the engine has no {said})"
+        )
     again = repeated_attempt(state)
     if again is not None and diagnosis.retryable:  # the same failed query again: say so
         diagnosis = repeated(
@@ -149,7 +200,10 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
             target=state.target,
             query=query,
         )
-    return state.with_work(diagnosis=diagnosis).timed(StepName.diagnose, time.perf_counter() - t0)
+    diagnosed = state.with_work(diagnosis=diagnosis)
+    if early is not None:
+        diagnosed = diagnosed.replace(entry=early)
+    return diagnosed.timed(StepName.diagnose, time.perf_counter() - t0)
 
 
 # -- the tests that let an attempt go on -------------------------------------------------------
@@ -180,9 +234,16 @@ def suspect_now(state: AskState) -> bool:
     return vc is not None and vc.suspect and state.work.execution is not None
 
 
+def computes_other(state: AskState) -> bool:
+    """Whether the attempt in progress ran and computes something else than the question
+    names (checked only when the fallback may follow)."""
+    work = state.work
+    return isinstance(work, SqlWork) and work.computation is not None
+
+
 def clean(state: AskState) -> bool:
-    """The result check did not find the run suspect."""
-    return not suspect_now(state)
+    """The result check did not find the run suspect, nor computing something else."""
+    return not suspect_now(state) and not computes_other(state)
 
 
 # -- the phase's hooks -------------------------------------------------------------------------
@@ -191,7 +252,7 @@ def clean(state: AskState) -> bool:
 def ran_clean(state: AskState) -> bool:
     """Whether the attempt in progress gave the answer: it ran and the result check did not
     find it suspect."""
-    return ran(state) and not suspect_now(state)
+    return ran(state) and clean(state)
 
 
 def provisional_attempt(state: AskState) -> Attempt:

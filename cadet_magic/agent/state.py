@@ -125,9 +125,12 @@ class AskState:
     once: ``schema``, ``schema_text`` (what the prompt shows of it). ``phase``: the phase in
     progress. ``work``: the attempt in progress. Done: ``attempts`` (every phase's, in order;
     ``forms``: their SQL's normal forms, made once from the checked tree as each attempt closes,
-    to tell a later attempt that writes the same query), ``kept`` (the best candidate answer so far), ``answer`` (the candidate that answered, when
+    to tell a later attempt that writes the same query; ``tables``: the schema's tables each
+    one's checked query reads, read from the same tree), ``kept`` (the best candidate answer so far), ``answer`` (the candidate that answered, when
     no clean attempt did) and ``stop_reason``; ``vote``: the vote's tally of candidate answers
-    (:mod:`cadet_magic.agent.vote_phase`; None until the vote starts).
+    (:mod:`cadet_magic.agent.vote_phase`; None until the vote starts). ``entry``: why the SQL
+    phase gives up before its attempts are used up, for the fallback (``engine_lacks``,
+    ``computation_missing``; None: it does not).
     """
 
     question: str
@@ -140,10 +143,12 @@ class AskState:
     work: Work = field(default_factory=Work)
     attempts: tuple[Attempt, ...] = ()
     forms: tuple[str, ...] = ()
+    tables: tuple[tuple[str, ...], ...] = ()
     kept: Candidate | None = None
     answer: Candidate | None = None
     stop_reason: StopReason | None = None
     vote: Tally | None = None
+    entry: StopReason | None = None
 
     @property
     def attempt(self) -> int:

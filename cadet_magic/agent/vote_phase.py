@@ -72,8 +72,10 @@ DISAGREE_WARNING = (
 
 
 def enters(state: AskState) -> bool:
-    """Whether the run holds a vote (``candidates`` above 1)."""
-    return (state.options.candidates or 1) > 1
+    """Whether the run holds a vote (``candidates`` above 1), not after the SQL phase gave up
+    early for the fallback (the state's ``entry``: its candidates would answer the same first
+    prompt and meet the same lack)."""
+    return (state.options.candidates or 1) > 1 and state.entry is None
 
 
 def limit(state: AskState) -> int:

@@ -41,6 +41,8 @@ class Category(StrEnum):
     unknown = "unknown"
     #: The query ran, but a string it filters on does not occur while a close value does.
     value_not_found = "value_not_found"
+    #: The query ran, but does not compute what the question names (a median by ``AVG``).
+    computation_missing = "computation_missing"
     # The fallback phase's own failures.
     no_blocks = "no_blocks"
     not_simple = "not_simple"
