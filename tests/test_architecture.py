@@ -230,8 +230,8 @@ def test_the_runtime_never_imports_the_example_data(name):
 
 def test_the_sql_phase_declares_no_field_of_a_later_phase():
     """The run's state and the SQL attempt's record know the SQL phase; the fallback phase
-    declares the fields of its attempts (the pandas code, its check and run) itself, in its own
-    kind of attempt record."""
+    declares the fields of its attempts (the pandas code, its check and run, the SELECT the
+    product wrote and the dtypes its prompt showed) itself, in its own kind of attempt record."""
     from dataclasses import fields
 
     from cadet_magic.agent.fallback_phase import CodeWork
@@ -239,7 +239,7 @@ def test_the_sql_phase_declares_no_field_of_a_later_phase():
     from cadet_magic.agent.state import AskState, Work
 
     own = {f.name for f in fields(CodeWork)} - {f.name for f in fields(Work)}
-    assert own == {"code", "code_check", "code_run"}
+    assert own == {"code", "code_check", "code_run", "fetched", "dtypes"}
     assert not own & {f.name for f in fields(SqlWork)}
     assert not own & {f.name for f in fields(AskState)}
 

@@ -32,7 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from cadet_magic.agent import record
-from cadet_magic.agent.fallback_prompts import build_fallback_messages
+from cadet_magic.agent.fallback_prompts import (
+    FrameColumn,
+    build_fallback_messages,
+    build_pandas_messages,
+    frame_text,
+)
 from cadet_magic.agent.reply import extract_code
 from cadet_magic.agent.state import AskState, Work
 from cadet_magic.agent.steps import Context, ask_model, check_sql, run_sql
@@ -49,6 +54,12 @@ from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.diagnose.shared import with_shared_feedback
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.check import check_code as check_python
+from cadet_magic.fallback.rows_select import (
+    MAX_SCHEMA_TABLES,
+    FetchPlan,
+    fetch_select,
+    tables_read,
+)
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
@@ -72,6 +83,10 @@ class CodeWork(Work):
     code: str | None = None
     code_check: CodeCheck | None = None
     code_run: CodeRun | None = None
+    #: The product's SELECT, when it wrote one (the model then wrote only the code).
+    fetched: FetchPlan | None = None
+    #: ``df``'s columns and dtypes, as the prompt showed them (for the feedback on the code).
+    dtypes: tuple[tuple[str, str], ...] = ()
 
 
 def code_work(state: AskState) -> CodeWork:
@@ -81,7 +96,7 @@ def code_work(state: AskState) -> CodeWork:
     return work
 
 
-#: Why the SQL phase handed over: it hands over only once its attempts are used up.
+#: Why the SQL phase handed over when it did not give up early (the state's ``entry``).
 HANDED_OVER_AFTER = StopReason.max_attempts
 
 
@@ -155,6 +170,95 @@ def start(state: AskState, ctx: Context) -> AskState:
 
 
 def generate(state: AskState, ctx: Context) -> AskState:
+    """Asks the model for the attempt's pandas code. The product writes the simple SELECT
+    itself when it can (:func:`fetch`: every column of the tables the SQL attempts read, joined
+    along their foreign keys) and runs it first, so the model writes only pandas, shown what
+    ``df`` holds; otherwise the model writes both blocks, as before."""
+    fetched = fetch(state, ctx)
+    if fetched is not None:
+        return ask_pandas(fetched, ctx)
+    return ask_both(state, ctx)
+
+
+#: Whether the product writes the fallback's SELECT when it can (the model then writes only
+#: pandas). Measured against the model writing both blocks on the fallback benchmark
+#: (its ``model`` arm, ``python -m benchmarks.fallback --arms model``, turns it off).
+PRODUCT_SELECT = True
+
+
+def fetch(state: AskState, ctx: Context) -> AskState | None:
+    """The attempt with the product's SELECT checked and run (all its rows fetched), or None
+    when there is none: :data:`PRODUCT_SELECT` off, no table known, or it was refused, failed
+    or fetched too many rows."""
+    if not PRODUCT_SELECT:
+        return None
+    reads = [t for a, t in zip(state.attempts, state.tables, strict=False) if a.phase == Phase.sql]
+    tables = tables_read(reads)
+    if not tables and len(state.schema.tables) <= MAX_SCHEMA_TABLES:
+        tables = [t.name for t in state.schema.tables]
+    plan = fetch_select(state.schema, tables, state.target.read) if tables else None
+    if plan is None:
+        return None
+    checked = check(state.with_work(sql=plan.sql), ctx)
+    if not checked.work.checked:
+        return None
+    ran = execute(checked, ctx)
+    execution = ran.work.execution
+    if execution is None or execution.truncated:
+        return None
+    return ran.with_work(fetched=plan)
+
+
+def ask_pandas(state: AskState, ctx: Context) -> AskState:
+    """The pandas-only prompt: the question, the SQL attempts in brief, what ``df`` holds."""
+    work = code_work(state)
+    plan, execution = work.fetched, work.execution
+    assert plan is not None and execution is not None  # fetched by the caller
+    try:
+        df = frame_maker(ctx)(list(execution.columns), list(execution.rows))
+    except ImportError:
+        df = None  # the code cannot run here either: run_code says so
+    share = state.options.share
+    columns = frame_columns(df, plan, examples=share == "samples") if df is not None else []
+    rows = len(execution.rows) if share != "schema" else None
+    frame = frame_text(rows, columns, plan.sql, plan.tables)
+    context = f"\n\n{ctx.preamble.strip()}" if ctx.preamble.strip() else ""
+    messages = build_pandas_messages(
+        state.question + context,
+        frame,
+        shared_attempts([a for a in state.attempts if a.phase == Phase.sql], share),
+        shared_attempts(record.same_phase(state), share),
+    )
+    sql = work.sql
+    answered = ask_model(state, ctx, messages)
+    reply = answered.work.reply
+    dtypes = tuple((c.name, c.dtype) for c in columns)
+    answered = answered.with_work(sql=sql, dtypes=dtypes)  # the model wrote no SQL
+    if answered.work.model_error or reply is None:
+        return answered
+    return answered.with_work(code=extract_code(reply.text))
+
+
+#: First distinct values of a column the prompt shows.
+EXAMPLES = 3
+
+
+def frame_columns(df: Any, plan: FetchPlan, examples: bool = True) -> list[FrameColumn]:
+    """Each column of ``df``: its name, dtype, source and, with ``examples`` (the ``samples``
+    sharing level only), its first distinct values (read through the frame's own methods:
+    pandas is not imported here)."""
+    out = []
+    sources = dict(zip(plan.columns, plan.sources, strict=False))
+    for name in df.columns:
+        column = df[name]
+        first = column.dropna().unique()[:EXAMPLES] if examples else []
+        values = [str(v).removesuffix(" 00:00:00") for v in first]
+        values = [v if len(v) <= 40 else v[:37] + "..." for v in values]
+        out.append(FrameColumn(str(name), str(column.dtype), sources.get(name, ""), tuple(values)))
+    return out
+
+
+def ask_both(state: AskState, ctx: Context) -> AskState:
     """Asks the model for a simple SELECT plus pandas code, with the failed SQL attempts, the
     earlier fallback attempts and the feedback on a retry."""
     sql_attempts = [a for a in state.attempts if a.phase == Phase.sql]
@@ -269,7 +373,7 @@ def diagnosis(state: AskState) -> Diagnosis:
         found.append((TooManyRows(state.options.fallback_row_limit), None))
     elif not found and run is not None and not run.ok:
         columns = list(getattr(execution, "columns", []) or [])
-        found.append((CodeFailed(run.error, columns), None))
+        found.append((CodeFailed(run.error, columns, work.dtypes, work.fetched is not None), None))
     if not found:  # pragma: no cover - diagnose is only reached after a failure
         found.append((CodeFailed(None), None))
     share = state.options.share
@@ -354,7 +458,7 @@ def fallback_result(state: AskState) -> tuple[Fallback, Any]:
         result=answer,
         ok=ok,
         attempts=attempts,
-        reason=HANDED_OVER_AFTER,
+        reason=state.entry or HANDED_OVER_AFTER,
     )
     return fallback, answer
 
@@ -385,6 +489,17 @@ def has_sql(state: AskState) -> bool:
 
 def has_code(state: AskState) -> bool:
     return bool(code_work(state).code)
+
+
+def to_check(state: AskState) -> bool:
+    """The attempt has a SELECT the safety check has not seen (the product's was checked
+    before it ran)."""
+    return has_sql(state) and state.work.check is None
+
+
+def to_execute(state: AskState) -> bool:
+    """The attempt's SELECT has not run yet (the product's ran before the model was asked)."""
+    return state.work.execution is None
 
 
 def both_checked(state: AskState) -> bool:

@@ -43,9 +43,9 @@ FALLBACK_PHASE = PhaseSpec(
     steps=(
         Step(StepName.generate, fb.generate, fb.has_blocks),
         # The code's check runs even when the SELECT's fails: the feedback names both.
-        Step(StepName.check, fb.check, fb.has_code, when=fb.has_sql),
+        Step(StepName.check, fb.check, fb.has_code, when=fb.to_check),
         Step(StepName.check_code, fb.check_code, fb.both_checked),
-        Step(StepName.execute, fb.execute, fb.rows_fetched),
+        Step(StepName.execute, fb.execute, fb.rows_fetched, when=fb.to_execute),
         Step(StepName.run_code, fb.run_code, fb.code_ran_ok),
     ),
     diagnose=fb.diagnose,

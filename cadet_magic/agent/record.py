@@ -22,6 +22,7 @@ from typing import Any
 from cadet_magic.agent.state import AskState
 from cadet_magic.diagnose.category import Category
 from cadet_magic.diagnose.model import Diagnosis
+from cadet_magic.fallback.rows_select import tables_in
 from cadet_magic.result import Attempt, Outcome, Phase
 from cadet_magic.sql.normalize import normalize_sql, sql_diff
 from cadet_magic.text import error_text
@@ -93,9 +94,14 @@ def same_query(state: AskState, earlier: Attempt, later: Attempt | None = None) 
 
 
 def closed(state: AskState, attempt: Attempt) -> AskState:
-    """The state with the attempt in progress recorded as ``attempt`` (and its SQL's form)."""
+    """The state with the attempt in progress recorded as ``attempt`` (and its SQL's form and
+    the tables its checked query reads)."""
+    query = state.work.query
+    read = tables_in(query.tree if query is not None else None, state.schema)
     return state.replace(
-        attempts=(*state.attempts, attempt), forms=(*state.forms, normal_form(state))
+        attempts=(*state.attempts, attempt),
+        forms=(*state.forms, normal_form(state)),
+        tables=(*state.tables, read),
     )
 
 

@@ -8,7 +8,7 @@ pandas code, a Python error (type, message, line), the time limit and a missing 
 Example:
     >>> from cadet_magic.fallback.run import CodeError
     >>> print(python_error(CodeError("error", "KeyError", "'amout'", 2), ["customer", "amount"]))
-    Your pandas code raised KeyError at line 2: 'amout'. df holds the columns of your SELECT: customer, amount. Fix the code (or add the missing column to the SELECT).
+    Your pandas code raised KeyError at line 2: 'amout': it uses a name df does not have. df has exactly these columns: customer, amount. Use only these names (or add the missing column to the SELECT).
 """
 
 from __future__ import annotations
@@ -62,12 +62,47 @@ def code_refused(issues: Sequence[Any]) -> str:
     return f"Your pandas code was refused by the safety check:\n{listed}\n{CODE_RULES}"
 
 
-def python_error(error: Any, columns: Sequence[str]) -> str:
+#: Exceptions that say the code used a column ``df`` does not have.
+MISSING_COLUMN = ("KeyError", "AttributeError", "UndefinedVariableError")
+#: Exceptions (and words of their messages) that say a value's type did not fit the operation.
+TYPE_ERRORS = ("TypeError", "ValueError", "DateParseError", "OutOfBoundsDatetime")
+TYPE_WORDS = ("dtype", "accessor", "datetimelike", "unsupported operand", "convert", "type")
+
+
+def python_error(
+    error: Any,
+    columns: Sequence[str],
+    dtypes: Sequence[tuple[str, str]] = (),
+    fetched: bool = False,
+) -> str:
+    """The feedback on the code's exception: a missing column -> ``df``'s columns; a type
+    error -> their dtypes; otherwise the error and the columns.
+
+    Example:
+        >>> from cadet_magic.fallback.run import CodeError
+        >>> e = CodeError("error", "TypeError", "Can only use .dt accessor with datetimelike values", 1)
+        >>> print(python_error(e, ["d"], [("d", "object")], fetched=True))
+        Your pandas code raised TypeError at line 1: Can only use .dt accessor with datetimelike values. A value's type does not fit the operation: df's columns and dtypes are d (object). Convert first where needed (pd.to_datetime, pd.to_numeric, .astype) and fix the code.
+    """
     cols = ", ".join(str(c) for c in columns) or "(none)"
-    return (
-        f"Your pandas code raised {error}. df holds the columns of your SELECT: {cols}. "
-        "Fix the code (or add the missing column to the SELECT)."
-    )
+    kind = str(getattr(error, "type", "") or "")
+    message = str(getattr(error, "message", "") or "")
+    typed_kinds = (*TYPE_ERRORS, "AttributeError")  # "Can only use .str accessor with ..."
+    if kind in typed_kinds and dtypes and any(w in message.lower() for w in TYPE_WORDS):
+        typed = ", ".join(f"{c} ({t})" for c, t in dtypes)
+        return (
+            f"Your pandas code raised {error}. A value's type does not fit the operation: df's "
+            f"columns and dtypes are {typed}. Convert first where needed (pd.to_datetime, "
+            "pd.to_numeric, .astype) and fix the code."
+        )
+    if kind in MISSING_COLUMN:
+        where = "" if fetched else " (or add the missing column to the SELECT)"
+        return (
+            f"Your pandas code raised {error}: it uses a name df does not have. df has exactly "
+            f"these columns: {cols}. Use only these names{where}."
+        )
+    fix = "Fix the code." if fetched else "Fix the code (or add the missing column to the SELECT)."
+    return f"Your pandas code raised {error}. df holds the columns: {cols}. {fix}"
 
 
 def code_timeout(error: Any) -> str:

@@ -82,6 +82,10 @@ class CodeFailed:
 
     error: Any
     columns: Sequence[str] = field(default_factory=tuple)
+    #: ``df``'s (column, dtype) pairs, when known (the feedback on a type error names them).
+    dtypes: Sequence[tuple[str, str]] = field(default_factory=tuple)
+    #: Whether the product wrote the SELECT (the model cannot add a column to it then).
+    fetched: bool = False
 
 
 @dataclass(frozen=True)
@@ -213,7 +217,9 @@ def _code_failure(failure: CodeFailed) -> Diagnosis:
         (
             Category.python_error,
             True,
-            lambda e: fallback_feedback.python_error(e, list(failure.columns)),
+            lambda e: fallback_feedback.python_error(
+                e, list(failure.columns), list(failure.dtypes), failure.fetched
+            ),
         ),
     )
     return Diagnosis(

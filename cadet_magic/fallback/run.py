@@ -43,6 +43,9 @@ Example:
 from __future__ import annotations
 
 import builtins
+import datetime
+import decimal
+import re
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -295,15 +298,46 @@ def _tidy(frame: Any, pd: Any) -> Any:
     return frame
 
 
+#: Text that is a date, or a date and time, as engines write them (ISO 8601).
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
+
+
 def make_frame(columns: list[str], rows: list[tuple]) -> Any:
-    """The fallback SELECT's rows as the DataFrame ``df`` (imports pandas here, lazily).
+    """The fallback SELECT's rows as the DataFrame ``df`` (imports pandas here, lazily), each
+    column in the dtype pandas computes with, the same on every engine: decimals (DuckDB,
+    PostgreSQL) as floats, dates and times (DuckDB's ``date`` objects, SQLite's ISO text) as
+    ``datetime64``; any other column as the engine gave it.
+
+    Example:
+        >>> import datetime, decimal
+        >>> df = make_frame(["d", "t", "x", "s"], [(datetime.date(2024, 1, 2), "2024-01-03",
+        ...                                        decimal.Decimal("1.5"), "a")])
+        >>> [t.kind for t in df.dtypes]  # datetime, datetime, float, text
+        ['M', 'M', 'f', 'O']
 
     Raises:
         ImportError: when pandas is not installed in this kernel.
     """
     import pandas as pd
 
-    return pd.DataFrame.from_records(list(rows), columns=list(columns))
+    frame = pd.DataFrame.from_records(list(rows), columns=list(columns))
+    for i in range(frame.shape[1]):
+        column = frame.iloc[:, i]
+        if not (pd.api.types.is_object_dtype(column) or pd.api.types.is_string_dtype(column)):
+            continue
+        values = column.dropna()
+        if values.empty:
+            continue
+        if all(isinstance(v, decimal.Decimal) for v in values):
+            frame.isetitem(i, column.astype(float))
+        elif all(isinstance(v, datetime.date) for v in values) or all(
+            isinstance(v, str) and _ISO_DATE.fullmatch(v) for v in values
+        ):
+            try:
+                frame.isetitem(i, pd.to_datetime(column))
+            except (ValueError, TypeError, OverflowError):  # left as the engine gave it
+                pass
+    return frame
 
 
 def refused(verdict: CodeCheck, started: float) -> CodeRun:

@@ -1,4 +1,6 @@
-"""The fallback end to end: a scripted model, real SQLite and DuckDB, the real code runner."""
+"""The fallback end to end when the model writes both blocks (the simple SELECT and the pandas
+code: the path where the product writes no SELECT itself): a scripted model, real SQLite and
+DuckDB, the real code runner. The product's own SELECT is tested in test_fallback_fetch.py."""
 
 from __future__ import annotations
 
@@ -51,6 +53,13 @@ def duckdb_runner():
     con = duckdb.connect()
     con.execute(SCHEMA.replace("REAL", "DOUBLE"))
     return DuckDBRunner(con)
+
+
+@pytest.fixture(autouse=True)
+def model_writes_the_select(monkeypatch):
+    from cadet_magic.agent import fallback_phase
+
+    monkeypatch.setattr(fallback_phase, "PRODUCT_SELECT", False)
 
 
 @pytest.fixture(params=[sqlite_runner, duckdb_runner], ids=["sqlite", "duckdb"])

@@ -73,7 +73,10 @@ def test_one_parse_per_fallback_attempt(parses):
     model = fake_model(sql_reply("SELECT amout FROM orders"), fallback)
     r = run_agent("Total per customer?", model=model, runner=runner, schema=schema, max_attempts=1)
     assert r.ok and r.answered_by == "fallback"
+    # the SQL attempt's query once, the product's SELECT once (the tables it joins were read
+    # from the SQL attempt's tree when it closed, not parsed again)
     assert len(parses) == len(r.attempts) + len(r.fallback.attempts) == 2, parses
+    assert r.fallback.sql.startswith("SELECT orders.id AS id")
 
 
 def test_the_dialect_is_resolved_once_and_travels_with_the_query(monkeypatch):

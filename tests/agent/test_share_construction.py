@@ -36,6 +36,15 @@ PREFIXES = sorted({s[:3] for s in SSNS})
 BELOW = ("schema", "stats")
 
 
+@pytest.fixture(autouse=True)
+def model_writes_the_select(monkeypatch):
+    """These cases' fallbacks are the model's own SELECT and code (the product's SELECT and
+    what its prompt shows at each level: test_fallback_fetch.py)."""
+    from cadet_magic.agent import fallback_phase
+
+    monkeypatch.setattr(fallback_phase, "PRODUCT_SELECT", False)
+
+
 def people(engine: str):
     from tests.helpers import connect_with
 
