@@ -56,6 +56,7 @@ ORDER = (
     "lite_model",
     "local_memory",
     "eval",
+    "fallback",
     "peers",
     "vote_seconds",
     "local_model",
