@@ -63,6 +63,7 @@ from cadet_magic.fallback.rows_select import (
 from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
+from cadet_magic.result_check.check import EMPTY_WARNING
 from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.normalize import sql_diff
 from cadet_magic.sql.refusal import SafetyRefusal
@@ -384,6 +385,14 @@ def diagnosis(state: AskState) -> Diagnosis:
         ],
         [lb for _, lb in found],
     )
+
+
+def warnings(state: AskState) -> tuple[str, ...]:
+    """The fallback answer's warnings, as an SQL answer's: an empty result says so."""
+    run = code_work(state).code_run
+    frame = run.result if run is not None and run.ok else None
+    empty = frame is not None and len(frame) == 0
+    return (EMPTY_WARNING,) if empty else ()
 
 
 def code_ran_ok(state: AskState) -> bool:

@@ -52,6 +52,7 @@ FALLBACK_PHASE = PhaseSpec(
     close=fb.close_attempt,
     provisional=fb.provisional_attempt,
     answered=fb.code_ran_ok,
+    warnings=fb.warnings,
     unchanged=fb.unchanged,
     begin=fb.CodeWork,
     start=fb.start,

@@ -172,3 +172,12 @@ def test_the_pandas_prompt_shows_values_only_at_the_samples_level(share):
     assert "- category (" in human  # names and dtypes at every level
     assert ("office" in human) is (share == "samples")
     assert ("df: 3 rows" in human) is (share != "schema")
+
+
+def test_an_empty_fallback_answer_warns_as_an_empty_sql_answer_does():
+    from cadet_magic.result_check.check import EMPTY_WARNING
+
+    sql = "SELECT AVG(quantity * price) AS median FROM items"
+    empty = "result = df[df['quantity'] > 99][['quantity']]"
+    r, _ = ask("sqlite", "What is the median line value?", sql_reply(sql), code_reply(empty))
+    assert r.ok and r.answered_by == "fallback" and r.rows == [] and r.warnings == [EMPTY_WARNING]
