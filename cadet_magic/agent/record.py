@@ -22,8 +22,8 @@ from typing import Any
 from cadet_magic.agent.state import AskState
 from cadet_magic.diagnose.category import Category
 from cadet_magic.diagnose.model import Diagnosis
-from cadet_magic.fallback.rows_select import tables_in
 from cadet_magic.result import Attempt, Outcome, Phase
+from cadet_magic.schema.queried import tables_in
 from cadet_magic.sql.normalize import normalize_sql, sql_diff
 from cadet_magic.text import error_text
 

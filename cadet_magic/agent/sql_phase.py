@@ -53,6 +53,7 @@ from cadet_magic.result_check.check import EMPTY_WARNING, check_through
 from cadet_magic.result_check.computation import (
     MissingComputation,
     engine_lacks,
+    lacks_named,
     missing_computation,
 )
 from cadet_magic.result_check.findings import ValueCheck
@@ -108,18 +109,20 @@ def check_result(state: AskState, ctx: Context) -> AskState:
     if vc.suspect:
         suspect = SuspectResult(vc, work.sql or work.query)
         checked = checked.with_work(diagnosis=diagnose_failure(suspect))
-    elif gives_way(state):
+    elif state.options.fallback:
         missing = missing_computation(state.question, work.query.tree)
-        if missing is not None:
+        if missing is not None:  # a vote's candidate gives no answer then: the fallback follows
             checked = checked.with_work(
                 computation=missing, diagnosis=computation_diagnosis(missing)
-            ).replace(entry=StopReason.computation_missing)
+            )
+            if gives_way(state):
+                checked = checked.replace(entry=StopReason.computation_missing)
     return checked
 
 
 def gives_way(state: AskState) -> bool:
-    """Whether the SQL phase may give up early for the fallback: in the SQL phase itself (not
-    the vote's candidates), with the fallback allowed."""
+    """Whether the SQL phase may give up early for the fallback: in the SQL phase itself (the
+    vote's candidates are only checked), with the fallback allowed."""
     return state.phase == Phase.sql and state.options.fallback
 
 
@@ -182,8 +185,13 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
             diagnose_failure(work.error, **where), work.error, share=state.options.share, **where
         )
     lacking = engine_lacks(query.tree, state.target) if query is not None else ()
+    if not lacking and (work.error is not None or not work.checked):
+        # the question names a statistic the engine has no function for, and the attempt
+        # that tried to compute it by hand failed (measured: the local model's hand-written
+        # medians on SQLite fail, and it writes the same failing query again)
+        lacking = lacks_named(state.question, state.target)
     early = None
-    if work.error is not None and lacking and gives_way(state):
+    if (work.error is not None or not work.checked) and lacking and gives_way(state):
         early = StopReason.engine_lacks
         said = ", ".join(lacking)
         diagnosis = dataclasses.replace(

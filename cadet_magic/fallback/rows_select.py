@@ -5,8 +5,9 @@ The model no longer writes the fallback's SQL (its SELECTs repeated the SQL phas
 or were refused for grouping, and it wrote the same shape again): :func:`fetch_select` reads
 every column of the tables the question needs, joined along their foreign keys, with no filter,
 grouping or order, and the model writes only pandas. Which tables: those the SQL attempts read
-(:func:`tables_read`: they name the right tables far more often than they compute the right
-thing; :func:`tables_in` reads them from each attempt's checked tree when it closes), else the
+(:func:`~cadet_magic.schema.queried.tables_read`: they name the right tables far more often than they compute the right
+thing; :func:`~cadet_magic.schema.queried.tables_in` reads them from each attempt's checked
+tree when it closes), else the
 tables of the schema when there are few. Tables the
 chosen ones do not reach by foreign keys directly are joined through the tables between them
 (at most :data:`MAX_HOPS` per table), along shared key-like column names (``..._id``) where
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -58,39 +59,6 @@ class FetchPlan:
     tables: tuple[str, ...]
     columns: tuple[str, ...]
     sources: tuple[str, ...]
-
-
-def tables_in(tree: exp.Expression | None, schema: Schema) -> tuple[str, ...]:
-    """The schema's tables a query's tree reads (CTE names aside), each once, in the schema's
-    spelling, in the order the query names them.
-
-    >>> import sqlglot
-    >>> s = Schema.from_mapping({"a": ["x"], "b": ["y"]})
-    >>> tables_in(sqlglot.parse_one("WITH c AS (SELECT y FROM B) SELECT x FROM a, c"), s)
-    ('b', 'a')
-    """
-    if tree is None:
-        return ()
-    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
-    found: list[str] = []
-    for t in tree.find_all(exp.Table):
-        table = schema.table(t.name) if t.name.lower() not in ctes else None
-        if table is not None and table.name not in found:
-            found.append(table.name)
-    return tuple(found)
-
-
-def tables_read(reads: Iterable[Sequence[str]]) -> list[str]:
-    """The tables several queries read (:func:`tables_in` of each, oldest first): the latest
-    query's first, then the earlier ones' (each once).
-
-    >>> tables_read([("a",), ("b", "a"), ()])
-    ['b', 'a']
-    """
-    found: list[str] = []
-    for names in reversed(list(reads)):
-        found += [n for n in names if n not in found]
-    return found
 
 
 def _neighbours(schema: Schema, table: Table) -> list[tuple[str, list[tuple[str, str]]]]:

@@ -262,6 +262,41 @@ def _runs_as(f: exp.Func, target: Any) -> str:
     return ELSEWHERE.get(type(f)) or function_name(f)
 
 
+#: The functions that compute a named statistic, on any engine: an engine with none of them
+#: lacks the statistic itself (SQLite has no median, percentile, deviation or correlation).
+STATISTICS: dict[str, frozenset[str]] = {
+    "median": frozenset({"median", "percentile_cont", "quantile_cont", "quantile", "percentile"}),
+    "percentile": frozenset({"percentile_cont", "percentile_disc", "quantile_cont", "quantile"}),
+    "standard deviation": frozenset({"stddev", "stddev_samp", "stddev_pop", "stdev"}),
+    "variance": frozenset({"variance", "var_samp", "var_pop"}),
+    "correlation": frozenset({"corr"}),
+}
+
+
+def lacks_named(question: str, target: Any) -> tuple[str, ...]:
+    """The statistics the question names that the engine of ``target`` has no function for
+    (its own catalog read; empty when the catalog is not known).
+
+    >>> import dataclasses
+    >>> from cadet_magic.sql.functions import FunctionCatalog
+    >>> from cadet_magic.sql.target import Target
+    >>> lite = dataclasses.replace(Target.named("sqlite"),
+    ...     functions=FunctionCatalog.build("sqlite", ["avg"], ["avg"]))
+    >>> lacks_named("What is the median and the standard deviation of x?", lite)
+    ('median', 'standard deviation')
+    >>> lacks_named("What is the average of x?", lite)
+    ()
+    """
+    known = getattr(getattr(target, "functions", None), "known", None)
+    if not known:
+        return ()
+    return tuple(
+        name
+        for name in named_computations(question)
+        if name in STATISTICS and not STATISTICS[name] & known
+    )
+
+
 def engine_lacks(tree: exp.Expression | None, target: Any) -> tuple[str, ...]:
     """What the query uses that the engine of ``target`` lacks: functions of
     :data:`ELSEWHERE` missing from its catalog (upper case, as the feedback says them), and

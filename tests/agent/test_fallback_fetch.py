@@ -181,3 +181,54 @@ def test_an_empty_fallback_answer_warns_as_an_empty_sql_answer_does():
     empty = "result = df[df['quantity'] > 99][['quantity']]"
     r, _ = ask("sqlite", "What is the median line value?", sql_reply(sql), code_reply(empty))
     assert r.ok and r.answered_by == "fallback" and r.rows == [] and r.warnings == [EMPTY_WARNING]
+
+
+MEDIAN_CODE = (
+    "result = df.assign(v=df['quantity'] * df['price']).groupby('order_id')['v'].sum().median()"
+)
+
+
+def test_a_hand_written_median_failing_on_sqlite_goes_to_the_fallback_at_once():
+    """As the local model did on the benchmark: SQLite has no median function, its hand-written
+    median failed, and it wrote the same query again until the SQL phase stopped."""
+    hand = (
+        "SELECT AVG(v) AS median FROM (SELECT SUM(quantity * price) AS v FROM items "
+        "GROUP BY order_id) ORDER BY v LIMIT 1 OFFSET (COUNT(*) - 1) / 2"
+    )
+    r, model = ask(
+        "sqlite", "What is the median order value?", sql_reply(hand), code_reply(MEDIAN_CODE)
+    )
+    assert r.ok and r.answered_by == "fallback" and r.rows == [(5.0,)]
+    assert str(r.fallback.reason) == "engine_lacks" and len(r.attempts) == 1
+    assert r.model_calls == 2
+
+
+def test_a_vote_candidate_that_computes_something_else_gives_no_answer():
+    typos = [sql_reply(f"SELECT MEDIAN(quantity * pryce{i}) FROM items") for i in range(3)]
+    avg = sql_reply("SELECT AVG(quantity * price) AS median FROM items")
+    r, _ = ask(
+        "duckdb",
+        "What is the median line value?",
+        *typos,
+        avg,
+        avg,
+        code_reply("result = (df['quantity'] * df['price']).median()"),
+        candidates=3,
+    )
+    assert [c.category for c in r.candidates] == ["computation_missing"] * 2
+    assert r.ok and r.answered_by == "fallback" and r.rows == [(5.0,)]
+    assert str(r.fallback.reason) == "max_attempts"
+
+
+def test_the_product_select_follows_a_model_that_repeated_itself():
+    same = sql_reply("SELECT MEDIAN(quantity * pryce) FROM items")
+    r, _ = ask(
+        "duckdb",
+        "What is the median line value?",
+        same,
+        same,
+        same,
+        code_reply("result = (df['quantity'] * df['price']).median()"),
+    )
+    assert r.attempts[-1].category == "column_not_found"
+    assert r.ok and r.answered_by == "fallback" and r.rows == [(5.0,)]
