@@ -392,15 +392,17 @@ def spider_no_loss() -> str:
             if tree is not None and _lacks_on_sqlite(tree):
                 lacking += 1
     entered = [r for r in records if r["fallback"]]
-    right = sum(1 for r in entered if r["final_match"])
+    unanswered = [r for r in records if r.get("final_sql") is None]
+    right = sum(1 for r in unanswered if r["final_match"])
     return (
         f"- Fixed Spider sample, no loss: met by construction, not by a new run: on its "
         f"reference run ({len(records)} questions, targeted feedback) {named} questions name "
-        f"a computation the new sign reads and {lacking} SQL attempts or candidates call a "
-        "function SQLite lacks, so neither early entry changes any route there; the fallback "
-        f"itself (now pandas-only) runs only where it ran before: {len(entered)} questions, "
-        f"{right} of them right before, so none can be lost. Its gain on those "
-        f"{len(entered)} is not measured here."
+        f"a computation the new signs read and {lacking} SQL attempts or candidates call a "
+        "function SQLite lacks, so no early entry and no candidate check changes a route "
+        "there; the fallback (now pandas-only, and now also after `unchanged_sql`) runs only "
+        f"where the SQL phase and the vote found no answer: {len(unanswered)} questions "
+        f"({len(entered)} of which entered the old fallback), {right} of them right, so none "
+        f"can be lost. Its gain on those {len(unanswered)} is not measured here."
     )
 
 
