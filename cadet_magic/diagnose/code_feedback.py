@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,6 +63,9 @@ def code_refused(issues: Sequence[Any]) -> str:
     return f"Your pandas code was refused by the safety check:\n{listed}\n{CODE_RULES}"
 
 
+#: An attribute asked of a single value (``'numpy.float64' object has no attribute 'quantile'``):
+#: the code reduced to one number before it meant to (operator precedence, a missing step).
+_SCALAR = re.compile(r"'(?:numpy\.)?(?:float|int|bool|str)\w*' object has no attribute")
 #: Exceptions that say the code used a column ``df`` does not have.
 MISSING_COLUMN = ("KeyError", "AttributeError", "UndefinedVariableError")
 #: Exceptions (and words of their messages) that say a value's type did not fit the operation.
@@ -94,6 +98,13 @@ def python_error(
             f"Your pandas code raised {error}. A value's type does not fit the operation: df's "
             f"columns and dtypes are {typed}. Convert first where needed (pd.to_datetime, "
             "pd.to_numeric, .astype) and fix the code."
+        )
+    if kind == "AttributeError" and _SCALAR.match(message):
+        return (
+            f"Your pandas code raised {error}: at that point the value is a single number, not "
+            "a column or a group, so the steps ran in another order than meant. Write one step "
+            "per line: first the row values as a column (df.assign(value=...)), then groupby, "
+            "then the aggregate, then assign result."
         )
     if kind in MISSING_COLUMN:
         where = "" if fetched else " (or add the missing column to the SELECT)"

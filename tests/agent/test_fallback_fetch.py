@@ -232,3 +232,22 @@ def test_the_product_select_follows_a_model_that_repeated_itself():
     )
     assert r.attempts[-1].category == "column_not_found"
     assert r.ok and r.answered_by == "fallback" and r.rows == [(5.0,)]
+
+
+def test_a_method_asked_of_a_single_number_is_told_so_not_as_a_missing_column():
+    """As the local model wrote on the benchmark (shop-02): a product summed to one number
+    before the percentile was asked of it."""
+    sql = "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY price) FROM items"
+    wrong = 'result = df.groupby("order_id")["quantity"] * df["price"].sum().quantile(0.9)'
+    r, _ = ask(
+        "sqlite",
+        "What is the median line value?",
+        sql_reply(sql),
+        code_reply(wrong),
+        code_reply("result = (df['quantity'] * df['price']).median()"),
+    )
+    assert r.ok and r.answered_by == "fallback" and str(r.fallback.reason) == "engine_lacks"
+    first = r.fallback.attempts[0]
+    assert (
+        "single number" in first.feedback and "df has exactly these columns" not in first.feedback
+    )
