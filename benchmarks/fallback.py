@@ -82,8 +82,10 @@ def trace(result: Any) -> list[dict]:
     ]
 
 
-def record(question: dict, engine: str, arm: str, result: Any, expected: Any) -> dict:
-    """One line of the results file."""
+def record(
+    question: dict, engine: str, arm: str, result: Any, expected: Any, measured: str = ""
+) -> dict:
+    """One line of the results file (``measured``: the commit the run started on)."""
     columns = list(result.columns)
     rows = [tuple(r) for r in result.rows]
     if result.ok and result.answered_by == "fallback" and result.fallback is not None:
@@ -113,7 +115,7 @@ def record(question: dict, engine: str, arm: str, result: Any, expected: Any) ->
         "answer": [list(map(str, r)) for r in rows[:5]],
         "attempts": trace(result),
         "error": None if result.ok else (result.message or "")[:300],
-        "commit": commit(),
+        "commit": measured or commit(),
         "load": load_average(),
         "time": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
@@ -221,6 +223,7 @@ def run(
         and (q["id"], e, a) not in done
     ]
     deadline = time.monotonic() + minutes * 60 if minutes else None
+    measured = commit()  # the code this process runs, whatever is committed while it does
     print(f"{len(todo)} to ask; load average {load_average()}", flush=True)
     asked = 0
     with contextlib.ExitStack() as stack:
@@ -241,7 +244,7 @@ def run(
                 break
             expected = gold(q)
             result = ask_one(q, engine, arm, model)
-            rec = record(q, engine, arm, result, expected)
+            rec = record(q, engine, arm, result, expected, measured)
             with RESULTS.open("a", encoding="utf-8") as f:
                 f.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
             asked += 1
