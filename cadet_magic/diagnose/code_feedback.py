@@ -99,6 +99,11 @@ def python_error(
             f"columns and dtypes are {typed}. Convert first where needed (pd.to_datetime, "
             "pd.to_numeric, .astype) and fix the code."
         )
+    if kind == "AttributeError" and _SCALAR.match(message) and "'reset_index'" in message:
+        return (
+            f"Your pandas code raised {error}: the answer is already a single value. Drop "
+            ".reset_index() after the aggregate and assign the value to result as it is."
+        )
     if kind == "AttributeError" and _SCALAR.match(message):
         return (
             f"Your pandas code raised {error}: at that point the value is a single number, not "

@@ -251,3 +251,18 @@ def test_a_method_asked_of_a_single_number_is_told_so_not_as_a_missing_column():
     assert (
         "single number" in first.feedback and "df has exactly these columns" not in first.feedback
     )
+
+
+def test_reset_index_on_a_single_value_is_told_to_go():
+    """As the local model's second code on shop-02 did: the right figure, then .reset_index()."""
+    sql = "SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY price) FROM items"
+    wrong = "result = (df['quantity'] * df['price']).median().reset_index()"
+    r, _ = ask(
+        "sqlite",
+        "What is the median line value?",
+        sql_reply(sql),
+        code_reply(wrong),
+        code_reply("result = (df['quantity'] * df['price']).median()"),
+    )
+    assert r.ok and r.rows == [(5.0,)]
+    assert "Drop .reset_index()" in r.fallback.attempts[0].feedback
