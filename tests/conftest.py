@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -364,25 +365,31 @@ def _tripwires(item) -> Iterator[None]:
     import webbrowser
 
     tripped: list[str] = []
+    # Only the test's own thread is wired: threads an earlier test left running (Spark's
+    # gateway, a warm worker's reader) keep their own connections.
+    test_thread = threading.get_ident()
+    mp = pytest.MonkeyPatch()
 
-    def wire(what: str):
+    def wire(owner: object, name: str, what: str) -> None:
+        original = getattr(owner, name)
+
         def trip(*args, **kwargs):
+            if threading.get_ident() != test_thread:
+                return original(*args, **kwargs)
             tripped.append(what)
             raise Tripwire(f"a unit test {what}: it belongs outside the unit tier")
 
-        return trip
+        mp.setattr(owner, name, trip)
 
-    process = wire("started a process")
-    mp = pytest.MonkeyPatch()
-    mp.setattr(_posixsubprocess, "fork_exec", process)  # multiprocessing's spawn
-    mp.setattr(subprocess, "_fork_exec", process)  # subprocess (asyncio's too)
+    wire(_posixsubprocess, "fork_exec", "started a process")  # multiprocessing's spawn
+    wire(subprocess, "_fork_exec", "started a process")  # subprocess (asyncio's too)
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
         if hasattr(os, name):
-            mp.setattr(os, name, process)
-    mp.setattr(socket.socket, "connect", wire("opened a connection"))
-    mp.setattr(socket.socket, "connect_ex", wire("opened a connection"))
-    mp.setattr(socket.socket, "bind", wire("bound a socket (a server)"))
-    mp.setattr(webbrowser, "open", wire("opened a browser"))
+            wire(os, name, "started a process")
+    wire(socket.socket, "connect", "opened a connection")
+    wire(socket.socket, "connect_ex", "opened a connection")
+    wire(socket.socket, "bind", "bound a socket (a server)")
+    wire(webbrowser, "open", "opened a browser")
     had_llama = "llama_cpp" in sys.modules
     try:
         yield

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import threading
 import webbrowser
 from pathlib import Path
 
@@ -75,3 +76,21 @@ def test_membership_is_by_file_or_folder():
     assert in_unit_tier(here / "vote" / "test_tally.py")
     assert not in_unit_tier(here / "test_binder.py")
     assert not in_unit_tier(Path("/elsewhere/tests/vote/test_tally.py"))
+
+
+def test_a_thread_left_by_an_earlier_test_keeps_its_connections():
+    # Spark's gateway or a warm worker's reader may run beside a unit test: only the test's
+    # own thread is wired.
+    errors: list[BaseException] = []
+
+    def background():
+        try:
+            serve()
+        except BaseException as error:  # noqa: BLE001 - recorded for the assertion
+            errors.append(error)
+
+    with _tripwires(UnitItem()):
+        thread = threading.Thread(target=background)
+        thread.start()
+        thread.join()
+    assert errors == []
