@@ -126,7 +126,11 @@ def test_ask_answers_from_the_fallback_with_a_dataframe():
     r = cadet_magic.ask("Total per customer?", con=con, model=model)
     assert r.ok and r.answered_by == "fallback" and isinstance(r.df, pd.DataFrame)
     assert r.df.values.tolist() == [["ann", 17.5], ["bob", 32.5]]
-    assert r.df is r.fallback.result and r.sql == "SELECT customer, amount FROM orders"
+    # The product writes the fallback's simple SELECT itself (the model's own block is not run)
+    written = (
+        "SELECT orders.id AS id, orders.customer AS customer, orders.amount AS amount FROM orders"
+    )
+    assert r.df is r.fallback.result and r.sql == r.fallback.sql == written
     assert len(r.attempts) == 3 and [a.phase for a in r.fallback.attempts] == ["fallback"]
     text = r._repr_mimebundle_()["text/plain"]
     assert "fallback" in text.lower() and "Traceback" not in text
