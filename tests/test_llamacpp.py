@@ -94,6 +94,21 @@ def test_candidates_are_sampled_with_a_seed_each_on_the_same_prompt():
     assert model.temperature == 0.0  # the model's own replies stay greedy
 
 
+def test_without_the_batched_path_the_answer_and_candidates_come_one_after_the_other():
+    """A stand-in without llama.cpp's context (and so without its chat template) cannot
+    decode replies together: the answer, then each candidate, from the same prompt."""
+    llama = ScriptedLlama("a", "b", "c")
+    model = LlamaCppChatModel("qwen.gguf", llama=llama)
+    assert not model.cadet_batched
+    replies = model.cadet_answer_and_sample([("human", "q")], count=2, seed=1, temperature=0.7)
+    assert [r.content for r in replies] == ["a", "b", "c"]
+    assert [(c["temperature"], c.get("seed")) for c in llama.calls] == [
+        (0.0, None),
+        (0.7, 1),
+        (0.7, 2),
+    ]
+
+
 def test_context_overflow_is_a_model_error_line():
     class Overflow:
         def create_chat_completion(self, messages, **options):

@@ -152,13 +152,55 @@ def call_model(
     return Reply(content_text(getattr(reply, "content", reply)), usage_of(reply))
 
 
-def ask_model(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> AskState:
+#: Candidates of the vote drawn in the answer's own call where the model draws several replies
+#: at about the cost of one (decoded together, or sent side by side): the vote's first round.
+FIRST_ROUND = 1
+
+
+def answer_and_sample(ctx: Context) -> Callable[..., list[Any]] | None:
+    """How the model gives the answer and sampled candidates in one call
+    (``f(messages, count=, seed=, temperature=)``: the answer first), None where it cannot."""
+    own = getattr(ctx.model, "cadet_answer_and_sample", None)
+    if callable(own) and getattr(ctx.model, "cadet_batched", False):
+        return own
+    served = getattr(ctx.sampler, "answer_and_sample", None)
+    return served if callable(served) else None
+
+
+class _WithCandidates:
+    """``invoke(messages)``: the answer, the candidates drawn with it kept in ``ctx.drawn``."""
+
+    def __init__(
+        self, ctx: Context, call: Callable[..., list[Any]], count: int, temperature: float
+    ) -> None:
+        self.ctx, self.call, self.count, self.temperature = ctx, call, count, temperature
+        self.cadet_in_process = bool(getattr(ctx.model, "cadet_in_process", False))
+
+    def invoke(self, messages: Any) -> Any:
+        replies = self.call(messages, count=self.count, seed=1, temperature=self.temperature)
+        if not replies:
+            raise ModelCallError("The model returned no reply.")
+        self.ctx.drawn = list(replies[1:])
+        return replies[0]
+
+
+def ask_model(
+    state: AskState,
+    ctx: Context,
+    messages: list[tuple[str, str]],
+    candidates: int = 0,
+    temperature: float = 0.0,
+) -> AskState:
     """Calls the model with ``messages``: the attempt gets the reply and its SQL, or the model's
-    error; with the tokens the provider reported and the seconds the call took."""
+    error; with the tokens the provider reported and the seconds the call took. ``candidates``
+    sampled replies (at ``temperature``, seeds from 1: the vote's first) are drawn in the same
+    call where the model can (:func:`answer_and_sample`), kept in ``ctx.drawn``."""
     t0 = time.perf_counter()
     ctx.prompts.append([{"role": role, "content": text} for role, text in messages])
+    call = answer_and_sample(ctx) if candidates > 0 else None
+    model: Any = ctx.model if call is None else _WithCandidates(ctx, call, candidates, temperature)
     try:
-        reply = call_model(ctx.model, messages, state.options.model_timeout)
+        reply = call_model(model, messages, state.options.model_timeout, owner=ctx.model)
     except ModelCallError as e:
         seconds = time.perf_counter() - t0
         failed = state.with_work(model_error=str(e), reply=Reply(seconds=seconds), sql=None)

@@ -10,7 +10,10 @@ read-only within the same bounds and goes through the same result check as any S
 :func:`tally` adds its result to the vote (:mod:`cadet_magic.vote.tally`: results compared as
 the evaluation compares them; a candidate that failed gives no answer). Candidates are drawn
 until the vote's outcome is clear (:data:`RULE`) or ``candidates`` answers were drawn, the
-first one included; no feedback is sent.
+first one included; no feedback is sent. Where the model draws several candidates at about the
+cost of one (:func:`together`: the in-kernel model decodes them in one batch, a served one takes
+them in one request or side by side), they come in rounds (:func:`round_size`): the first drawn
+in the answer's own call (:func:`~cadet_magic.agent.steps.ask_model`), the rest in one more.
 
 The answer is the result most candidates gave, the SQL phase's first on a tie (:func:`keep`
 offers it to the pipeline, which answers with it); ``AskResult.agreement`` says how many gave
@@ -37,7 +40,7 @@ from cadet_magic.agent import record, sql_phase
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
 from cadet_magic.agent.state import AskState, Candidate, Reply
-from cadet_magic.agent.steps import Context, call_model
+from cadet_magic.agent.steps import FIRST_ROUND, Context, call_model
 from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.errors import ModelCallError, ModelCallInterrupted
@@ -143,6 +146,38 @@ class _Sampled:
         return replies[0]
 
 
+def together(ctx: Context) -> bool:
+    """Whether the model draws several candidates at about the cost of one: decoded together
+    (``cadet_batched``: the in-kernel model) or asked for in one request or side by side
+    (``ctx.sampler.together``: a served model)."""
+    return bool(getattr(ctx.model, "cadet_batched", False)) or bool(
+        getattr(ctx.sampler, "together", False)
+    )
+
+
+def round_size(state: AskState, ctx: Context) -> int:
+    """Candidates the next request draws: one at a time where each costs a generation; else
+    rounds, the first of :data:`~cadet_magic.agent.steps.FIRST_ROUND` (most questions stop
+    there: the answer and one more agree), then all the candidates left. The stop rule is
+    asked after each candidate, as when they come one at a time; a round's candidates it
+    leaves unused are dropped.
+
+    Example:
+        >>> from cadet_magic.agent.state import initial_state
+        >>> s = initial_state("q", target="sqlite", candidates=5)
+        >>> class Batched: cadet_batched = True
+        >>> ctx = Context(model=Batched(), runner=None)
+        >>> [round_size(s.with_work(number=k), ctx) for k in (1, 2)]
+        [1, 3]
+        >>> round_size(s, Context(model=object(), runner=None))
+        1
+    """
+    if not together(ctx):
+        return 1
+    left = limit(state) - state.attempt + 1
+    return min(FIRST_ROUND, left) if state.attempt == 1 else left
+
+
 def draw(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> Reply:
     """One sampled reply to ``messages``: one kept from an earlier request asking for several,
     else a new request (for all the candidates left at once where the provider answers several
@@ -150,8 +185,7 @@ def draw(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> Repl
     if ctx.drawn:
         reply = ctx.drawn.pop(0)
         return Reply(content_text(getattr(reply, "content", reply)), usage_of(reply), 0.0)
-    batch = bool(getattr(ctx.sampler, "batch", False)) and state.attempt > 1
-    count = limit(state) - state.attempt + 1 if batch else 1
+    count = round_size(state, ctx)
     ctx.model_calls += 1
     sampled = _Sampled(ctx, count, seed=state.attempt)
     return call_model(sampled, messages, state.options.model_timeout, owner=ctx.model)

@@ -33,12 +33,14 @@ import atexit
 import contextlib
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cadet_magic.errors import ConfigurationError, ModelCallError
+from cadet_magic.llm import batched
+from cadet_magic.llm.batched import Draw
 from cadet_magic.llm.browser import chat_messages
 from cadet_magic.local.machine import threads as default_threads
 
@@ -47,6 +49,9 @@ PREFIX = "llamacpp:"
 #: Context window (tokens): the agent's prompt with a 6000-character schema, earlier attempts
 #: and feedback fits with room for the reply.
 N_CTX = 8192
+#: Sequences the model's context decodes together at most (the vote's default five candidates
+#: and the answer fit in one batch; more are decoded in groups of this many).
+SEQUENCES = 8
 #: Tokens a reply may have at most (SQL plus the fallback's pandas code fit well within).
 MAX_TOKENS = 1024
 INSTALL_HINT = (
@@ -80,6 +85,8 @@ class LlamaCppChatModel:
         n_ctx, n_threads: llama.cpp's context window and threads (default
             :data:`N_CTX` and :func:`default_threads`).
         llama: an object with ``create_chat_completion`` to use instead of loading ``path``.
+        batched: whether replies to one prompt may be decoded together (False: one after the
+            other, as before the batched path; the benchmarks compare the two).
     """
 
     cadet_in_process = True
@@ -93,6 +100,7 @@ class LlamaCppChatModel:
         n_ctx: int = N_CTX,
         n_threads: int | None = None,
         llama: Any = None,
+        batched: bool = True,
     ) -> None:
         self.path = Path(path)
         self.temperature = float(temperature)
@@ -100,6 +108,8 @@ class LlamaCppChatModel:
         self.llama = llama if llama is not None else load_gguf(self.path, n_ctx, n_threads)
         self.name = f"{PREFIX}{self.path}"
         self.model_name = self.path.name
+        self._formatter: Any = None if batched else False  # False: no batched path here
+        self._bindings: Any = None
         self._lock = getattr(self.llama, "_cadet_lock", None) or threading.Lock()
         try:  # one lock per loaded model, shared by every chat model over it
             self.llama._cadet_lock = self._lock
@@ -109,15 +119,109 @@ class LlamaCppChatModel:
     def invoke(self, messages: Sequence[Any], *args: Any, **kwargs: Any) -> LocalReply:
         return self._complete(messages, temperature=self.temperature)
 
+    @property
+    def cadet_batched(self) -> bool:
+        """Whether several replies are decoded together (:mod:`cadet_magic.llm.batched`): the
+        model was loaded by llama-cpp-python with the chat template stored in its file."""
+        return self._chat_format() is not None
+
     def cadet_sample(
         self, messages: Sequence[Any], *, count: int, seed: int, temperature: float
     ) -> list[LocalReply]:
-        """``count`` replies sampled at ``temperature``, the i-th with seed ``seed + i``: the
-        same prompt each time, so llama.cpp reuses the prompt it evaluated (its prefix cache)
-        and only generates."""
+        """``count`` replies sampled at ``temperature``, the i-th with seed ``seed + i``, decoded
+        together from the prompt read once (one after the other, each from llama.cpp's prefix
+        cache, where they cannot be: :attr:`cadet_batched`)."""
+        draws = [Draw(temperature, seed + i) for i in range(count)]
+        together = self._together(messages, draws)
+        if together is not None:
+            return together
         return [
             self._complete(messages, temperature=temperature, seed=seed + i) for i in range(count)
         ]
+
+    def cadet_answer_and_sample(
+        self, messages: Sequence[Any], *, count: int, seed: int, temperature: float
+    ) -> list[LocalReply]:
+        """The answer (this model's own temperature: greedy by default) and ``count`` replies
+        sampled as :meth:`cadet_sample` samples them, all decoded together: the vote's first
+        candidates cost the answer's time, not their own."""
+        draws = [
+            Draw(self.temperature, seed - 1),
+            *(Draw(temperature, seed + i) for i in range(count)),
+        ]
+        together = self._together(messages, draws)
+        if together is not None:
+            return together
+        answer = self._complete(messages, temperature=self.temperature)
+        return [
+            answer,
+            *self.cadet_sample(messages, count=count, seed=seed, temperature=temperature),
+        ]
+
+    def _chat_format(self) -> Any:
+        """The chat template's formatter when the batched path can run here, else None."""
+        if self._formatter is not None:
+            return self._formatter or None
+        self._formatter = False
+        llama = self.llama
+        template = (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template")
+        if not template or getattr(llama, "chat_format", None) != "chat_template.default":
+            return None
+        try:
+            import llama_cpp.llama_cpp as bindings
+            from llama_cpp import llama_chat_format
+        except ImportError:
+            return None
+        if not batched.supported(bindings) or not hasattr(llama, "input_ids"):
+            return None
+        eos, bos = llama.token_eos(), llama.token_bos()
+        self._formatter = llama_chat_format.Jinja2ChatFormatter(
+            template=template,
+            eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+            bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+            stop_token_ids=[eos],
+        )
+        self._bindings = bindings
+        return self._formatter
+
+    def _together(
+        self,
+        messages: Sequence[Any],
+        draws: Sequence[Draw],
+        on_token: Callable[[int, Sequence[int]], None] | None = None,
+    ) -> list[LocalReply] | None:
+        """The replies of ``draws`` decoded together (None: the batched path cannot run)."""
+        formatter = self._chat_format()
+        if formatter is None:
+            return None
+        shaped = formatter(messages=chat_messages(messages))
+        text = shaped.prompt.encode("utf-8")
+        with self._lock:
+            prompt = self.llama.tokenize(text, add_bos=not shaped.added_special, special=True)
+            try:
+                decoded = batched.decode_together(
+                    self.llama, self._bindings, prompt, draws, self.max_tokens, on_token=on_token
+                )
+            except ValueError as e:
+                raise ModelCallError(
+                    f"The local model {self.path.name} could not take the prompt: {e}. Lower "
+                    "%config AskMagic.schema_budget, or load the model with a larger n_ctx."
+                ) from None
+            except batched.DecodeError as e:
+                raise ModelCallError(f"The local model {self.path.name} failed: {e}.") from None
+            texts = [
+                self.llama.detokenize(list(d.tokens)).decode("utf-8", "ignore") for d in decoded
+            ]
+        stops = (
+            shaped.stop if isinstance(shaped.stop, list) else [shaped.stop] if shaped.stop else []
+        )
+        replies = []
+        for d, reply in zip(decoded, texts, strict=True):
+            for mark in stops:
+                reply = reply.split(mark, 1)[0]
+            usage = {"prompt_tokens": len(prompt), "completion_tokens": len(d.tokens)}
+            replies.append(LocalReply(reply, usage))
+        return replies
 
     def _complete(self, messages: Sequence[Any], **sampling: Any) -> LocalReply:
         with self._lock:
@@ -215,24 +319,38 @@ def load_gguf(
 @contextlib.contextmanager
 def _model_params(bindings: Any, repack: bool) -> Iterator[None]:
     """While a model loads: llama.cpp's model parameters with ``use_extra_bufts`` (weight
-    repacking) as asked. ``Llama()`` takes no such argument; it reads the defaults from the
-    bindings' ``llama_model_default_params``, replaced for the duration (under the load lock)."""
-    default = getattr(bindings, "llama_model_default_params", None)
-    if repack or default is None:
-        yield
-        return
+    repacking) as asked, and its context's with :data:`SEQUENCES` sequences in one unified
+    cache (the vote's candidates decoded together share the prompt's cells; one sequence alone
+    still has the whole window). ``Llama()`` takes no such arguments; it reads the defaults
+    from the bindings' ``llama_model_default_params`` and ``llama_context_default_params``,
+    replaced for the duration (under the load lock)."""
+    model_default: Any = getattr(bindings, "llama_model_default_params", None)
+    context_default: Any = getattr(bindings, "llama_context_default_params", None)
 
     def without_repack() -> Any:
-        params = default()
+        params = model_default()
         if hasattr(params, "use_extra_bufts"):
             params.use_extra_bufts = False
         return params
 
-    bindings.llama_model_default_params = without_repack
+    def with_sequences() -> Any:
+        params = context_default()
+        if hasattr(params, "n_seq_max") and hasattr(params, "kv_unified"):
+            params.n_seq_max = SEQUENCES
+            params.kv_unified = True
+        return params
+
+    if model_default is not None and not repack:
+        bindings.llama_model_default_params = without_repack
+    if context_default is not None:
+        bindings.llama_context_default_params = with_sequences
     try:
         yield
     finally:
-        bindings.llama_model_default_params = default
+        if model_default is not None:
+            bindings.llama_model_default_params = model_default
+        if context_default is not None:
+            bindings.llama_context_default_params = context_default
 
 
 def close_loaded() -> None:

@@ -110,8 +110,16 @@ class LocalChatModel(LlamaCppChatModel):
     """The installed model as a chat model: ``cadet_label`` is how answers name it, ``n_ctx``
     the context it was loaded with."""
 
-    def __init__(self, path: Path, llama: Any, n_ctx: int, label: str, temperature: float) -> None:
-        super().__init__(path, temperature=temperature, llama=llama)
+    def __init__(
+        self,
+        path: Path,
+        llama: Any,
+        n_ctx: int,
+        label: str,
+        temperature: float,
+        batched: bool = True,
+    ) -> None:
+        super().__init__(path, temperature=temperature, llama=llama, batched=batched)
         self.n_ctx = n_ctx
         self.cadet_label = label
 
@@ -119,9 +127,11 @@ class LocalChatModel(LlamaCppChatModel):
         return f"LocalChatModel({self.cadet_label!r}, n_ctx={self.n_ctx})"
 
 
-def load_local(temperature: float = 0.0, *, default: bool = False) -> LocalChatModel:
+def load_local(
+    temperature: float = 0.0, *, default: bool = False, batched: bool = True
+) -> LocalChatModel:
     """The chat model for the ``local`` spec (``default``: chosen because none was
-    configured, and labelled so)."""
+    configured, and labelled so; ``batched``: see :class:`LlamaCppChatModel`)."""
     if sys.platform == "emscripten":
         raise LocalModelError(
             "The local model runs in a CPython kernel; in JupyterLite use the model the site "
@@ -130,7 +140,7 @@ def load_local(temperature: float = 0.0, *, default: bool = False) -> LocalChatM
     path = model_file()
     llama, n_ctx = load_llama(path)
     label = DEFAULT_LABEL if default else LABEL
-    return LocalChatModel(path, llama, n_ctx, label, temperature)
+    return LocalChatModel(path, llama, n_ctx, label, temperature, batched)
 
 
 def default_model(temperature: float = 0.0) -> Any:

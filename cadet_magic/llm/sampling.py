@@ -5,12 +5,16 @@ a temperature above 0 with a seed per candidate (so an evaluation reruns to the 
 where the server honours seeds). Each kind of model draws them its own cheapest way:
 
 - LangChain chat models with an ``n`` field (OpenAI and OpenAI-compatible servers): one request
-  asking for ``n`` replies; a server that ignores ``n`` (llama-cpp-python's) answers with one,
-  which is returned alone: this sampler remembers that the server answers one and asks one by
-  one from then on, with the following seeds and the same prompt each time (a server caching
-  the prompt's prefix reads it once), so a caller asks only for the replies it still needs;
-- other LangChain chat models: one request per candidate, with the temperature and the seed
-  on a copy of the model where it has such fields;
+  asking for ``n`` replies; a server that ignores ``n`` (llama-cpp-python's) answers with one:
+  the sampler remembers it and sends the rest of that round's requests side by side, with the
+  following seeds and the same prompt each (a server with parallel slots answers them together;
+  a server caching the prompt's prefix reads it once). A server seen answering requests sent
+  together one after the other (the last waits for all the others) is asked one reply at a time
+  from then on (``together`` False), so a caller asks only for the replies it still needs;
+- ``answer_and_sample``: the model's own answer and the vote's first candidates, requested side
+  by side;
+- other LangChain chat models: one request per candidate (side by side likewise), with the
+  temperature and the seed on a copy of the model where it has such fields;
 - our own clients (``llamacpp:``, the browser's) have a ``cadet_sample`` method of their own;
 - scripted stand-ins: their next scripted replies (:func:`sampler_for` gives None: the agent
   calls ``invoke`` once per candidate).
@@ -20,8 +24,13 @@ Tested against a scripted OpenAI-compatible server in ``tests/test_llm_sampling.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
+
+#: Seconds by which the last of requests sent together must come back after the first, and
+#: 1.5 times as late, for the server to count as answering one request at a time.
+SERIAL_WAIT = 0.5
 
 #: ``sample(messages, count=, seed=, temperature=)``: up to ``count`` reply objects
 #: (``.content``, and the usage the agent reads), the i-th sampled with ``seed + i``; fewer
@@ -50,6 +59,15 @@ class LangChainSampler:
         self.fields = fields
         #: Whether a request may ask for several replies (False once the server gave one).
         self.batch = "n" in fields
+        #: Whether the server answers requests side by side (None: not seen yet; False once
+        #: requests sent together came back one after the other).
+        self.parallel: bool | None = None
+
+    @property
+    def together(self) -> bool:
+        """Whether several replies cost about one request's time here (one request for
+        several, or requests answered side by side)."""
+        return self.batch or self.parallel is not False
 
     def _copy(self, temperature: float, seed: int, n: int) -> Any:
         update: dict[str, Any] = {}
@@ -68,17 +86,65 @@ class LangChainSampler:
 
         prompt = convert_to_messages(list(messages))
         replies: list[Any] = []
-        while len(replies) < count:
-            n = count - len(replies) if self.batch else 1
-            result = self._copy(temperature, seed + len(replies), n).generate([prompt])
-            got = [g.message for g in result.generations[0]][:n]
-            replies.extend(got)
-            if not got:
-                break
-            if n > 1 and len(got) < n:
-                # the server answers one reply a request: what it gave now, and one request
-                # per reply from then on, each asked for only when the caller needs it (a
-                # vote that is clear after this one draws no more)
-                self.batch = False
-                break
-        return replies
+        if self.batch:
+            n = count
+            result = self._copy(temperature, seed, n).generate([prompt])
+            replies = [g.message for g in result.generations[0]][:n]
+            if not replies or len(replies) >= n:
+                return replies
+            self.batch = False  # the server answers one reply a request
+            if self.parallel is False:
+                # and one request at a time: what it gave now, the rest asked for only when
+                # the caller needs them (a vote that is clear after this one draws no more)
+                return replies
+        jobs = [
+            functools.partial(self._one, prompt, temperature, seed + k)
+            for k in range(len(replies), count)
+        ]
+        return replies + [reply for reply, _ in self._side_by_side(jobs)]
+
+    def _one(self, prompt: Any, temperature: float, seed: int) -> Any:
+        result = self._copy(temperature, seed, 1).generate([prompt])
+        return result.generations[0][0].message
+
+    def _side_by_side(self, jobs: Sequence[Callable[[], Any]]) -> list[tuple[Any, float]]:
+        """Each job's result and seconds, run together while the server is not known to
+        answer one at a time (else one after the other). Requests it answers one after the
+        other show as ever longer waits: the last one waits for all the others."""
+        import concurrent.futures
+        import time
+
+        def timed(job: Callable[[], Any]) -> tuple[Any, float]:
+            t0 = time.perf_counter()
+            return job(), time.perf_counter() - t0
+
+        if len(jobs) < 2 or self.parallel is False:
+            return [timed(job) for job in jobs]
+        with concurrent.futures.ThreadPoolExecutor(len(jobs)) as pool:
+            done = list(pool.map(timed, jobs))
+        seconds = [s for _, s in done]
+        waited = max(seconds) - min(seconds)
+        self.parallel = not (waited > SERIAL_WAIT and max(seconds) >= 1.5 * min(seconds))
+        return done
+
+    def answer_and_sample(
+        self, messages: Sequence[Any], *, count: int, seed: int, temperature: float
+    ) -> list[Any]:
+        """The model's answer (its own settings) and ``count`` sampled replies, requested side
+        by side: the answer first."""
+        from langchain_core.messages import convert_to_messages
+
+        prompt = convert_to_messages(list(messages))
+        if self.parallel is False:
+            answer = self.model.invoke(prompt)
+            return [answer, *self(messages, count=count, seed=seed, temperature=temperature)]
+        jobs: list[Callable[[], Any]] = [functools.partial(self.model.invoke, prompt)]
+        if self.batch and count > 1:
+            rest = functools.partial(
+                self.__call__, messages, count=count, seed=seed, temperature=temperature
+            )
+            jobs.append(rest)
+            done = self._side_by_side(jobs)
+            return [done[0][0], *done[1][0]]
+        jobs += [functools.partial(self._one, prompt, temperature, seed + k) for k in range(count)]
+        return [reply for reply, _ in self._side_by_side(jobs)]

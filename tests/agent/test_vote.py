@@ -68,6 +68,12 @@ def test_vote(case, engine):
     con.close()
 
 
+def _asked(sent):
+    """(n, seed) of each request, the unseeded answer first, then by seed (requests sent side
+    by side reach the scripted server in any order)."""
+    return sorted(((b.get("n"), b.get("seed")) for b in sent), key=lambda a: a[1] or 0)
+
+
 def test_candidates_answer_the_first_prompt_sampled_with_a_seed_each():
     con = connect_with("sqlite", DATA["setup"])
     script = [sql_reply("SELECT COUNT(*) FROM singer WHERE country = 'France'"),
@@ -78,9 +84,11 @@ def test_candidates_answer_the_first_prompt_sampled_with_a_seed_each():
                 temperature=0, candidates=3, live=False)  # fmt: skip
         sent = srv.requests
     assert r.ok and r.rows == [(2,)] and str(r.agreement) == "2 of 3"
-    assert "seed" not in sent[0] and sent[0]["temperature"] == 0
-    # the server answered one reply to a request for two: the rest is asked one by one
-    assert [(b.get("n"), b["seed"], b["temperature"]) for b in sent[1:]] == [
+    answer = [b for b in sent if "seed" not in b]
+    assert len(answer) == 1 and answer[0]["temperature"] == 0
+    # the answer and the first candidate side by side; the server answered one reply to a
+    # request for the last one's round
+    assert sorted((b.get("n"), b["seed"], b["temperature"]) for b in sent if "seed" in b) == [
         (None, 1, 0.7),
         (None, 2, 0.7),
     ]
@@ -97,29 +105,47 @@ def test_a_server_answering_n_replies_gives_the_rest_in_one_request():
         r = ask(QUESTION, con=con, model="openai:m", base_url=srv.base_url, api_key="k",
                 temperature=0, candidates=5, live=False)  # fmt: skip
         sent = srv.requests
-    # the first candidate alone (it may agree at once), then the three left in one request
-    assert [(b.get("n"), b.get("seed")) for b in sent] == [(None, None), (None, 1), (3, 2)]
-    assert len(r.candidates) == 4 and r.model_calls == 3
+    # the answer and the first candidate side by side (it may agree at once: one model call),
+    # then the three left in one request
+    assert _asked(sent) == [(None, None), (None, 1), (3, 2)]
+    assert len(r.candidates) == 4 and r.model_calls == 2
     assert str(r.agreement) == "1 of 5" and len(r.competing) == 4
     con.close()
 
 
-def test_a_server_answering_one_reply_is_asked_only_for_the_candidates_the_vote_needs():
-    """llama-cpp-python's server ignores ``n``: the vote still stops as soon as it is clear,
-    asking for no candidate it does not use."""
+def test_a_server_answering_one_reply_a_request_gets_a_round_side_by_side():
+    """llama-cpp-python's server ignores ``n``: a round's candidates are then sent side by
+    side (a server with parallel slots answers them together); the vote still stops as soon
+    as it is clear."""
     con = connect_with("sqlite", DATA["setup"])
     france = "SELECT COUNT(*) FROM singer WHERE country = 'France'"
-    script = [sql_reply(france), sql_reply("SELECT COUNT(*) FROM singer"),
-              sql_reply(france + " AND 1 = 1"), sql_reply(france + " AND 2 = 2"),
+    script = [sql_reply(france), sql_reply(france + " AND 1 = 1"),
               sql_reply("SELECT 7")]  # fmt: skip
     with FakeOpenAI(script) as srv:
         r = ask(QUESTION, con=con, model="openai:m", base_url=srv.base_url, api_key="k",
                 temperature=0, candidates=5, live=False)  # fmt: skip
         sent = srv.requests
-    assert r.rows == [(2,)] and len(sent) == 1 + len(r.candidates) < 5, str(r.agreement)
-    assert [(b.get("n"), b.get("seed")) for b in sent] == [
-        (None, None), (None, 1), (3, 2), (None, 3)
-    ][: len(sent)]  # fmt: skip
+    # the answer and the first candidate agree (in either order, the first two replies): clear
+    assert r.rows == [(2,)] and str(r.agreement) == "2 of 2" and len(sent) == 2
+    assert _asked(sent) == [(None, None), (None, 1)]
+    con.close()
+
+
+def test_a_round_side_by_side_after_a_split():
+    con = connect_with("sqlite", DATA["setup"])
+    france = "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+    script = [sql_reply(france), sql_reply("SELECT COUNT(*) FROM singer"),
+              sql_reply(france + " AND 1 = 1"), sql_reply(france + " AND 2 = 2"),
+              sql_reply(france + " AND 3 = 3")]  # fmt: skip
+    with FakeOpenAI(script) as srv:
+        r = ask(QUESTION, con=con, model="openai:m", base_url=srv.base_url, api_key="k",
+                temperature=0, candidates=5, live=False)  # fmt: skip
+        sent = srv.requests
+    # split at first: the round of the three left, asked for with n (answered with one), the
+    # two others side by side
+    assert _asked(sent) == [(None, None), (None, 1), (3, 2), (None, 3), (None, 4)]
+    # the stop rule is asked after each candidate: clear at 3 to 1, the fifth is dropped
+    assert r.rows == [(2,)] and str(r.agreement) == "3 of 4"
     con.close()
 
 
@@ -178,4 +204,63 @@ def test_a_model_failure_while_drawing_candidates_after_no_answer_says_so():
     assert not r.ok and r.stop_reason == "model_error"
     assert [a.outcome for a in r.candidates] == ["model_error"]
     assert "gone" in r.message and "nope" not in r.message, r.message
+    con.close()
+
+
+class Together:
+    """A model that decodes candidates together, as the in-kernel llama.cpp model does
+    (``cadet_batched``; scripted replies, not a real model): it records each call."""
+
+    cadet_batched = True
+    cadet_in_process = True
+    cadet_scripted = True
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = [sql_reply(r) for r in replies]
+        self.calls: list[tuple] = []
+
+    def invoke(self, messages):
+        self.calls.append(("invoke",))
+        return self.replies.pop(0)
+
+    def cadet_sample(self, messages, *, count, seed, temperature):
+        self.calls.append(("sample", count, seed, temperature))
+        return [self.replies.pop(0) for _ in range(count)]
+
+    def cadet_answer_and_sample(self, messages, *, count, seed, temperature):
+        self.calls.append(("answer+sample", count, seed, temperature))
+        return [self.replies.pop(0) for _ in range(1 + count)]
+
+
+FRANCE = "SELECT COUNT(*) FROM singer WHERE country = 'France'"
+ROUNDS = [
+    # the answer and the first candidate agree: one call for both, the vote is clear
+    ([FRANCE, FRANCE + " AND 1 = 1"], [("answer+sample", 1, 1, 0.7)], "2 of 2"),
+    # split: the three left in one round; the stop rule asked after each (3 to 1: clear)
+    ([FRANCE, "SELECT 7", FRANCE + " AND 1 = 1", FRANCE + " AND 2 = 2", "SELECT 8"],
+     [("answer+sample", 1, 1, 0.7), ("sample", 3, 2, 0.7)], "3 of 4"),
+    # a split to the end: all five drawn in two calls
+    ([FRANCE, "SELECT 7", "SELECT 8", FRANCE + " AND 1 = 1", "SELECT 9"],
+     [("answer+sample", 1, 1, 0.7), ("sample", 3, 2, 0.7)], "2 of 5"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("replies, calls, agreement", ROUNDS)
+def test_candidates_decoded_together_come_in_rounds(replies, calls, agreement):
+    con = connect_with("sqlite", DATA["setup"])
+    model = Together(replies)
+    r = run_agent(QUESTION, model=model, runner=resolve_runner(con), candidates=5)
+    assert r.rows == [(2,)] and str(r.agreement) == agreement
+    assert model.calls == calls and r.model_calls == len(calls)
+    con.close()
+
+
+def test_a_corrected_answer_votes_with_the_candidates_drawn_beside_its_first_attempt():
+    """The first attempt fails and is corrected; the candidate drawn with it (the first
+    prompt's) still votes, and the correction is an ordinary call."""
+    con = connect_with("sqlite", DATA["setup"])
+    model = Together(["SELECT COUNT(*) FROM singers", FRANCE + " AND 1 = 1", FRANCE])
+    r = run_agent(QUESTION, model=model, runner=resolve_runner(con), candidates=5)
+    assert model.calls == [("answer+sample", 1, 1, 0.7), ("invoke",)]
+    assert r.rows == [(2,)] and str(r.agreement) == "2 of 2"
     con.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 _SECONDS: dict[str, float] = {}
 
 
@@ -21,3 +23,14 @@ def pytest_terminal_summary(terminalreporter):
         f"llm tests: {len(_SECONDS)} in {sum(_SECONDS.values()):.0f} s with the real local model "
         f"(load average now {load}); each answer in test-artifacts/llm/answers.jsonl"
     )
+
+
+@pytest.fixture(scope="session")
+def gguf_model():
+    """The installed local model loaded in this process once for the session
+    (``LlamaCppChatModel``), its replies cut at 64 tokens so a test's generations stay short."""
+    pytest.importorskip("llama_cpp")
+    from cadet_magic.llm.llamacpp import LlamaCppChatModel
+    from tests.conftest import installed_local_model
+
+    return LlamaCppChatModel(installed_local_model(), max_tokens=64)

@@ -70,7 +70,10 @@ def check_run(result: AskResult, events: list | None = None, max_attempts: int =
         f"the local model did not answer within the tests' model_timeout (load average "
         f"{os.getloadavg()[0]:.1f}): the machine is too busy",
     )
-    assert attempts and result.model_calls == len(attempts)
+    # one call per attempt, except the vote's candidates decoded with another reply (the
+    # in-kernel model draws the first with the answer, and a round's together)
+    assert attempts and len([a for a in attempts if a.phase != "vote"]) <= result.model_calls
+    assert result.model_calls <= len(attempts)
     assert result.stop_reason in {r.value for r in StopReason}
     for phase in ("sql", "fallback"):
         mine = [a for a in attempts if a.phase == phase]
