@@ -39,7 +39,13 @@ from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.record import provisional_attempt as _provisional
 from cadet_magic.agent.record import same_phase, same_query
 from cadet_magic.agent.state import AskState, Candidate, Work
-from cadet_magic.agent.steps import FIRST_ROUND, Context, ask_model, run_sql
+from cadet_magic.agent.steps import (
+    CANDIDATE_TEMPERATURE,
+    FIRST_ROUND,
+    Context,
+    ask_model,
+    run_sql,
+)
 from cadet_magic.diagnose.category import Category
 from cadet_magic.diagnose.failures import NoSQL, SuspectResult
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
@@ -81,13 +87,12 @@ def generate(state: AskState, ctx: Context) -> AskState:
     messages = build_messages(
         state.question, state.target.name, state.schema_text, attempts, ctx.preamble
     )
-    from cadet_magic.agent import vote_phase
-
-    if attempts or ctx.drawn or not vote_phase.enters(state):
+    more = (state.options.candidates or 1) - 1  # the vote's candidates (the answer is one)
+    if attempts or ctx.drawn or more < 1:
         return ask_model(state, ctx, messages)
     # the first prompt is the vote's: its first candidates come with the answer
-    first = min(FIRST_ROUND, vote_phase.limit(state))
-    return ask_model(state, ctx, messages, candidates=first, temperature=vote_phase.TEMPERATURE)
+    first = min(FIRST_ROUND, more)
+    return ask_model(state, ctx, messages, candidates=first, temperature=CANDIDATE_TEMPERATURE)
 
 
 def execute(state: AskState, ctx: Context) -> AskState:

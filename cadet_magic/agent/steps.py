@@ -155,6 +155,9 @@ def call_model(
 #: Candidates of the vote drawn in the answer's own call where the model draws several replies
 #: at about the cost of one (decoded together, or sent side by side): the vote's first round.
 FIRST_ROUND = 1
+#: The temperature the vote's candidates are sampled at (measured: docs/benchmarks-history.md,
+#: "the vote's settings"; ``vote_phase.TEMPERATURE`` names it there).
+CANDIDATE_TEMPERATURE = 0.7
 
 
 def answer_and_sample(ctx: Context) -> Callable[..., list[Any]] | None:

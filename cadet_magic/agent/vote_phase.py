@@ -40,7 +40,7 @@ from cadet_magic.agent import record, sql_phase
 from cadet_magic.agent.prompts import build_messages
 from cadet_magic.agent.reply import content_text, extract_sql, usage_of
 from cadet_magic.agent.state import AskState, Candidate, Reply
-from cadet_magic.agent.steps import FIRST_ROUND, Context, call_model
+from cadet_magic.agent.steps import CANDIDATE_TEMPERATURE, FIRST_ROUND, Context, call_model
 from cadet_magic.diagnose.failures import NoSQL
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.errors import ModelCallError, ModelCallInterrupted
@@ -54,7 +54,7 @@ from cadet_magic.vote.tally import Ballot, Tally
 log = logging.getLogger("cadet_magic")
 
 #: The temperature candidates are sampled at (measured: docs/benchmarks-history.md, "the vote's settings").
-TEMPERATURE = 0.7
+TEMPERATURE = CANDIDATE_TEMPERATURE
 #: When the vote's outcome is clear enough to stop drawing candidates (measured likewise).
 RULE: Rule = BetaStop(0.8)
 #: The answer's warning when it needed a correction and no other candidate gave it (every other
