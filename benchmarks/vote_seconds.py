@@ -59,11 +59,14 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def median_seconds(folder: Path) -> tuple[float | None, int]:
-    """The median seconds per question of the targeted run in ``folder`` and how many ran."""
+def median_seconds(folder: Path, only: set | None = None) -> tuple[float | None, int]:
+    """The median seconds per question of the targeted run in ``folder`` and how many ran
+    (``only``: of these questions alone)."""
 
     recs = [
-        r for r in results(folder, "targeted").values() if isinstance(r.get("seconds"), int | float)
+        r
+        for k, r in results(folder, "targeted").items()
+        if isinstance(r.get("seconds"), int | float) and (only is None or k in only)
     ]
     values = [r["seconds"] for r in recs]
     return (statistics.median(values) if values else None), len(values)
@@ -128,12 +131,19 @@ def run_in_kernel(limit: int, out_dir: Path) -> None:
         print(f"question {i + 1} of {len(chosen)}: load average {load_average()}", flush=True)
 
 
+def done_in_all(out_dir: Path) -> set:
+    """The questions every in-kernel pass has on file (an interrupted run's last question may
+    be in the first passes only): the figures compare these."""
+    keys = [set(results(out_dir / name, "targeted")) for name, _, _ in KERNEL_PASSES]
+    return set.intersection(*keys)
+
+
 def paired(out_dir: Path) -> tuple[int, int, int, int, int]:
     """The vote decoded together against the one decoded candidate after candidate, on the
     questions both answered: (n, right together, right one after the other, right only
     together, right only one after the other)."""
     together, alone = (results(out_dir / name, "targeted") for name in ("vote", "sequential"))
-    both = [k for k in together if k in alone]
+    both = sorted(done_in_all(out_dir))
     a = [bool(together[k].get("final_match")) for k in both]
     b = [bool(alone[k].get("final_match")) for k in both]
     only_a = sum(x and not y for x, y in zip(a, b, strict=True))
@@ -157,7 +167,7 @@ def write_kernel(out_dir: Path, measured: bool = True) -> None:
     import json
 
     (one, n_one), (vote, n_vote), (seq, n_seq) = (
-        median_seconds(out_dir / name) for name, _, _ in KERNEL_PASSES
+        median_seconds(out_dir / name, done_in_all(out_dir)) for name, _, _ in KERNEL_PASSES
     )
     if one is None or vote is None:
         raise SystemExit(f"benchmarks.vote_seconds: no in-kernel passes in {out_dir}")
