@@ -92,7 +92,8 @@ def run(limit: int, base_url: str | None, out_dir: Path) -> None:
 
 def run_in_kernel(limit: int, out_dir: Path) -> None:
     """Each question in the three :data:`KERNEL_PASSES`, the installed local model loaded in
-    this process (resumes: a question a pass has on file is not asked again)."""
+    this process, its prompt cache emptied before each (resumes: a question a pass has on file
+    is not asked again)."""
     import datetime as _dt
     import json
 
@@ -112,6 +113,9 @@ def run_in_kernel(limit: int, out_dir: Path) -> None:
     loads = out_dir / "loads.jsonl"
     for i, q in enumerate(chosen):  # type: ignore[attr-defined]
         for name, candidates, batched in KERNEL_PASSES:
+            # each pass reads the question's prompt from a cold cache: the pass before would
+            # otherwise have read it for this one (the prompt is most of a question's time)
+            models[batched].llama.reset()
             options = AskOptions(model_timeout=bench.MODEL_TIMEOUT)
             if candidates is not None:
                 options = options.replace(candidates=candidates)
@@ -199,7 +203,8 @@ def write_kernel(out_dir: Path, measured: bool = True) -> None:
             "question of the fixed sample's first ones asked three times, one after the other: "
             "one answer (`--candidates 1`), the shipped vote with its candidates decoded "
             "together (the first with the answer, then the rest in one round), and the same "
-            "vote decoded candidate after candidate (as before). The machine is shared: the "
+            "vote decoded candidate after candidate (as before), each from an empty prompt "
+            "cache (the prompt, read once per question, is most of its time). The machine is shared: the "
             "load average the questions ran at is in the row's stamp.",
             "",
             f"One answer: median {one:.2f} s over {n_one} questions; the vote decoded "
