@@ -14,6 +14,13 @@ start and at the end; the page and the row of BENCHMARKS.md (the vote's median s
 one answer's, budget :data:`BUDGET`) are written from the two folders, dated by the vote pass's
 ``run.json``.
 
+With ``--in-kernel`` the product's own model is measured where the vote's candidates are
+decoded together: the installed local model loaded in this process, each question asked as one
+answer, as the shipped vote (candidates decoded together) and as the vote decoded candidate
+after candidate, one after the other from an empty prompt cache, before the next question
+(folders ``.cache/vote_seconds/kernel/{one,vote,sequential}``, resumed when run again); the rows
+are the ratio and the paired accuracy of the two votes on the questions all three ran.
+
 Run it on a quiet machine (nothing else on the 2 cores)::
 
     setsid nohup .venv/bin/python -m benchmarks.vote_seconds >> .cache/vote_seconds.log 2>&1 \\
