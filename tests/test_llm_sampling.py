@@ -27,10 +27,26 @@ def model(srv: FakeOpenAI) -> ChatOpenAI:
     return ChatOpenAI(model="m", base_url=srv.base_url, api_key="x", temperature=0)
 
 
-def test_a_server_that_ignores_n_gets_the_rest_of_a_round_side_by_side():
+def test_a_server_that_ignores_n_is_asked_one_reply_at_a_time_with_the_next_seeds():
     with FakeOpenAI(["a", "b", "c", "d"]) as srv:
         m = model(srv)
         sample = sampler_for(m)
+        first = sample(PROMPT, count=3, seed=10, temperature=0.7)
+        again = sample(PROMPT, count=2, seed=10, temperature=0.7)
+        last = sample(PROMPT, count=1, seed=12, temperature=0.7)
+    # the server answered one reply to a request for three: that one alone comes back (the
+    # caller asks again only if it needs more), and later draws go one by one
+    assert [[r.content for r in x] for x in (first, again, last)] == [["a"], ["b", "c"], ["d"]]
+    asked = [(b.get("n"), b["seed"], b["temperature"]) for b in srv.requests]
+    assert asked == [(3, 10, 0.7), (None, 10, 0.7), (None, 11, 0.7), (None, 12, 0.7)]
+    assert all(b["messages"] == srv.requests[0]["messages"] for b in srv.requests)
+    assert (m.temperature, m.seed, m.n) == (0, None, None)  # the user's model unchanged
+
+
+def test_a_sampler_trying_side_by_side_gets_the_rest_of_a_round_together():
+    with FakeOpenAI(["a", "b", "c", "d"]) as srv:
+        m = model(srv)
+        sample = LangChainSampler(m, type(m).model_fields, parallel=None)
         first = sample(PROMPT, count=3, seed=10, temperature=0.7)
         last = sample(PROMPT, count=1, seed=13, temperature=0.7)
     # the server answered one reply to a request for three: the two others were sent side by
@@ -65,7 +81,7 @@ class OneAtATime:
 
 
 def test_a_server_answering_one_request_at_a_time_is_not_asked_for_rounds():
-    sample = LangChainSampler(OneAtATime(0.6), OneAtATime.model_fields)
+    sample = LangChainSampler(OneAtATime(0.6), OneAtATime.model_fields, parallel=None)
     # n asked, one given; the two others side by side, the second answered after the first
     three = sample(PROMPT, count=3, seed=1, temperature=0.7)
     assert [r.content for r in three] == ["seed 1", "seed 2", "seed 3"]
@@ -73,14 +89,6 @@ def test_a_server_answering_one_request_at_a_time_is_not_asked_for_rounds():
     # known to answer one at a time: not ``together``, so the vote asks for one candidate at a
     # time, only as many as it needs (a caller asking for two gets them one after the other)
     assert [r.content for r in sample(PROMPT, count=1, seed=4, temperature=0.7)] == ["seed 4"]
-
-
-def test_the_answer_and_the_first_candidates_are_requested_side_by_side():
-    with FakeOpenAI(["x", "y"]) as srv:
-        m = model(srv)
-        replies = sampler_for(m).answer_and_sample(PROMPT, count=1, seed=1, temperature=0.7)
-    assert sorted(r.content for r in replies) == ["x", "y"] and len(srv.requests) == 2
-    assert sorted(b.get("seed") or 0 for b in srv.requests) == [0, 1]
 
 
 def test_a_server_that_honours_n_answers_in_one_request():

@@ -152,8 +152,8 @@ def call_model(
     return Reply(content_text(getattr(reply, "content", reply)), usage_of(reply))
 
 
-#: Candidates of the vote drawn in the answer's own call where the model draws several replies
-#: at about the cost of one (decoded together, or sent side by side): the vote's first round.
+#: Candidates of the vote drawn in the answer's own call where the model decodes several replies
+#: together (the in-kernel model): the vote's first round.
 FIRST_ROUND = 1
 #: The temperature the vote's candidates are sampled at (measured: docs/benchmarks-history.md,
 #: "the vote's settings"; ``vote_phase.TEMPERATURE`` names it there).
@@ -164,10 +164,7 @@ def answer_and_sample(ctx: Context) -> Callable[..., list[Any]] | None:
     """How the model gives the answer and sampled candidates in one call
     (``f(messages, count=, seed=, temperature=)``: the answer first), None where it cannot."""
     own = getattr(ctx.model, "cadet_answer_and_sample", None)
-    if callable(own) and getattr(ctx.model, "cadet_batched", False):
-        return own
-    served = getattr(ctx.sampler, "answer_and_sample", None)
-    return served if callable(served) else None
+    return own if callable(own) and getattr(ctx.model, "cadet_batched", False) else None
 
 
 class _WithCandidates:

@@ -5,16 +5,15 @@ a temperature above 0 with a seed per candidate (so an evaluation reruns to the 
 where the server honours seeds). Each kind of model draws them its own cheapest way:
 
 - LangChain chat models with an ``n`` field (OpenAI and OpenAI-compatible servers): one request
-  asking for ``n`` replies; a server that ignores ``n`` (llama-cpp-python's) answers with one:
-  the sampler remembers it and sends the rest of that round's requests side by side, with the
-  following seeds and the same prompt each (a server with parallel slots answers them together;
-  a server caching the prompt's prefix reads it once). A server seen answering requests sent
-  together one after the other (the last waits for all the others) is asked one reply at a time
-  from then on (``together`` False), so a caller asks only for the replies it still needs;
-- ``answer_and_sample``: the model's own answer and the vote's first candidates, requested side
-  by side;
-- other LangChain chat models: one request per candidate (side by side likewise), with the
-  temperature and the seed on a copy of the model where it has such fields;
+  asking for ``n`` replies; a server that ignores ``n`` (llama-cpp-python's) answers with one,
+  which is returned alone: this sampler remembers that the server answers one and asks one by
+  one from then on, with the following seeds and the same prompt each time (a server caching
+  the prompt's prefix reads it once), so a caller asks only for the replies it still needs.
+  A sampler made with ``parallel=None`` sends the rest of such a round's requests side by side
+  instead (a server with parallel slots answers them together) until it sees them answered one
+  after the other (the last waits for all the others); off by default (:class:`LangChainSampler`);
+- other LangChain chat models: one request per candidate, with the temperature and the seed
+  on a copy of the model where it has such fields;
 - our own clients (``llamacpp:``, the browser's) have a ``cadet_sample`` method of their own;
 - scripted stand-ins: their next scripted replies (:func:`sampler_for` gives None: the agent
   calls ``invoke`` once per candidate).
@@ -54,14 +53,17 @@ def sampler_for(model: Any) -> Sampler | None:
 class LangChainSampler:
     """Sampled replies from a LangChain chat model (see the module's text)."""
 
-    def __init__(self, model: Any, fields: dict[str, Any]) -> None:
+    def __init__(self, model: Any, fields: dict[str, Any], parallel: bool | None = False) -> None:
         self.model = model
         self.fields = fields
         #: Whether a request may ask for several replies (False once the server gave one).
         self.batch = "n" in fields
-        #: Whether the server answers requests side by side (None: not seen yet; False once
-        #: requests sent together came back one after the other).
-        self.parallel: bool | None = None
+        #: Whether the server answers requests side by side (None: not seen yet, so try; False:
+        #: one request at a time, the default, and once requests sent together came back one
+        #: after the other). Off by default: llama-cpp-python's server, the one this project
+        #: serves its model with, answers one request at a time, and a round sent side by side
+        #: there costs every candidate of the round where the vote may have stopped at the first.
+        self.parallel = parallel
 
     @property
     def together(self) -> bool:
@@ -126,25 +128,3 @@ class LangChainSampler:
         waited = max(seconds) - min(seconds)
         self.parallel = not (waited > SERIAL_WAIT and max(seconds) >= 1.5 * min(seconds))
         return done
-
-    def answer_and_sample(
-        self, messages: Sequence[Any], *, count: int, seed: int, temperature: float
-    ) -> list[Any]:
-        """The model's answer (its own settings) and ``count`` sampled replies, requested side
-        by side: the answer first."""
-        from langchain_core.messages import convert_to_messages
-
-        prompt = convert_to_messages(list(messages))
-        if self.parallel is False:
-            answer = self.model.invoke(prompt)
-            return [answer, *self(messages, count=count, seed=seed, temperature=temperature)]
-        jobs: list[Callable[[], Any]] = [functools.partial(self.model.invoke, prompt)]
-        if self.batch and count > 1:
-            rest = functools.partial(
-                self.__call__, messages, count=count, seed=seed, temperature=temperature
-            )
-            jobs.append(rest)
-            done = self._side_by_side(jobs)
-            return [done[0][0], *done[1][0]]
-        jobs += [functools.partial(self._one, prompt, temperature, seed + k) for k in range(count)]
-        return [reply for reply, _ in self._side_by_side(jobs)]
