@@ -60,7 +60,7 @@ KERNEL_PASSES: tuple[tuple[str, int | None, bool], ...] = (
 KERNEL_DIR = OUT_DIR / "kernel"
 #: Goals of the same issue not met this wave, said with the in-kernel rows (and why).
 QUICKSTART_NOT_MEASURED = (
-    "not measured again: the shared machine's load average stayed at 10-19 through the wave "
+    "not measured again: the shared machine's load average stayed at 6-19 through the wave "
     "(246 s quiet before the candidates were decoded together)"
 )
 STREAMING_NOT_BUILT = (
@@ -152,7 +152,7 @@ def run_in_kernel(limit: int, out_dir: Path) -> None:
 
 def done_in_all(out_dir: Path) -> set:
     """The questions every in-kernel pass has on file (an interrupted run's last question may
-    be in the first passes only): the figures compare these."""
+    be in the first passes only): the paired accuracy compares these."""
     keys = [set(results(out_dir / name, "targeted")) for name, _, _ in KERNEL_PASSES]
     return set.intersection(*keys)
 
@@ -183,11 +183,13 @@ def kernel_loads(out_dir: Path) -> str:
 
 def write_kernel(out_dir: Path, measured: bool = True) -> None:
     """The page and rows of the in-kernel run: the ratio, and the paired accuracy."""
+    import dataclasses
     import json
 
-    (one, n_one), (vote, n_vote), (seq, n_seq) = (
-        median_seconds(out_dir / name, done_in_all(out_dir)) for name, _, _ in KERNEL_PASSES
-    )
+    # the ratio on the questions both its passes ran, the paired accuracy on those all three ran
+    timed = set(results(out_dir / "one", "targeted")) & set(results(out_dir / "vote", "targeted"))
+    (one, n_one), (vote, n_vote) = (median_seconds(out_dir / n, timed) for n in ("one", "vote"))
+    seq, n_seq = median_seconds(out_dir / "sequential", done_in_all(out_dir))
     if one is None or vote is None:
         raise SystemExit(f"benchmarks.vote_seconds: no in-kernel passes in {out_dir}")
     run = json.loads((out_dir / "run.json").read_text())
@@ -195,6 +197,9 @@ def write_kernel(out_dir: Path, measured: bool = True) -> None:
     stamp = Stamp(first["time"][:10], first["commit"], kernel_loads(out_dir))
     n, right_a, right_b, only_a, only_b = paired(out_dir)
     rows = figures(one, vote, min(n_one, n_vote), stamp, KERNEL_COMMAND)
+    if min(n_one, n_vote) < LIMIT:  # the goal is on the whole LIMIT questions: not met yet
+        partial = f"; partial: {min(n_one, n_vote)} of {LIMIT} questions"
+        rows = [dataclasses.replace(r, value=r.value[:-1] + partial + ")", met=False) for r in rows]
     rows.append(
         row(
             "The vote decoded together answers as well as candidate after candidate "
@@ -213,7 +218,7 @@ def write_kernel(out_dir: Path, measured: bool = True) -> None:
             QUICKSTART_NOT_MEASURED,
             "≤ 150 s",
             False,
-            "bash scripts/quickstart.sh",
+            KERNEL_COMMAND,  # the page that says so (the main job has no benchmark of its own)
             stamp,
         ),
         row(
@@ -221,7 +226,7 @@ def write_kernel(out_dir: Path, measured: bool = True) -> None:
             STREAMING_NOT_BUILT,
             "shown as generated",
             False,
-            "(none yet)",
+            KERNEL_COMMAND,
             stamp,
         ),
     ]
