@@ -292,24 +292,28 @@ def _refuse_recorded(out: Path, recorded: Path) -> None:
             raise SystemExit(f"replay: --out must not be in {real} (the real model's records)")
 
 
-#: Options of the recorded run the replay leaves as they are: the model's and its time limit
-#: are the replay's own.
-NOT_REPLAYED = ("model", "api_key", "base_url", "model_timeout", "temperature")
+#: Options of the recorded run the replay leaves as they are: the model's, its time limit and
+#: the result check's total time are the replay's own.
+NOT_REPLAYED = ("model", "api_key", "base_url", "model_timeout", "temperature", "check_budget")
 
 
 def recorded_options(recorded: Path) -> Any:
     """The options the recorded run asked with (its ``run.json``; the product's defaults when
-    it has none), with the replay's own model time limit.
+    it has none), with the replay's own model time limit and no total time for the result
+    check (each check query keeps the query timeout): how many check queries fit in the
+    product's 0.2 s depends on the machine's load, so with it two replays of the same code
+    could differ (a value found in one, the SQL suspect in the other).
 
-    >>> recorded_options(Path("/nonexistent")).model_timeout
-    60.0
+    >>> o = recorded_options(Path("/nonexistent"))
+    >>> o.model_timeout, o.check_budget
+    (60.0, None)
     """
     from cadet_magic.options import AskOptions
 
     run = recorded / "run.json"
     given = json.loads(run.read_text(encoding="utf-8")).get("options", {}) if run.is_file() else {}
     kept = {k: v for k, v in given.items() if k in AskOptions.names() and k not in NOT_REPLAYED}
-    return AskOptions(**kept).replace(model_timeout=60.0)
+    return AskOptions(**kept).replace(model_timeout=60.0, check_budget=None)
 
 
 def replay(

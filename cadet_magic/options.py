@@ -34,6 +34,8 @@ from cadet_magic.prices import PRICES_EXAMPLE, check_prices  # noqa: F401 - impo
 
 #: Bytes of result values fetched at most by default (64 MiB).
 RESULT_BYTES = 64 * 2**20
+#: Seconds all the result check's queries of one run may take together.
+CHECK_BUDGET = 0.2
 
 #: The range ``max_attempts`` must lie in.
 MAX_ATTEMPTS_RANGE = (1, 10)
@@ -88,6 +90,8 @@ class AskOptions:
         row_limit: rows fetched at most; ``result.truncated`` says whether more existed.
         result_bytes: bytes of values fetched at most (64 MiB); past it the answer is cut.
         timeout: seconds a query (and the fallback's pandas code) may run.
+        check_budget: seconds the result check's queries of one run may take together (None:
+            no total limit; each check query still stops at ``timeout``).
         model_timeout: seconds each model call may take (None: no limit of ours); a model that
             runs in this process (``local``, ``llamacpp:``) is waited for.
         fallback: whether to fall back to a simple SELECT plus pandas when SQL keeps failing.
@@ -148,6 +152,14 @@ class AskOptions:
     )
     timeout: float = option(
         30.0, "Seconds a query may run before it is cancelled.", kind=float, check="positive"
+    )
+    check_budget: float | None = option(
+        CHECK_BUDGET,
+        "Seconds the result check's queries of one answer may take together (None: no total "
+        "limit; each check query still stops at the query timeout).",
+        kind=float,
+        check="positive",
+        nullable=True,
     )
     model_timeout: float | None = option(
         120.0,
@@ -407,7 +419,7 @@ def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
         >>> merged(None, row_limt=5)
         Traceback (most recent call last):
         ...
-        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, candidates, row_limit, result_bytes, timeout, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path, allow_functions
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, candidates, row_limit, result_bytes, timeout, check_budget, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path, allow_functions
     """
     given = {k: v for k, v in changes.items() if v is not UNSET}
     unknown = [k for k in given if k not in AskOptions.names()]

@@ -46,6 +46,7 @@ SEE_ALSO = {
     "row_limit": "usage.md#a-first-question",
     "result_bytes": "engines.md#what-every-engine-shares",
     "timeout": "engines.md#what-every-engine-shares",
+    "check_budget": "how-it-answers.md#result-check-values-the-query-filters-on-must-occur",
     "model_timeout": "models.md#other-local-models-nothing-leaves-your-machine",
     "fallback": "how-it-answers.md#fallback-a-simple-select-plus-pandas",
     "fallback_row_limit": "how-it-answers.md#fallback-a-simple-select-plus-pandas",

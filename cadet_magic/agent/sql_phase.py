@@ -115,6 +115,7 @@ def check_result(state: AskState, ctx: Context) -> AskState:
         schema=state.schema,
         target=state.target,
         timeout=state.options.timeout,
+        budget=state.options.check_budget,
     )
     checked = state.with_work(value_check=vc).timed(StepName.check_result, time.perf_counter() - t0)
     if vc.suspect:

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 
+from cadet_magic.options import CHECK_BUDGET
 from cadet_magic.result_check.close_values import MAX_CLOSE, close_values, date_variants
 from cadet_magic.result_check.close_values import close_to_pattern as _close_to_pattern
 from cadet_magic.result_check.findings import (  # noqa: F401 - the findings stay importable here
@@ -65,8 +67,8 @@ from cadet_magic.sql.validate import validate_sql
 
 log = logging.getLogger("cadet_magic")
 
-#: Seconds all the check's queries of one run may take together.
-BUDGET = 0.2
+#: Seconds all the check's queries of one run may take together (``AskOptions.check_budget``).
+BUDGET = CHECK_BUDGET
 
 
 # --------------------------------------------------------------------------- the check
@@ -303,10 +305,12 @@ def check_through(
     schema: Schema,
     target: Target,
     timeout: float,
+    budget: float | None = BUDGET,
 ) -> ValueCheck:
     """:func:`check_result` asking through ``runner``'s read-only path (each query fetches at
-    most :data:`MAX_CANDIDATES` rows and :data:`CHECK_BYTES` bytes); never raises: a check that
-    fails claims nothing (the answer must never be lost to it)."""
+    most :data:`MAX_CANDIDATES` rows and :data:`CHECK_BYTES` bytes), within ``budget`` seconds
+    in all (None: no total limit, each query still bounded by ``timeout``); never raises: a
+    check that fails claims nothing (the answer must never be lost to it)."""
 
     def fetch(probe: str, seconds: float) -> list[tuple]:
         # The probe is SQL like any other: the safety check first, then the runner's own
@@ -328,6 +332,7 @@ def check_through(
             fetch=fetch,
             target=target,
             timeout=timeout,
+            budget=math.inf if budget is None else budget,
         )
     except Exception as e:  # noqa: BLE001 - the check must never cost the user the answer
         log.warning("[result check] skipped: %s", e)

@@ -169,3 +169,52 @@ def test_the_replay_writes_nowhere_near_the_real_records(folders):
         replay.replay(rec / "out", data, rec, ("none",), options=ONE)
     with pytest.raises(SystemExit, match="real model"):
         replay.replay(replay.ROOT / ".cache" / "replay", data, rec, ("none",), options=ONE)
+
+
+#: A question whose first recorded attempt filters on a value that is not stored ('Ann'; the
+#: data holds 'ann'): the result check finds it suspect and the retry writes the second one.
+CASE = ("How many orders did ann place?", "SELECT count(*) FROM orders WHERE customer = 'ann'")
+CASE_ATTEMPTS = [
+    "SELECT count(*) FROM orders WHERE customer = 'Ann'",
+    "SELECT count(*) FROM orders WHERE customer = 'ann'",
+]
+
+
+def test_two_replays_under_a_slow_clock_are_the_same(tmp_path, monkeypatch):
+    """The result check's total time is the machine's, not the code's: under a clock that
+    advances a second at each reading (a loaded machine), the product's 0.2 s are spent before
+    the first check query, while the replay (no total time, each query still under the query
+    timeout) checks the value in both runs and writes the same requests and results."""
+    import time
+
+    from cadet_magic.result_check import check
+
+    data = spider(tmp_path / "spider")
+    dev = json.loads((data / "dev.json").read_text())
+    (data / "dev.json").write_text(
+        json.dumps([*dev, {"db_id": "shop", "question": CASE[0], "query": CASE[1]}])
+    )
+    rec = tmp_path / "recorded"
+    rec.mkdir()
+    line = {"db_id": "shop", "question": CASE[0], "gold": CASE[1]}
+    line["attempts"] = [{"sql": s} for s in CASE_ATTEMPTS]
+    (rec / "spider.targeted.jsonl").write_text(json.dumps(line) + "\n")
+
+    ticks = iter(range(10**9))
+    slow = lambda: float(next(ticks))  # noqa: E731 - one second per reading
+    monkeypatch.setattr(time, "perf_counter", slow)
+    monkeypatch.setitem(check.check_values.__kwdefaults__, "clock", slow)
+
+    options = replay.recorded_options(rec).replace(candidates=1)
+    for out in ("a", "b"):
+        replay.replay(tmp_path / out, data, rec, ("targeted",), options=options)
+    assert replay.compare(tmp_path / "a", tmp_path / "b") == []
+    (got,) = results(tmp_path / "a", "targeted")
+    assert [a["sql"] for a in got["attempts"]] == CASE_ATTEMPTS  # 'Ann' found missing
+
+    # The product's own budget under the same clock: the check is out of time, claims
+    # nothing, and the first answer stands (what made two replays differ under load).
+    product = options.replace(check_budget=AskOptions().check_budget)
+    replay.replay(tmp_path / "c", data, rec, ("targeted",), options=product)
+    (got,) = results(tmp_path / "c", "targeted")
+    assert [a["sql"] for a in got["attempts"]] == CASE_ATTEMPTS[:1]
