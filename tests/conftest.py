@@ -411,3 +411,13 @@ def pytest_runtest_setup(item):
 def pytest_runtest_call(item):
     with _tripwires(item):
         return (yield)
+
+
+@pytest.fixture
+def model_writes_select(monkeypatch):
+    """The fallback's route where the model writes the simple SELECT too (the product writes it
+    itself when it can link the question's tables): for tests whose scripted replies name the
+    SELECT the fallback must run."""
+    from cadet_magic.agent import fallback_phase
+
+    monkeypatch.setattr(fallback_phase, "PRODUCT_SELECT", False)

@@ -115,7 +115,7 @@ def test_a_number_after_follow_is_read_as_a_user_means_it(ip, case):
     assert all(text in human(model.prompts[0]) for text in followed)
 
 
-def test_follow_after_a_fallback_answer_follows_its_simple_select(ip):
+def test_follow_after_a_fallback_answer_follows_its_simple_select(ip, model_writes_select):
     fallback_reply = (
         "```sql\nSELECT status, amount FROM orders\n```\n"
         "```python\nresult = df.groupby('status', as_index=False)['amount'].sum()\n```"

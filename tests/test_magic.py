@@ -335,7 +335,7 @@ _FALLBACK_REPLY = (
 )
 
 
-def test_fallback_answers_when_sql_keeps_failing(duck):
+def test_fallback_answers_when_sql_keeps_failing(duck, model_writes_select):
     failing = [sql_reply(f"SELECT amout{i} FROM orders") for i in range(3)]
     out, r = ask(duck, *failing, _FALLBACK_REPLY, options="-o spent")
     assert r.ok and r.answered_by == "fallback" and len(r.attempts) == 3

@@ -148,7 +148,7 @@ def test_fallback_phase_events_open_the_fallback_box():
     p.close()
 
 
-def test_real_fallback_run_from_recorded_events():
+def test_real_fallback_run_from_recorded_events(model_writes_select):
     result, events = run(FALLBACK, fallback=True)
     assert result.answered_by == "fallback"
     p = AskPanel(FALLBACK)

@@ -124,7 +124,7 @@ def test_fallback_is_clearly_marked():
     assert raw.index("open>") > raw.index("cadet-fallback-banner")
 
 
-def test_real_fallback_run():
+def test_real_fallback_run(model_writes_select):
     result, _ = run(FALLBACK, fallback=True)
     assert result.answered_by == "fallback" and len(result.attempts) == 3
     bundle = mimebundle(result)

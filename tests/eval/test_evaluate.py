@@ -284,7 +284,7 @@ def test_a_model_failure_in_the_fallback_is_named_and_runs_again(tmp_path):
     assert again.calls == 2  # a model failure is not final: the question ran again
 
 
-def test_a_line_records_the_fallbacks_attempts(tmp_path):
+def test_a_line_records_the_fallbacks_attempts(tmp_path, model_writes_select):
     """Scripted replies: both SQL attempts name a wrong column, the fallback's first code fails
     (a wrong column in pandas), its second answers."""
     from cadet_magic.options import AskOptions

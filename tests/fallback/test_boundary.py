@@ -140,7 +140,7 @@ def _people_db() -> sqlite3.Connection:
     return con
 
 
-def test_the_secret_of_an_earlier_question_through_ask():
+def test_the_secret_of_an_earlier_question_through_ask(model_writes_select):
     con = _people_db()
     first = fake_model(*FAILED_SQL, _fallback("SELECT name, v FROM people", "result = df"))
     r = ask("Everyone?", con=con, model=first, max_attempts=2)
@@ -151,7 +151,7 @@ def test_the_secret_of_an_earlier_question_through_ask():
     assert not any(SECRET in str(v) for v in r.df["found"])
 
 
-def test_the_secret_of_an_earlier_question_through_the_magic(ipython_shell):
+def test_the_secret_of_an_earlier_question_through_the_magic(ipython_shell, model_writes_select):
     ip = ipython_shell
     ip.user_ns["people_con"] = _people_db()
     ip.user_ns["model"] = fake_model(
@@ -181,7 +181,7 @@ def test_a_forged_result_is_refused_before_it_is_converted(code, why):
     assert rss() - before < RSS_SLACK
 
 
-def test_a_null_column_result_through_ask():
+def test_a_null_column_result_through_ask(model_writes_select):
     con = _people_db()
     model = fake_model(
         *FAILED_SQL,
@@ -197,7 +197,7 @@ def test_a_null_column_result_through_ask():
     assert r.ok and r.df.values.tolist() == [[1]]  # the retry answered
 
 
-def test_a_null_column_result_through_the_magic(ipython_shell):
+def test_a_null_column_result_through_the_magic(ipython_shell, model_writes_select):
     ip = ipython_shell
     ip.user_ns["people_con"] = _people_db()
     ip.user_ns["model"] = fake_model(
@@ -399,7 +399,9 @@ def no_landlock(monkeypatch):
     return w
 
 
-def test_without_landlock_the_code_does_not_run_through_ask(no_landlock, tmp_path):
+def test_without_landlock_the_code_does_not_run_through_ask(
+    no_landlock, tmp_path, model_writes_select
+):
     marker = tmp_path / "ran"
     code = f"result = df['x'].sum()\n{marker.name!r}"  # nothing observable: it must not run
     model = fake_model(*FAILED_SQL, _fallback("SELECT x FROM other", code))
@@ -412,7 +414,9 @@ def test_without_landlock_the_code_does_not_run_through_ask(no_landlock, tmp_pat
     assert r.ok and r.df.values.tolist() == [[1]]  # the user opted in
 
 
-def test_without_landlock_the_code_does_not_run_through_the_magic(no_landlock, ipython_shell):
+def test_without_landlock_the_code_does_not_run_through_the_magic(
+    no_landlock, ipython_shell, model_writes_select
+):
     ip = ipython_shell
     ip.user_ns["people_con"] = _people_db()
     reply = _fallback("SELECT x FROM other", "result = df['x'].sum()")
