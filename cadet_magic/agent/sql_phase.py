@@ -193,6 +193,7 @@ def diagnose(state: AskState, ctx: Context) -> AskState:
     else:
         # The runner read the engine's error in terms of the CheckedQuery (functions named as
         # the model wrote them); below samples the feedback is the shareable copy's.
+        assert work.error is not None, "the query was checked and ran: its error is kept"
         diagnosis = with_shared_feedback(
             diagnose_failure(work.error, **where), work.error, share=state.options.share, **where
         )

@@ -228,6 +228,7 @@ def _diagnosis(state: AskState) -> Any:
     }
     if work.check is not None and not work.check.ok:
         return diagnose_failure(SafetyRefusal(work.check.issues), **where)
+    assert work.error is not None, "the query was checked and ran: its error is kept"
     return diagnose_failure(work.error, **where)
 
 

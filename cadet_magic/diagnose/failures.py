@@ -24,9 +24,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from cadet_magic.diagnose import code_feedback as fallback_feedback
 from cadet_magic.diagnose.feedback import no_sql_feedback
@@ -34,10 +34,35 @@ from cadet_magic.diagnose.found import found
 from cadet_magic.diagnose.model import Category, Diagnosis
 from cadet_magic.diagnose.router import engine_diagnosis
 from cadet_magic.kinds import Outcome
+from cadet_magic.result_check.findings import ValueCheck
 from cadet_magic.schema.model import Schema
+from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.target import Target, as_target
+
+
+class CodeFault(Protocol):
+    """Why the fallback's pandas code gave no answer, as the diagnosis reads it (the fallback's
+    ``CodeError``, whose package the diagnosis does not import): its kind (``timeout``,
+    ``memory``, ``no_result``, ``bad_result``, ``unavailable``, ``worker``, ``refused``;
+    anything else is a Python error), the exception's type, its message and line."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+
+
+class CodeProblem(Protocol):
+    """One reason the code check refused the pandas code (the fallback's ``CodeIssue``), read
+    by its words."""
+
+    def __str__(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -59,14 +84,14 @@ class NoBlocks:
 class NotSimple:
     """The fallback's SELECT passed the safety check but is not a simple SELECT."""
 
-    issues: Sequence[Any]
+    issues: Sequence[Issue]
 
 
 @dataclass(frozen=True)
 class CodeRefused:
-    """The code check refused the fallback's pandas code."""
+    """The code check refused the fallback's pandas code (its issues, or their words)."""
 
-    issues: Sequence[Any]
+    issues: Sequence[CodeProblem | str]
 
 
 @dataclass(frozen=True)
@@ -78,9 +103,9 @@ class TooManyRows:
 
 @dataclass(frozen=True)
 class CodeFailed:
-    """The fallback's pandas code ran and gave no answer (``error`` a ``CodeError``)."""
+    """The fallback's pandas code ran and gave no answer (``error`` why; None: not known)."""
 
-    error: Any
+    error: CodeFault | None
     columns: Sequence[str] = field(default_factory=tuple)
     #: ``df``'s (column, dtype) pairs, when known (the feedback on a type error names them).
     dtypes: Sequence[tuple[str, str]] = field(default_factory=tuple)
@@ -94,12 +119,31 @@ class SuspectResult:
     (``check`` the :class:`~cadet_magic.result_check.check.ValueCheck` that found it,
     ``sql`` the query as the model wrote it)."""
 
-    check: Any
+    check: ValueCheck
     sql: str
 
 
+#: An engine's error (read at the edge, or not), our own timeout, or a driver's words.
+EngineFailure = BaseException | str
+
+#: Every failure :func:`diagnose` takes.
+Failure = (
+    NoSQL
+    | NoBlocks
+    | NotSimple
+    | CodeRefused
+    | TooManyRows
+    | CodeFailed
+    | SuspectResult
+    | SafetyRefusal
+    | EngineFailure
+)
+
+#: A code-run error's feedback template (taking the error; None: not known).
+_Template = Callable[[CodeFault | None], str]
+
 #: Code-run error kinds -> (category, retryable, feedback template taking the error).
-_CODE_KINDS: dict[str, tuple[Category, bool, Any]] = {
+_CODE_KINDS: dict[str, tuple[Category, bool, _Template]] = {
     "timeout": (Category.code_timeout, True, fallback_feedback.code_timeout),
     "memory": (Category.code_memory, True, fallback_feedback.code_memory),
     "no_result": (Category.no_result, True, lambda e: fallback_feedback.no_result()),
@@ -111,7 +155,7 @@ _CODE_KINDS: dict[str, tuple[Category, bool, Any]] = {
 
 
 def diagnose(
-    failure: Any,
+    failure: Failure,
     *,
     sql: str | None = None,
     target: Target | str | None = None,
@@ -129,98 +173,101 @@ def diagnose(
         schema: the live schema (a :class:`Schema` or a ``{table: [column, ...]}`` mapping).
         query: the checked query when the safety check parsed ``sql`` (its tree is read).
 
+    Raises:
+        TypeError: ``failure`` is none of :data:`Failure`.
+
     Example:
         >>> diagnose(TooManyRows(100)).error
         'The SELECT returned more than 100 rows.'
     """
     target = as_target(target)  # a dialect's name resolved once, here
-    if isinstance(failure, NoSQL):
-        return Diagnosis(
-            Category.no_sql,
-            True,
-            found(Category.no_sql, reply=failure.reply[:300]),
-            [],
-            no_sql_feedback(failure.reply),
-            outcome=Outcome.no_sql,
-            error="The reply contained no SQL.",
-        )
-    if isinstance(failure, NoBlocks):
-        missing = [] if failure.has_sql else ["The reply contained no SQL."]
-        missing += [] if failure.has_code else ["The reply contained no Python code."]
-        return Diagnosis(
-            Category.no_blocks,
-            True,
-            found(Category.no_blocks),
-            [],
-            fallback_feedback.no_blocks(failure.has_sql, failure.has_code),
-            outcome=Outcome.no_sql,
-            error=" ".join(missing),
-        )
-    if isinstance(failure, NotSimple):
-        return Diagnosis(
-            Category.not_simple,
-            True,
-            found(Category.not_simple, issues=tuple(i.message for i in failure.issues)),
-            [],
-            fallback_feedback.not_simple(failure.issues),
-            outcome=Outcome.refused,
-            error="; ".join(i.message for i in failure.issues),
-        )
-    if isinstance(failure, CodeRefused):
-        return Diagnosis(
-            Category.code_refused,
-            True,
-            found(Category.code_refused, issues=tuple(str(i) for i in failure.issues)),
-            [],
-            fallback_feedback.code_refused(failure.issues),
-            outcome=Outcome.refused,
-            error="; ".join(str(i) for i in failure.issues),
-        )
-    if isinstance(failure, TooManyRows):
-        return Diagnosis(
-            Category.too_many_rows,
-            True,
-            found(Category.too_many_rows),
-            [],
-            fallback_feedback.too_many_rows(failure.limit),
-            outcome=Outcome.error,
-            error=f"The SELECT returned more than {failure.limit} rows.",
-        )
-    if isinstance(failure, CodeFailed):
-        return _code_failure(failure)
-    if isinstance(failure, SuspectResult):
-        check = failure.check
-        return Diagnosis(
-            Category.value_not_found,
-            retryable=True,
-            details=found(
+    match failure:
+        case NoSQL(reply=reply):
+            return Diagnosis(
+                Category.no_sql,
+                True,
+                found(Category.no_sql, reply=reply[:300]),
+                [],
+                no_sql_feedback(reply),
+                outcome=Outcome.no_sql,
+                error="The reply contained no SQL.",
+            )
+        case NoBlocks(has_sql=has_sql, has_code=has_code):
+            missing = [] if has_sql else ["The reply contained no SQL."]
+            missing += [] if has_code else ["The reply contained no Python code."]
+            return Diagnosis(
+                Category.no_blocks,
+                True,
+                found(Category.no_blocks),
+                [],
+                fallback_feedback.no_blocks(has_sql, has_code),
+                outcome=Outcome.no_sql,
+                error=" ".join(missing),
+            )
+        case NotSimple(issues=issues):
+            return Diagnosis(
+                Category.not_simple,
+                True,
+                found(Category.not_simple, issues=tuple(i.message for i in issues)),
+                [],
+                fallback_feedback.not_simple(issues),
+                outcome=Outcome.refused,
+                error="; ".join(i.message for i in issues),
+            )
+        case CodeRefused(issues=problems):
+            return Diagnosis(
+                Category.code_refused,
+                True,
+                found(Category.code_refused, issues=tuple(str(i) for i in problems)),
+                [],
+                fallback_feedback.code_refused(problems),
+                outcome=Outcome.refused,
+                error="; ".join(str(i) for i in problems),
+            )
+        case TooManyRows(limit=limit):
+            return Diagnosis(
+                Category.too_many_rows,
+                True,
+                found(Category.too_many_rows),
+                [],
+                fallback_feedback.too_many_rows(limit),
+                outcome=Outcome.error,
+                error=f"The SELECT returned more than {limit} rows.",
+            )
+        case CodeFailed():
+            return _code_failure(failure)
+        case SuspectResult(check=check, sql=written):
+            return Diagnosis(
                 Category.value_not_found,
-                missing=tuple(f.filter.key for f in check.missing),
-                suggestions=tuple(v for f in check.missing for v in f.close),
-            ),
-            suggestions=[v for f in check.missing for v in f.close],
-            feedback=check.feedback(failure.sql),
-            outcome=Outcome.suspect,
-            error=check.problems(),
-        )
-    if isinstance(failure, SafetyRefusal | BaseException | str):
-        return engine_diagnosis(failure, sql=sql, target=target, schema=schema, query=query)
-    raise TypeError(f"not a failure: {failure!r}")
+                retryable=True,
+                details=found(
+                    Category.value_not_found,
+                    missing=tuple(f.filter.key for f in check.missing),
+                    suggestions=tuple(v for f in check.missing for v in f.close),
+                ),
+                suggestions=[v for f in check.missing for v in f.close],
+                feedback=check.feedback(written),
+                outcome=Outcome.suspect,
+                error=check.problems(),
+            )
+        case SafetyRefusal() | BaseException() | str():
+            return engine_diagnosis(failure, sql=sql, target=target, schema=schema, query=query)
+        case _:
+            raise TypeError(f"not a failure: {failure!r}")
 
 
 def _code_failure(failure: CodeFailed) -> Diagnosis:
     error = failure.error
-    kind = getattr(error, "kind", "error")
+    kind = error.kind if error is not None else "error"
     text = str(error) if error is not None else None
+
+    def python_error(e: CodeFault | None) -> str:
+        return fallback_feedback.python_error(
+            e, list(failure.columns), list(failure.dtypes), failure.fetched
+        )
+
     category, retryable, template = _CODE_KINDS.get(
-        kind,
-        (
-            Category.python_error,
-            True,
-            lambda e: fallback_feedback.python_error(
-                e, list(failure.columns), list(failure.dtypes), failure.fetched
-            ),
-        ),
+        kind, (Category.python_error, True, python_error)
     )
     return Diagnosis(
         category,
@@ -229,7 +276,7 @@ def _code_failure(failure: CodeFailed) -> Diagnosis:
         [],
         template(error),
         outcome=Outcome.timeout if kind == "timeout" else Outcome.error,
-        error=str(error) if error is not None else None,
+        error=text,
     )
 
 
