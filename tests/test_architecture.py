@@ -405,3 +405,33 @@ def test_the_result_records_are_frozen_and_typed():
     assert hints[AskResult]["stop_reason"] == StopReason | None
     with pytest.raises(dataclasses.FrozenInstanceError):
         AskResult("q").ok = True  # type: ignore[misc]
+
+
+def test_category_is_built_from_error_kind():
+    """Category's members include every ErrorKind value by construction: its class body
+    writes none of ErrorKind's values (it takes them from ErrorKind), and what it declares for
+    the type checker alone names exactly the members so taken."""
+    from cadet_magic.diagnose.category import Category
+    from cadet_magic.errors import ErrorKind
+
+    source = (ROOT / "diagnose" / "category.py").read_text()
+    body = next(
+        n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "Category"
+    ).body
+    written = {
+        n.value.value
+        for n in body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+    }
+    checker_only = {
+        a.target.id
+        for n in body
+        if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test)
+        for a in n.body
+        if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name)
+    }
+    kinds = {k.value for k in ErrorKind}
+    assert written and not written & kinds
+    assert kinds <= {c.value for c in Category}
+    assert checker_only == {c.name for c in Category if c.value not in written}
+    assert [Category(k.value).name for k in ErrorKind] == [k.name for k in ErrorKind]
