@@ -100,7 +100,10 @@ def test_a_hostile_model_changes_nothing(shop, tmp_path):
     assert not wipe["ok"]
     assert [a["outcome"] for a in wipe["attempts"][:3]] == ["refused"] * 3
     assert all(a["outcome"] == "refused" for a in wipe["attempts"][3:]), wipe["attempts"]
-    assert files_asked["rows"] == [[1]]  # only the last, harmless reply answered
+    # Only the last, harmless reply answered: its pandas code (`result = df`) over the simple
+    # SELECT the product writes itself (the refused attempts read no table, so the small
+    # schema's orders are fetched read-only).
+    assert files_asked["ok"] and files_asked["rows"] == [[1, 10.0], [2, 32.5]]
     assert digest(shop) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == files
     con = duckdb.connect(str(shop), read_only=True)
