@@ -105,6 +105,7 @@ def _readings(result: AskResult, share: str) -> list[dict[str, Any]]:
     for i, r in enumerate(getattr(result, "readings", ()) or ()):
         item = {
             "choice": i,
+            "leading": i == 0,
             "sql": getattr(r, "sql", None),
             "summary": getattr(r, "summary", None),
             "votes": getattr(r, "votes", None),
@@ -174,9 +175,13 @@ def answer_text(result: AskResult, share: str = "samples") -> str:
         lines.append(f"Agreement: {a['votes']} of {a['of']} candidate answers gave this answer")
     lines += [f"Warning: {w}" for w in record["warnings"]]
     if record["asks"]:
-        lines.append("The question can be read in several ways; the readings:")
+        lines.append(
+            "The candidate answers read the question in different ways; the answer above is the "
+            "leading reading. The readings (ask the user which was meant):"
+        )
         lines += [
-            f"  {r['choice']}: {r['summary']} ({r['votes']} votes): {r['sql']}"
+            f"  {r['choice']}: {r['summary']} ({r['votes']} vote{'s' if r['votes'] != 1 else ''}"
+            f"{', leading' if r['leading'] else ''}): {r['sql']}"
             for r in record["readings"]
         ]
     if result.scripted:

@@ -317,3 +317,6 @@ def to_dataframe(result: AskResult) -> Any:
         return None
 
     return pd.DataFrame.from_records(result.rows, columns=result.columns)
+
+
+HOOKS["dataframe"] = to_dataframe

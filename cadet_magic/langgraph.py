@@ -347,4 +347,4 @@ def choose(state: GraphState) -> dict[str, Any]:
     result = state["result"]
     record = answer_record(result, str(result.provenance.get("share") or "samples"))
     choice = interrupt({"question": result.question, "readings": record["readings"]})
-    return {"result": plain_result(result.choose(int(choice)))}  # type: ignore[attr-defined]
+    return {"result": plain_result(result.choose(int(choice)))}

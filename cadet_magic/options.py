@@ -102,6 +102,10 @@ class AskOptions:
             so there the fallback's code does not run and the answer says so.
         schema_budget: characters of schema in the prompt (None: the whole schema).
         live: whether the magic shows the live attempts panel where widgets work.
+        ask_readings: when the vote's answer has no clear lead, the answer names the readings
+            (``AskResult.readings``) and asks the user to choose one (``AskResult.asks``); off
+            (batch use, callers who never choose) the leading answer comes with the vote's
+            warning only.
         api_key, base_url: for a model given by spec (default: the provider's environment
             variables); ``base_url`` names any OpenAI-compatible server.
         temperature: the sampling temperature a model given by spec is loaded with (None: the
@@ -193,6 +197,13 @@ class AskOptions:
         nullable=True,
     )
     live: bool = option(True, "Show the live attempts panel where widgets work.", kind=bool)
+    ask_readings: bool = option(
+        True,
+        "When the candidate answers disagree without a clear lead, name the readings (what each "
+        "computes, its rows, its votes) and ask which was meant; off: answer with the leading "
+        "one and the vote's warning only.",
+        kind=bool,
+    )
     api_key: str | None = option(
         None,
         "API key for a model given by spec (default: the provider's environment variable, "
@@ -419,7 +430,7 @@ def merged(options: AskOptions | None, **changes: Any) -> AskOptions:
         >>> merged(None, row_limt=5)
         Traceback (most recent call last):
         ...
-        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, candidates, row_limit, result_bytes, timeout, check_budget, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path, allow_functions
+        TypeError: unexpected option 'row_limt'; the options are: model, max_attempts, candidates, row_limit, result_bytes, timeout, check_budget, model_timeout, fallback, fallback_row_limit, fallback_memory, fallback_unconfined, schema_budget, live, ask_readings, api_key, base_url, temperature, feedback, prices, share, rerun, examples_path, allow_functions
     """
     given = {k: v for k, v in changes.items() if v is not UNSET}
     unknown = [k for k in given if k not in AskOptions.names()]

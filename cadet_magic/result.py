@@ -14,6 +14,7 @@ cost) to a copy made with :func:`dataclasses.replace`.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -22,6 +23,7 @@ from cadet_magic.diagnose.category import Category
 from cadet_magic.kinds import Outcome, Phase, StopReason
 from cadet_magic.sql.cell import sql_cell
 from cadet_magic.vote.answers import Agreement, Competing
+from cadet_magic.vote.readings import Reading
 
 __all__ = [
     "AskResult",
@@ -224,6 +226,13 @@ class AskResult:
             vote's warning: another answer competed and the answer's lead over it is not clear
             (by the rule the vote stops on), or the answer was found only after a correction
             and no other candidate gave it.
+        readings: the ways the candidates read the question when the vote's answer has no
+            clear lead (by the rule the vote stops on) and ``AskMagic.ask_readings`` is on: each
+            a :class:`~cadet_magic.vote.readings.Reading` (its ``sql``, what it computes in a
+            few words, its ``votes`` and a ``preview`` of its rows), the leading one first (the
+            answer shown until the user chooses); empty otherwise.
+        asks: whether the answer asks the user to choose a reading (:meth:`choose` answers).
+        chosen: the reading the user chose (its place in ``readings``), None before a choice.
     """
 
     question: str
@@ -252,6 +261,9 @@ class AskResult:
     agreement: Agreement | None = None
     competing: list[Competing] = field(default_factory=list)
     uncertain: bool = False
+    readings: tuple[Reading, ...] = ()
+    asks: bool = False
+    chosen: int | None = None
 
     @property
     def row_count(self) -> int:
@@ -303,6 +315,67 @@ class AskResult:
         expression it contains (see :func:`sql_cell`); None without SQL to offer."""
         final = self.final_sql
         return sql_cell(final) if final else None
+
+    def choose(self, i: int) -> AskResult:
+        """The result with reading ``i`` as its answer (no model call, no query run: the reading
+        holds its rows): its SQL, rows and own warnings, the agreement its votes give, the
+        other readings as the competing answers, ``chosen`` set, ``asks`` off, and the
+        provenance saying which reading the user chose.
+
+        Raises:
+            ValueError: the answer has no readings, or ``i`` is not one of them.
+
+        Example:
+            >>> from cadet_magic.vote.readings import Reading
+            >>> r = AskResult("n?", ok=True, sql="SELECT 1", rows=[(1,)], asks=True,
+            ...               agreement=Agreement(3, 5), readings=(
+            ...     Reading("SELECT 1", "top 1", 3, ((1,),), ("n",), ((1,),)),
+            ...     Reading("SELECT n FROM t", "all rows", 2, ((1,), (2,)), ("n",), ((1,), (2,)))))
+            >>> c = r.choose(1)
+            >>> c.sql, c.rows, str(c.agreement), c.asks, c.chosen, c.provenance["chosen"]["reading"]
+            ('SELECT n FROM t', [(1,), (2,)], '2 of 5', False, 1, 1)
+        """
+        if not self.readings:
+            raise ValueError("This answer has no readings to choose from.")
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(self.readings):
+            raise ValueError(
+                f"No reading {i!r}: choose one of 0 to {len(self.readings) - 1} "
+                f"({len(self.readings)} readings)."
+            )
+        picked = self.readings[i]
+        drawn = (
+            self.agreement.of if self.agreement is not None else sum(r.votes for r in self.readings)
+        )
+        others = [
+            Competing(r.sql, r.votes, r.columns, r.preview, r.more)
+            for j, r in enumerate(self.readings)
+            if j != i
+        ]
+        chosen = {"reading": i, "summary": picked.summary, "votes": picked.votes}
+        provenance = {**self.provenance, "sql": picked.sql, "rows": len(picked.rows),
+                      "columns": list(picked.columns), "chosen": chosen}  # fmt: skip
+        result = dataclasses.replace(
+            self,
+            sql=picked.sql,
+            columns=list(picked.columns),
+            rows=[tuple(r) for r in picked.rows],
+            truncated=picked.truncated,
+            truncation_note=self.truncation_note if picked.truncated else None,
+            df=None,
+            warnings=list(picked.warnings),
+            agreement=Agreement(picked.votes, drawn),
+            competing=others,
+            uncertain=False,
+            asks=False,
+            chosen=i,
+            provenance=provenance,
+        )
+        # the answer's DataFrame, of the type the result held (none without one: no pandas)
+        frame = type(self.df) if self.df is not None and self.ok else None
+        from_records = getattr(frame, "from_records", None)
+        if from_records is None:
+            return result
+        return dataclasses.replace(result, df=from_records(result.rows, columns=result.columns))
 
     def summary(self) -> str:
         """A plain-text account of what was tried and how it ended (rendered by the

@@ -54,6 +54,7 @@ SEE_ALSO = {
     "fallback_unconfined": "security.md#where-the-fallbacks-code-runs",
     "schema_budget": "how-it-answers.md#schema-context",
     "live": "usage.md#the-live-panel",
+    "ask_readings": "how-it-answers.md#readings-when-the-candidates-disagree",
     "api_key": "security.md#api-keys",
     "base_url": "models.md#other-local-models-nothing-leaves-your-machine",
     "temperature": "models.md",

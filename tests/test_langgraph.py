@@ -6,7 +6,6 @@ interrupt resumes; the drawing in docs/langgraph.md is the graph's."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import json
 import re
@@ -77,6 +76,8 @@ def result_view(r: AskResult) -> dict:
         "competing": [(c.sql, c.votes) for c in r.competing],
         "warnings": r.warnings,
         "uncertain": r.uncertain,
+        "asks": r.asks,
+        "readings": [(x.sql, x.summary, x.votes, x.preview) for x in r.readings],
         "message": r.message,
         "model_calls": r.model_calls,
         "prompts": r.prompts,
@@ -106,7 +107,7 @@ def test_the_graph_runs_the_steps_ask_runs(case):
     """The nodes the graph runs, in order, are the steps ``ask()`` reports (its progress
     events), each in the phase it ran in."""
     events = []
-    cadet_magic.ask(QUESTION, con=database(), model=model(case["replies"]),
+    by_ask = cadet_magic.ask(QUESTION, con=database(), model=model(case["replies"]),
                     on_event=events.append, **case["options"])  # fmt: skip
     assert isinstance(events.pop(), RunDone)
     expected, phase = ["read_schema"], events[0].phase
@@ -116,7 +117,8 @@ def test_the_graph_runs_the_steps_ask_runs(case):
     graph = build_graph(database(), model=model(case["replies"]), **case["options"])
     updates = graph.stream({"question": QUESTION}, stream_mode="updates")
     ran = [name for update in updates for name in update]
-    assert ran == [*expected, "answer"]
+    # a question whose answer asks stops at the readings' interrupt
+    assert ran == [*expected, "answer", *(["__interrupt__"] if by_ask.asks else [])]
 
 
 def test_the_nodes_are_the_phases_steps():
@@ -163,57 +165,34 @@ def test_dataframes_changed_between_questions_are_seen_fresh():
 
 
 # -- the readings interrupt ---------------------------------------------------------------------
-# AskResult has no readings yet (they come with the issue "A wrong answer is never silent"):
-# until then a stand-in result type with them (asks, readings, choose) is the graph's result
-# here, to show the interrupt, its payload, the resume and the checkpoint of such a result.
+# A vote of 3 split 2 to 1 has no clear lead by the vote's stop rule: the answer asks.
+
+SPLIT = ["SELECT g, sum(v) AS total FROM t GROUP BY g ORDER BY total DESC LIMIT 1",
+         "SELECT g, sum(v) AS total FROM t GROUP BY g ORDER BY total DESC",
+         "SELECT g, sum(v) AS total FROM t GROUP BY g ORDER BY total DESC LIMIT 1"]  # fmt: skip
 
 
-@dataclasses.dataclass(frozen=True)
-class Reading:
-    sql: str
-    summary: str
-    votes: int
-    preview: tuple = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class AskingResult(AskResult):
-    asks: bool = False
-    readings: tuple[Reading, ...] = ()
-
-    def choose(self, i: int) -> AskingResult:
-        chosen = self.readings[i]
-        return dataclasses.replace(self, sql=chosen.sql, rows=list(chosen.preview), asks=False)
-
-
-def test_a_question_that_asks_interrupts_and_resumes(monkeypatch):
-    readings = (
-        Reading("SELECT count(*) FROM t WHERE g = 'a'", "only g = 'a'", 2, ((2,),)),
-        Reading("SELECT count(*) FROM t", "every row", 1, ((3,),)),
-    )
-
-    from cadet_magic.langgraph import _answer as real
-
-    def asking(state, setup, metrics):
-        plain = real(state, setup, metrics)
-        fields = {f.name: getattr(plain, f.name) for f in dataclasses.fields(AskResult)}
-        return AskingResult(**fields, asks=True, readings=readings)
-
-    monkeypatch.setattr("cadet_magic.langgraph._answer", asking)
-    monkeypatch.setattr("cadet_magic.langgraph.AskResult", AskingResult)
-    m = model(["SELECT count(*) AS n FROM t WHERE g = 'a'"])
-    graph = build_graph(database(), model=m, checkpointer=InMemorySaver(), candidates=1)
+def test_a_question_that_asks_interrupts_and_resumes():
+    graph = build_graph(database(), model=model(SPLIT), checkpointer=InMemorySaver(), candidates=3)
     config = {"configurable": {"thread_id": "readings"}}
     first = graph.invoke({"question": QUESTION}, config)
     (pending,) = first["__interrupt__"]
-    assert [r["summary"] for r in pending.value["readings"]] == ["only g = 'a'", "every row"]
-    assert pending.value["readings"][1] == {
-        "choice": 1, "sql": "SELECT count(*) FROM t", "summary": "every row", "votes": 1,
-        "preview": [[3]],
-    }  # fmt: skip
+    readings = pending.value["readings"]
+    assert [(r["summary"], r["votes"]) for r in readings] == [("top 1", 2), ("all rows", 1)]
+    assert readings[1]["choice"] == 1 and readings[1]["sql"] == SPLIT[1]
+    assert first["result"].asks and first["result"].sql == SPLIT[0]  # the leading reading
     assert graph.get_state(config).next == ("choose",)
     done = graph.invoke(Command(resume=1), config)["result"]
-    assert done.sql == "SELECT count(*) FROM t" and done.rows == [(3,)] and not done.asks
+    assert done.sql == SPLIT[1] and len(done.rows) == len(readings[1]["preview"]) > 1
+    assert not done.asks and done.chosen == 1 and done.provenance["chosen"]["reading"] == 1
+    assert list(done.df.itertuples(index=False, name=None)) == done.rows
+
+
+def test_a_clear_answer_or_readings_off_does_not_interrupt():
+    for options in ({"candidates": 1}, {"candidates": 3, "ask_readings": False}):
+        graph = build_graph(database(), model=model(SPLIT), checkpointer=InMemorySaver(), **options)
+        out = graph.invoke({"question": QUESTION}, {"configurable": {"thread_id": str(options)}})
+        assert "__interrupt__" not in out and not out["result"].asks
 
 
 # -- the drawing ---------------------------------------------------------------------------------

@@ -76,6 +76,10 @@ def test_agreement_and_warnings(shop):
         {"question": q}
     )
     assert "Agreement: 2 of 3 candidate answers gave this answer" in text
+    # no clear lead (2 to 1): the text names the readings, the leading one first
+    assert "the answer above is the leading reading" in text
+    assert "  0: where city = 'Oslo' (2 votes, leading): " + replies[0] in text
+    assert "  1: without city = 'Oslo' (1 vote): " + replies[1] in text
     none = scripted("None?", "SELECT id FROM orders WHERE amount > 1000")
     empty = cadet_magic.as_tool(shop, model=none, candidates=1).invoke({"question": "None?"})
     assert "Warning: No row can match amount > 1000: orders.amount ranges from 7.5 to 32.5" in empty

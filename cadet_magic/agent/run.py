@@ -237,6 +237,9 @@ def to_result(
     agreement, competing, uncertain = (
         vote_phase.outcome(state) if ok and fallback is None else (None, [], False)
     )
+    # no clear lead: the answer names the readings and asks the user to choose
+    asking = ok and fallback is None and state.options.ask_readings
+    readings = vote_phase.readings(state) if asking else ()
     draft = AskResult(
         question=state.question,
         ok=ok,
@@ -260,6 +263,8 @@ def to_result(
         agreement=agreement,
         competing=competing,
         uncertain=uncertain,
+        readings=readings,
+        asks=bool(readings),
         prompts=list(ctx.prompts),
     )
     provenance = build_provenance(

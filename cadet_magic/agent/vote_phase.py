@@ -48,6 +48,8 @@ from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Outcome, Phase
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.vote.answers import Agreement, Competing
+from cadet_magic.vote.readings import Reading
+from cadet_magic.vote.readings import readings as make_readings
 from cadet_magic.vote.stopping import BetaStop, Rule, stop
 from cadet_magic.vote.tally import Ballot, Tally
 
@@ -361,6 +363,28 @@ def outcome(state: AskState) -> tuple[Agreement | None, list[Competing], bool]:
         for g in vote.groups[1:]
     ]
     return vote.agreement, competing, doubt(state) is not None
+
+
+def no_clear_lead(state: AskState) -> bool:
+    """Whether another answer competed with the winning one and its lead is not clear by the
+    vote's own stop rule (:data:`RULE`): the candidates read the question in different ways."""
+    vote = state.vote
+    return vote is not None and vote.winner is not None and vote.contested and not RULE.clear(vote)
+
+
+def readings(state: AskState) -> tuple[Reading, ...]:
+    """The vote's answers as readings to choose from when its answer has no clear lead
+    (:func:`no_clear_lead`), the leading one first; none otherwise. Each keeps its own
+    warnings (the result check's), not the vote's."""
+    vote = state.vote
+    if vote is None or not no_clear_lead(state):
+        return ()
+    answers = []
+    for g in vote.groups:
+        first = g.first
+        own = first.extra.warnings if isinstance(first.extra, Candidate) else ()
+        answers.append((first.sql, g.votes, first.columns, first.rows, first.truncated, own))
+    return make_readings(answers, state.target.read if state.target is not None else None)
 
 
 def hands_over(state: AskState) -> bool:

@@ -58,6 +58,10 @@ def test_vote(case, engine):
     assert [c.sql for c in r.competing] == case["competing"]
     warned = any("candidate answers disagree" in w for w in r.warnings)
     assert warned == case["warned"] and r.uncertain == warned
+    assert [[x.summary, x.votes] for x in r.readings] == case["readings"]
+    assert r.asks == bool(case["readings"]) and r.chosen is None
+    if r.asks:  # the answer shown is the leading reading's
+        assert r.readings[0].sql == r.sql and r.readings[0].votes == r.agreement.votes
     assert [a.outcome for a in r.candidates] == case["candidates"]
     assert all(a.phase == "vote" and not a.feedback for a in r.candidates)
     assert r.model_calls == case["calls"] and r.stop_reason == case["stop"]
@@ -65,6 +69,40 @@ def test_vote(case, engine):
     recorded = r.provenance["agreement"]
     assert (None if recorded is None else [recorded["votes"], recorded["of"]]) == agreement
     assert recorded is None or recorded["uncertain"] == r.uncertain
+    con.close()
+
+
+@pytest.mark.parametrize("case", [r for r in RUNS if r["readings"]], ids=lambda r: r["id"])
+def test_readings_off_keeps_the_leading_answer_and_its_warning(case):
+    con = connect_with("duckdb", DATA["setup"])
+    model = ScriptedModel({QUESTION: [reply(r) for r in case["replies"]]})
+    r = run_agent(QUESTION, model=model, runner=resolve_runner(con), code_runner=in_process,
+                  frame_maker=frame_maker, ask_readings=False, **case["options"])  # fmt: skip
+    assert not r.asks and r.readings == () and r.uncertain
+    with pytest.raises(ValueError, match="no readings"):
+        r.choose(0)
+    assert any("candidate answers disagree" in w for w in r.warnings)
+
+
+@pytest.mark.parametrize("case", [r for r in RUNS if r["readings"]], ids=lambda r: r["id"])
+def test_choosing_a_reading_answers_with_it_without_a_model_call(case):
+    con = connect_with("sqlite", DATA["setup"])
+    model = ScriptedModel({QUESTION: [reply(r) for r in case["replies"]]})
+    r = ask(QUESTION, con=con, model=model, live=False, **case["options"])
+    calls = r.model_calls
+    picked = r.choose(len(r.readings) - 1)
+    last = r.readings[-1]
+    assert picked.sql == last.sql and picked.rows == list(last.rows) and not picked.asks
+    assert list(picked.df.itertuples(index=False, name=None)) == list(last.rows)
+    assert picked.chosen == len(r.readings) - 1 and picked.model_calls == calls
+    assert str(picked.agreement) == f"{last.votes} of {r.agreement.of}" and not picked.uncertain
+    assert [c.sql for c in picked.competing] == [x.sql for x in r.readings[:-1]]
+    assert picked.provenance["sql"] == last.sql
+    assert picked.provenance["chosen"] == {"reading": len(r.readings) - 1,
+                                           "summary": last.summary, "votes": last.votes}  # fmt: skip
+    assert not any("candidate answers disagree" in w for w in picked.warnings)
+    with pytest.raises(ValueError, match="choose one of 0 to"):
+        r.choose(len(r.readings))
     con.close()
 
 

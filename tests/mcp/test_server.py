@@ -89,6 +89,40 @@ def test_the_tools_and_an_answer(shop, tmp_path):
     assert [c["name"] for c in tables["people"]["columns"]] == ["name", "note"]
 
 
+@pytest.mark.parametrize("share", ["samples", "schema"])
+def test_the_ask_tool_names_the_readings(share):
+    """A vote without a clear lead (2 to 1): the ``ask`` tool's record names the readings, their
+    rows only at ``samples`` (the server built in-process: a scripted model cannot vote over
+    the command line, where a stand-in draws one candidate)."""
+    from cadet_magic.llm import ScriptedModel
+    from cadet_magic.mcp.server import build
+    from cadet_magic.options import AskOptions
+    from tests.helpers import sql_reply
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE orders (id INTEGER, city VARCHAR)")
+    con.execute("INSERT INTO orders VALUES (1, 'Oslo'), (2, 'Lyon'), (3, 'Oslo')")
+    q, oslo, every = (
+        "Orders?",
+        "SELECT count(*) AS n FROM orders WHERE city = 'Oslo'",
+        "SELECT count(*) AS n FROM orders",
+    )
+    model = ScriptedModel({q: [sql_reply(s) for s in (oslo, every, oslo)]})
+    server = build(con, AskOptions(model=model, candidates=3, share=share))
+    record = asyncio.run(server.call_tool("ask", {"question": q})).structured_content
+    assert record["asks"] and record["sql"] == oslo
+    readings = [
+        (r["choice"], r["leading"], r["sql"], r["summary"], r["votes"]) for r in record["readings"]
+    ]
+    assert readings == [
+        (0, True, oslo, "where city = 'Oslo'", 2),
+        (1, False, every, "without city = 'Oslo'", 1),
+    ]
+    assert [r.get("preview") for r in record["readings"]] == (
+        [[[2]], [[3]]] if share == "samples" else [None, None]
+    )
+
+
 def test_a_hostile_model_changes_nothing(shop, tmp_path):
     before, files = digest(shop), sorted(p.name for p in tmp_path.iterdir())
     _, results = call(
