@@ -136,6 +136,7 @@ def answer_record(result: AskResult, share: str = "samples") -> dict[str, Any]:
             "agreement": None
             if agreement is None
             else {"votes": agreement.votes, "of": agreement.of},
+            "notice": getattr(result, "notice", None),
             "warnings": shared_warnings(list(result.warnings), share),
             "competing": competing,
             "asks": bool(getattr(result, "asks", False)),
@@ -173,6 +174,8 @@ def answer_text(result: AskResult, share: str = "samples") -> str:
     if record["agreement"] is not None:
         a = record["agreement"]
         lines.append(f"Agreement: {a['votes']} of {a['of']} candidate answers gave this answer")
+    if record["notice"]:
+        lines.append(f"Note: {record['notice']}")
     lines += [f"Warning: {w}" for w in record["warnings"]]
     if record["asks"]:
         lines.append(

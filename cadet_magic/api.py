@@ -113,7 +113,21 @@ def ask(
         schema=context.schema,
         sampler=sampler_for(chat_model) if (opts.candidates or 2) > 1 else None,
     )
+    result = confirm(result, context)
     return _finish(result, opts, metrics)
+
+
+def confirm(result: AskResult, context: PromptContext) -> AskResult:
+    """``result`` marked (with its provenance) when it reproduces the result of an example the
+    user confirmed, given to the prompt; else ``result`` itself."""
+    found = context.confirmed(result)
+    if found is None:
+        return result
+    provenance = {
+        **result.provenance,
+        "confirmed": {"date": found.date, "question": found.question},
+    }
+    return dataclasses.replace(result, confirmed=found, provenance=provenance)
 
 
 def _finish(
@@ -181,6 +195,15 @@ class PromptContext:
             examples=None if self.examples is None else self.examples.provenance(),
             number=number,
         )
+
+    def confirmed(self, result: AskResult) -> Any:
+        """The example given to the prompt that the user confirmed and whose result
+        ``result`` reproduces (:func:`cadet_magic.kept_answers.confirmed_by`), or None."""
+        if self.examples is None or not self.examples.used:
+            return None
+        from cadet_magic.kept_answers import confirmed_by
+
+        return confirmed_by(result, self.examples.used)
 
 
 def prompt_context(

@@ -3,7 +3,9 @@ similar ones put into the prompt as examples (standard library and the SQL check
 
 The file (``AskMagic.examples_path``, default ``.cadet/examples.jsonl`` beside the notebook)
 holds one kept pair per line: ``{"format", "question", "sql", "database", "dialect", "url",
-"kept", "signature"}``, where ``database`` is the database fingerprint
+"kept", "signature"}`` (a reading the user chose, kept, is a confirmed example: it adds
+``"confirmed"``, the day, and ``"result"``, its result's :func:`result_digest`; a later answer
+reproducing that result says "as you confirmed on <day>", :func:`confirmed_by`), where ``database`` is the database fingerprint
 (:func:`cadet_magic.provenance.database_fingerprint`): a question only gets the pairs kept on the
 same database. Keeping appends a line and never rewrites the file, so a line this version cannot
 read is skipped with one warning and stays.
@@ -267,6 +269,9 @@ def keep(path: str | Path, result: Any) -> dict[str, Any]:
         "url": database.get("url") or public_url(result.connection),
         "kept": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    if getattr(result, "chosen", None) is not None:  # the user chose this reading: confirmed
+        pair["confirmed"] = pair["kept"][:10]
+        pair["result"] = result_digest(result.columns, result.rows)
     target = Path(path)
     try:
         pair["signature"] = signature(user_key(), target, pair)
@@ -279,6 +284,39 @@ def keep(path: str | Path, result: Any) -> dict[str, Any]:
             "%config AskMagic.examples_path to a writable file."
         ) from None
     return pair
+
+
+def result_digest(columns: Any, rows: Any) -> str:
+    """A digest of a result as the vote compares results (rows as a multiset, values
+    normalised, column names left out): two answers with one digest give the same answer.
+
+    Example:
+        >>> result_digest(["n"], [(1,), (2.0,)]) == result_digest(["m"], [(2,), (1,)])
+        True
+    """
+    from cadet_magic.vote.match import normalise_rows
+
+    rows = sorted(normalise_rows(rows), key=repr)
+    text = json.dumps([len(list(columns)), [repr(r) for r in rows]])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def confirmed_by(result: Any, pairs: list[dict[str, Any]]) -> Any:
+    """The example among ``pairs`` (kept on the answer's database) that the user confirmed
+    and whose result ``result`` reproduces, as a :class:`~cadet_magic.result.Confirmed`
+    (None: none does)."""
+    from cadet_magic.result import Confirmed
+
+    if not getattr(result, "ok", False):
+        return None
+    digest = None
+    for pair in pairs:
+        if not pair.get("confirmed") or not pair.get("result"):
+            continue
+        digest = digest or result_digest(result.columns, result.rows)
+        if hmac.compare_digest(str(pair["result"]), digest):
+            return Confirmed(str(pair["confirmed"]), str(pair["question"]))
+    return None
 
 
 @dataclass

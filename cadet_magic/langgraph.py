@@ -327,10 +327,11 @@ def _answer(state: AskState, setup: Setup, metrics: Any) -> AskResult:
     """The final state as ``ask()``'s result: its record, provenance, cost, DataFrame and its
     count in the session's metrics."""
     from cadet_magic.agent.run import to_result
-    from cadet_magic.api import _finish
+    from cadet_magic.api import _finish, confirm
 
     elapsed = time.perf_counter() - setup.started
     result = to_result(state, PHASES[state.phase], setup.ctx, elapsed, setup.inputs)
+    result = confirm(result, setup.prompt)
     return _finish(result, setup.options, metrics)
 
 

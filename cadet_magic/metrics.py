@@ -92,6 +92,10 @@ class SessionMetrics:
     #: (uncertain: the answer carries the vote's warning).
     voted_answers: int = 0
     uncertain_answers: int = 0
+    #: Readings: answers that asked the user to choose one (the vote had no clear lead), and
+    #: the readings the user chose (:meth:`chose`).
+    asked_readings: int = 0
+    chosen_readings: int = 0
     #: The model: calls, the seconds spent waiting for it, and the tokens its provider
     #: reported (``calls_unreported``: calls that reported none), per model label too (for
     #: the cost at ``AskMagic.prices``).
@@ -127,6 +131,7 @@ class SessionMetrics:
         voted = result.ok and getattr(result, "agreement", None) is not None
         self.voted_answers += int(voted)
         self.uncertain_answers += int(voted and result.uncertain)
+        self.asked_readings += int(result.ok and bool(getattr(result, "asks", False)))
         called = [a for a in result.all_attempts if a.model_seconds is not None]
         self.model_calls += result.model_calls or len(called)
         self.calls_unreported += sum(1 for a in called if a.tokens is None)
@@ -143,6 +148,11 @@ class SessionMetrics:
             entry = self.by_error.setdefault(category, {"count": 0, "corrected": 0})
             entry["count"] += 1
             entry["corrected"] += int(result.ok and not suspect_answer)
+
+    def chose(self, result: AskResult) -> None:
+        """Counts a reading the user chose (``result``: the answer with it, from
+        :meth:`AskResult.choose`); the question itself was counted when it was answered."""
+        self.chosen_readings += int(getattr(result, "chosen", None) is not None)
 
     def reset(self) -> None:
         """Clears every count (the object stays the one the magic holds)."""
@@ -178,6 +188,8 @@ class SessionMetrics:
             "warned_answers": self.warned_answers,
             "voted_answers": self.voted_answers,
             "uncertain_answers": self.uncertain_answers,
+            "asked_readings": self.asked_readings,
+            "chosen_readings": self.chosen_readings,
             "avg_attempts": round(self.attempts / n, 2) if n else 0.0,
             "first_attempt_rate": round(self.first_attempt_success / n, 3) if n else 0.0,
             "correction_effectiveness": (
@@ -206,10 +218,10 @@ class SessionMetrics:
         return [
             ("Questions asked", f"{d['total_queries']}"),
             (
-                "First-attempt success",
+                "Answered at the first attempt",
                 f"{d['first_attempt_success']} ({d['first_attempt_rate']:.0%})",
             ),
-            ("Corrected success", f"{d['corrected_success']}"),
+            ("Answered after a correction", f"{d['corrected_success']}"),
             ("Answered by fallback", f"{d['fallback_success']}"),
             ("Final failures", f"{d['final_failures']}"),
             (
@@ -228,8 +240,22 @@ class SessionMetrics:
                 if d["voted_answers"]
                 else []
             ),
+            *(
+                [
+                    (
+                        "Asked which reading was meant",
+                        f"{d['asked_readings']}, chosen {d['chosen_readings']}",
+                    )
+                ]
+                if d["asked_readings"] or d["chosen_readings"]
+                else []
+            ),
             ("Average SQL attempts", f"{d['avg_attempts']}"),
-            ("Overall success rate", f"{d['overall_success_rate']:.0%}"),
+            (
+                "Answered",
+                f"{d['total_queries'] - d['final_failures']} of {d['total_queries']} "
+                f"({d['overall_success_rate']:.0%})",
+            ),
             *self._model_rows(d, prices),
         ]
 

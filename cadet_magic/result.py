@@ -103,6 +103,15 @@ def add_tokens(counts: Any) -> Tokens | None:
 
 
 @dataclass(frozen=True)
+class Confirmed:
+    """An example the user confirmed (kept after choosing a reading) whose result an answer
+    reproduces: the day it was kept (``date``, ``YYYY-MM-DD``) and its ``question``."""
+
+    date: str
+    question: str
+
+
+@dataclass(frozen=True)
 class Attempt:
     """One try: the SQL the model wrote, what happened to it, and what we told the model.
 
@@ -233,6 +242,11 @@ class AskResult:
             answer shown until the user chooses); empty otherwise.
         asks: whether the answer asks the user to choose a reading (:meth:`choose` answers).
         chosen: the reading the user chose (its place in ``readings``), None before a choice.
+        notice: one line the answer says besides its rows: that nothing was changed, for a
+            question asking to change data (answered read-only:
+            :data:`cadet_magic.agent.read_only.READ_ONLY_NOTE`); None otherwise.
+        confirmed: the example the user confirmed whose result this answer reproduces
+            (:class:`Confirmed`: when, and its question), None when it reproduces none.
     """
 
     question: str
@@ -264,6 +278,8 @@ class AskResult:
     readings: tuple[Reading, ...] = ()
     asks: bool = False
     chosen: int | None = None
+    confirmed: Confirmed | None = None
+    notice: str | None = None
 
     @property
     def row_count(self) -> int:

@@ -223,7 +223,7 @@ def test_help_and_stats(ip):
     )
     assert "in %%ask it is the cell body" in " ".join(doc.split())  # argparse kept the %%
     stats = ip.run_line_magic("cadet", "stats")
-    assert "First-attempt success" in stats.text and "Average SQL attempts" in stats.text
+    assert "Answered at the first attempt" in stats.text and "Average SQL attempts" in stats.text
     assert "unknown command" in usage_error(ip, "cadet", "nonsense")
 
 
@@ -261,7 +261,7 @@ def test_stats_is_a_table(duck):
     cells.feed(bundle["text/html"])
     rows = {r[0]: r[1:] for r in cells.rows if r}
     assert cells.tables == 2  # the figures, and the error categories met
-    assert rows["Questions asked"] == ["1"] and rows["Corrected success"] == ["1"]
+    assert rows["Questions asked"] == ["1"] and rows["Answered after a correction"] == ["1"]
     assert rows["column_not_found"] == ["1", "1", "100%"]
     text = bundle["text/plain"].splitlines()
     assert len([label for label in rows if label in bundle["text/plain"]]) == len(rows)

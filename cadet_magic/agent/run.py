@@ -27,6 +27,7 @@ from cadet_magic.agent.events import AttemptProvisional, Event, RunDone, StepDon
 from cadet_magic.agent.inputs import RunInputs
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
 from cadet_magic.agent.pipeline import PhaseSpec
+from cadet_magic.agent.read_only import read_only_note
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.kinds import StepName
 from cadet_magic.options import AskOptions, merged
@@ -240,6 +241,7 @@ def to_result(
     # no clear lead: the answer names the readings and asks the user to choose
     asking = ok and fallback is None and state.options.ask_readings
     readings = vote_phase.readings(state) if asking else ()
+    fb_attempts = list(fallback.attempts) if fallback is not None else []
     draft = AskResult(
         question=state.question,
         ok=ok,
@@ -265,6 +267,10 @@ def to_result(
         uncertain=uncertain,
         readings=readings,
         asks=bool(readings),
+        # a request to change data is answered read-only, and says so
+        notice=read_only_note(state.question, [*attempts, *candidates, *fb_attempts])
+        if ok
+        else None,
         prompts=list(ctx.prompts),
     )
     provenance = build_provenance(

@@ -124,10 +124,16 @@ class LiveDisplay:
     """
 
     def __init__(
-        self, question: str, panel: Any = None, clock: Callable[[], float] = time.monotonic
+        self,
+        question: str,
+        panel: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_choose: Callable[[AskResult], None] | None = None,
     ) -> None:
         self.question = question
         self.panel = panel
+        #: Called with the answer a click on a reading gives (the magic's ``-o``, ``_ask``).
+        self.on_choose = on_choose
         self.result: AskResult | None = None
         self.clock = clock
         self._shown = clock()  # when the panel last changed
@@ -173,10 +179,19 @@ class LiveDisplay:
         self.result = result
         if self.panel is not None:
             try:
+                self.panel.on_choose = self.chosen
                 self.panel.finish(result)
             except Exception as e:  # noqa: BLE001
                 self._drop_panel(e)
         self._show(mimebundle(result), metadata(result))
+
+    def chosen(self, result: AskResult) -> None:
+        """The user chose a reading in the panel: the static account and the output's
+        provenance become the chosen answer's, and ``on_choose`` hears of it."""
+        self.result = result
+        self._show(mimebundle(result), metadata(result))
+        if self.on_choose is not None:
+            self.on_choose(result)
 
     def close(self, text: str = "stopped before an answer") -> None:
         """Ends a run that raised (interrupt, configuration error).
@@ -211,6 +226,7 @@ def live_display(
     namespace: Mapping[str, Any] | None = None,
     keeper: Any = None,
     context: str = "",
+    on_choose: Callable[[AskResult], None] | None = None,
 ) -> LiveDisplay | None:
     """A live display for one question inside a kernel, or None elsewhere.
 
@@ -221,6 +237,7 @@ def live_display(
         namespace: the notebook's namespace (to label a model held in a variable).
         keeper: keeps an answer as an example (the panel's "Keep this answer" button).
         context: what the question builds on, shown while it runs (a followed answer, a rerun).
+        on_choose: called with the answer when the user chooses a reading in the panel.
     """
     if not in_kernel():
         return None
@@ -241,7 +258,7 @@ def live_display(
         log.info("live panel unavailable (%s); showing the static account", e)
         panel = None
     try:
-        return LiveDisplay(question, panel)
+        return LiveDisplay(question, panel, on_choose=on_choose)
     except Exception as e:  # noqa: BLE001
         log.warning("live display unavailable: %s", e)
         return None

@@ -10,12 +10,17 @@ answers, the status line counts them. At the end it shows the answer table, the 
 when it ran (clearly marked), the buttons (:mod:`.actions`: insert the final SQL as a
 ``%%sql`` cell below, copy the SQL, keep the answer) and, when the candidates disagreed, the
 answers that competed with it, each with its SQL, its first rows, its votes and its own
-insert and copy buttons.
+insert and copy buttons. When the vote's answer has no clear lead (``AskResult.asks``), the
+panel asks which reading was meant instead: the readings (what each computes, its votes, its
+SQL and first rows) and a button per reading; a click makes that reading the answer without a
+model call (:meth:`AskPanel.choose`: the answer, the buttons and ``on_choose``, through which
+the magic updates ``-o``, ``_ask`` and the output's provenance).
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from html import escape
 from typing import Any
 
@@ -31,6 +36,7 @@ from cadet_magic.display.static import (
     competing_body_html,
     fallback_summary_html,
     header_html,
+    readings_html,
 )
 from cadet_magic.display.status_line import StatusLine
 from cadet_magic.display.text import (
@@ -91,6 +97,12 @@ class AskPanel:
         self.fallback: Any = None
         #: The answers that competed with the answer (made when the candidates disagreed).
         self.competing: Any = None
+        #: The readings' question and buttons (made when the answer asks), and what a choice
+        #: calls with the chosen result (set by the live display).
+        self.readings: Any = None
+        self.reading_buttons: list[Any] = []
+        self.on_choose: Any = None
+        self.result: AskResult | None = None
         self.answer = self._html("")
         self.actions = ActionBar(keeper=keeper, layout=W.Layout(display="none"))
         self.widget = W.VBox(
@@ -238,8 +250,16 @@ class AskPanel:
             result.elapsed,
             False,
         )
+        self.result = result
         self.answer.value = context_html(result) + answer_html(result) + prompts_html(result)
-        self._show_competing(result)
+        if result.asks:
+            self._show_readings(result)
+        else:
+            self._show_competing(result)
+        self._offer(result)
+
+    def _offer(self, result: AskResult) -> None:
+        """The buttons' bar for ``result`` (insert, copy, keep)."""
         sql = final_sql(result)
         if sql:
             with self.actions.hold_sync():  # the bar's new state: one message
@@ -252,6 +272,50 @@ class AskPanel:
                         "simple SELECT."
                     )
             self.actions.layout.display = ""
+
+    def _show_readings(self, result: AskResult) -> None:
+        """The question the answer asks: each reading, and a button per reading."""
+        buttons = []
+        for i, r in enumerate(result.readings):
+            b = W.Button(
+                description=f"{i}: {r.summary}"[:80],
+                tooltip=f"Answer with this reading: {r.sql}"[:300],
+                layout=W.Layout(width="auto"),
+            )
+            b.on_click(lambda _button, i=i: self.choose(i))
+            buttons.append(b)
+        self.reading_buttons = buttons
+        self.readings_detail = self._html(readings_html(result, hint=False))
+        self.readings_row = W.HBox(buttons, layout=W.Layout(flex_flow="row wrap"))
+        box = W.VBox([self.readings_detail, self.readings_row], layout=self._layout)
+        box.add_class("cadet-readings")
+        self.readings = box
+        self.widget.children = (*self.widget.children, box)
+
+    def choose(self, i: int) -> AskResult:
+        """Makes reading ``i`` the answer (no model call): the answer shown, the buttons (the
+        chosen one marked, the others still there to change one's mind), the bar, then
+        ``on_choose`` with the chosen result."""
+        asked = self.result
+        assert asked is not None and asked.readings, "no readings to choose from"
+        if asked.chosen is not None:  # changing one's mind: choose from the readings as asked
+            asked = replace(asked, asks=True, chosen=None)
+        chosen = asked.choose(i)
+        self.result = chosen
+        self.answer.value = context_html(chosen) + answer_html(chosen) + prompts_html(chosen)
+        for j, b in enumerate(self.reading_buttons):
+            b.button_style = "success" if j == i else ""
+            b.icon = "check" if j == i else ""
+        with self.actions.hold_sync():
+            self.actions.kept = False
+            self.actions.status = (
+                "Keep this answer to confirm it as the reading you meant: a later answer "
+                "giving the same result says so."
+            )
+        self._offer(chosen)
+        if self.on_choose is not None:
+            self.on_choose(chosen)
+        return chosen
 
     def _show_competing(self, result: AskResult) -> None:
         """The answers that competed with the answer, each with its SQL, first rows and votes,
@@ -290,6 +354,8 @@ class AskPanel:
                 fb_attempts,
                 self.fallback_detail,
             ]
+        if self.readings is not None:
+            parts += [*self.reading_buttons, self.readings_row, self.readings_detail, self.readings]
         competing = self.competing
         if competing is not None:
             for section in competing.children:

@@ -22,17 +22,22 @@ from typing import Any
 
 from cadet_magic.display.context import context_html, prompts_html
 from cadet_magic.display.text import (
+    CHOOSE_HINT,
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
     PREVIEW_ROWS,
+    READINGS_QUESTION,
     SCRIPTED_NOTE,
     WARNING_LABEL,
     agreement_text,
+    answer_label,
     answered_by_fallback,
     attempt_title,
     competing_title,
+    confirmed_text,
     done_text,
     first_line,
+    reading_title,
     render_text,
     timing_text,
     usage_text,
@@ -234,10 +239,47 @@ def answer_html(result: AskResult) -> str:
         if result.truncated
         else ""
     )
+    label = answer_label(result)
+    reading = f" <span class='cadet-reading'>({escape(label)})</span>" if label else ""
+    confirmed = confirmed_text(result)
+    note = (
+        f"<div class='cadet-row cadet-ok cadet-confirmed'>{escape(confirmed)}</div>"
+        if confirmed
+        else ""
+    )
+    notice = getattr(result, "notice", None)
+    if notice:  # a request to change data, answered read-only
+        note = f"<div class='cadet-row cadet-notice'>{escape(notice)}</div>{note}"
     return (
-        f"<div class='cadet-ok cadet-answer'><span class='cadet-label'>Answer{source}:</span> "
-        f"{result.row_count} row(s){more}</div>{warnings_html(result)}{agreement_html(result)}"
-        f"{table_html(result.columns, result.rows)}"
+        f"<div class='cadet-ok cadet-answer'><span class='cadet-label'>Answer{source}:</span>"
+        f"{reading} {result.row_count} row(s){more}</div>{note}{warnings_html(result)}"
+        f"{agreement_html(result)}{table_html(result.columns, result.rows)}"
+    )
+
+
+def reading_body_html(r: Any) -> str:
+    """One reading: its SQL and the first rows of its result."""
+    return (
+        code_html(r.sql)
+        + table_html(list(r.columns), list(r.preview), max_rows=PREVIEW_ROWS)
+        + ("<div class='cadet-muted'>\u2026 more rows</div>" if r.more else "")
+    )
+
+
+def readings_html(result: AskResult, hint: bool = True) -> str:
+    """The question an answer without a clear lead asks and each reading (what it computes, its
+    votes, its SQL and first rows); '' when it does not ask."""
+    if not getattr(result, "asks", False):
+        return ""
+    items = "".join(
+        f"<details class='cadet-reading-option'{' open' if i == 0 else ''}><summary>"
+        f"{escape(reading_title(result, i))}</summary>{reading_body_html(r)}</details>"
+        for i, r in enumerate(result.readings)
+    )
+    how = f"<div class='cadet-muted'>{escape(CHOOSE_HINT)}</div>" if hint else ""
+    return (
+        f"<div class='cadet-readings'><div class='cadet-row cadet-warning cadet-ask-readings'>"
+        f"{escape(READINGS_QUESTION)}</div>{items}{how}</div>"
     )
 
 
@@ -264,7 +306,10 @@ def competing_body_html(c: Competing) -> str:
 
 
 def competing_html(result: AskResult) -> str:
-    """Every competing answer as a collapsed section (its SQL, its first rows, its votes)."""
+    """Every competing answer as a collapsed section (its SQL, its first rows, its votes); an
+    answer that asks shows its readings instead (:func:`readings_html`)."""
+    if getattr(result, "asks", False):
+        return readings_html(result)
     return "".join(
         f"<details class='cadet-competing'><summary class='cadet-warning'>"
         f"{escape(competing_title(c, result))}</summary>{competing_body_html(c)}</details>"

@@ -42,6 +42,18 @@ WAITING = "Waiting for the model\u2026"
 WARNING_LABEL = "Warning"
 #: Rows of a competing answer shown (``AskResult.competing``).
 PREVIEW_ROWS = 5
+#: What an answer that asks the user to choose a reading says (``AskResult.asks``).
+READINGS_QUESTION = "The candidate answers read the question in different ways. Which did you mean?"
+#: How to choose outside the panel.
+CHOOSE_HINT = (
+    "Choose with result.choose(i) (in the notebook: _ask.choose(i), or a button of the panel)."
+)
+#: The answer's label while it asks, after a choice, and when it reproduces a confirmed example.
+LEADING_LABEL = "the leading reading, until you choose: {summary}"
+CHOSEN_LABEL = "the reading you chose: {summary}"
+CONFIRMED_NOTE = (
+    "As you confirmed on {date}: this is the result of the reading you chose for {question!r}."
+)
 
 #: What the live status line says after each step of the agent.
 STEP_TEXT = {
@@ -284,6 +296,57 @@ def competing_title(c: Competing, result: AskResult) -> str:
     return f"Another answer ({c.votes} of {of} candidate{'s' if of != 1 else ''})"
 
 
+def reading_title(result: AskResult, i: int) -> str:
+    """``"0: top 1 (3 of 5 candidates, leading)"``."""
+    r = result.readings[i]
+    of = result.agreement.of if result.agreement is not None else r.votes
+    lead = ", leading" if i == 0 else ""
+    return f"{i}: {r.summary} ({r.votes} of {of} candidate{'s' if of != 1 else ''}{lead})"
+
+
+def answer_label(result: AskResult) -> str:
+    """What the answer is when the vote had readings: the leading one until a choice, then the
+    chosen one ('' without readings).
+
+    Example:
+        >>> from cadet_magic.vote.readings import Reading
+        >>> r = AskResult("q", ok=True, asks=True, readings=(Reading("SELECT 1", "top 1", 2),))
+        >>> answer_label(r)
+        'the leading reading, until you choose: top 1'
+    """
+    readings = getattr(result, "readings", ()) or ()
+    chosen = getattr(result, "chosen", None)
+    if chosen is not None and 0 <= chosen < len(readings):
+        return CHOSEN_LABEL.format(summary=readings[chosen].summary)
+    if getattr(result, "asks", False) and readings:
+        return LEADING_LABEL.format(summary=readings[0].summary)
+    return ""
+
+
+def confirmed_text(result: AskResult) -> str | None:
+    """The line of an answer reproducing the result of an example the user confirmed."""
+    confirmed = getattr(result, "confirmed", None)
+    if confirmed is None:
+        return None
+    return CONFIRMED_NOTE.format(date=confirmed.date, question=confirmed.question)
+
+
+def readings_text(result: AskResult) -> list[str]:
+    """The question an answer without a clear lead asks, each reading with its SQL and first
+    rows (none when it does not ask)."""
+    if not getattr(result, "asks", False):
+        return []
+    lines = [READINGS_QUESTION]
+    for i, r in enumerate(result.readings):
+        lines.append("  " + reading_title(result, i) + ":")
+        lines += ["    " + line for line in r.sql.strip().splitlines()]
+        lines += ["    " + line for line in table_text(r.columns, r.preview, PREVIEW_ROWS)]
+        if r.more:
+            lines.append("    ... more rows")
+    lines.append(CHOOSE_HINT)
+    return lines
+
+
 def certainty_text(result: AskResult) -> list[str]:
     """The agreement and each competing answer (its SQL and first rows), as lines.
 
@@ -300,6 +363,8 @@ def certainty_text(result: AskResult) -> list[str]:
     """
     said = agreement_text(result)
     lines = [f"Agreement: {said}"] if said else []
+    if getattr(result, "asks", False):
+        return lines + readings_text(result)  # the readings name every competing answer
     for c in result.competing:
         lines.append(competing_title(c, result) + ":")
         lines += ["  " + line for line in c.sql.strip().splitlines()]
@@ -341,7 +406,13 @@ def render_text(result: AskResult) -> str:
         )
         note = result.truncation_note or "truncated at the row limit: more rows exist"
         more = f" ({note})" if result.truncated else ""
-        lines.append(f"Answer{source}: {result.row_count} row(s){more}")
+        label = answer_label(result)
+        reading = f" ({label})" if label else ""
+        lines.append(f"Answer{source}{reading}: {result.row_count} row(s){more}")
+        notice = getattr(result, "notice", None)
+        lines += [notice] if notice else []
+        confirmed = confirmed_text(result)
+        lines += [confirmed] if confirmed else []
         lines += [f"{WARNING_LABEL}: {w}" for w in getattr(result, "warnings", None) or ()]
         lines += table_text(result.columns, result.rows)
         lines += certainty_text(result)

@@ -14,6 +14,7 @@ it shows besides an answer (messages, the one line of a failure) is
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -92,8 +93,10 @@ class AskMagic(Magics, OptionTraits):
 
         #: This session's answers, numbered from 1 (``--follow N``, ``--rerun``).
         self.history = History()
-        #: The last result (``%cadet keep`` keeps it).
+        #: The last result (``%cadet keep`` keeps it) and the ``-o`` variable it went to
+        #: (``%cadet choose N`` puts the chosen reading there).
         self.last: Any = None
+        self.last_out: str | None = None
 
     def options(self) -> AskOptions:
         """The configured options (every trait of :class:`OptionTraits`), checked."""
@@ -227,6 +230,7 @@ class AskMagic(Magics, OptionTraits):
                     namespace=ns,
                     keeper=self._keeper(),
                     context=running_context(followed, recorded),
+                    on_choose=lambda chosen: self._publish(chosen, args.out, chosen=True),
                 )
             with using(self.db):
                 options = self.options().replace(
@@ -268,20 +272,34 @@ class AskMagic(Magics, OptionTraits):
                 display.close()
             raise usage_error(e, label, args.con) from None
         self.history.add(result)
-        self.last = result
-        ns["_ask"] = result
-        if args.out and result.df is not None:
-            ns[args.out] = result.df
-        elif args.out and result.ok:
-            ns[args.out] = rows_as_dicts(result.columns, result.rows)
-            print(
-                f"-o {args.out}: pandas is not available in this kernel, so {args.out} holds the "
-                f"{len(result.rows)} row(s) as a list of dicts."
-            )
+        self._publish(result, args.out)
         if display is not None:
             display.finish(result)
             return None
         return result
+
+    def _publish(self, result: Any, out: str | None, chosen: bool = False) -> None:
+        """Makes ``result`` the cell's answer: ``_ask``, the ``-o`` variable, the last answer
+        (``%cadet keep``); a reading the user ``chosen`` replaces the answer it was chosen
+        from (in the session's history too) and is counted in ``%cadet stats``."""
+        assert self.shell is not None
+        ns = self.shell.user_ns
+        if chosen:
+            number = result.provenance.get("number")
+            if isinstance(number, int) and 1 <= number <= len(self.history.answers):
+                self.history.answers[number - 1] = result
+            self.metrics.chose(result)
+        self.last, self.last_out = result, out
+        ns["_ask"] = result
+        if out and result.df is not None:
+            ns[out] = result.df
+        elif out and result.ok:
+            ns[out] = rows_as_dicts(result.columns, result.rows)
+            if not chosen:
+                print(
+                    f"-o {out}: pandas is not available in this kernel, so {out} holds the "
+                    f"{len(result.rows)} row(s) as a list of dicts."
+                )
 
     def _recorded(self, question: str, label: str) -> tuple[str, dict]:
         """The SQL recorded for ``question`` (the notebook's record, else this session's), or
@@ -326,6 +344,8 @@ class AskMagic(Magics, OptionTraits):
             return Message("Session metrics cleared.")
         if command == "keep":
             return self._keep()
+        if command.split()[0] == "choose":
+            return self._choose(command.split()[1:])
         if command == "examples":
             from cadet_magic.display.context import ExamplesView
             from cadet_magic.kept_answers import own_key, read_examples
@@ -334,8 +354,29 @@ class AskMagic(Magics, OptionTraits):
                 raise UsageError("%cadet examples: AskMagic.examples_path is not set.")
             return ExamplesView(read_examples(self.examples_path, key=own_key))
         raise UsageError(
-            f"%cadet: unknown command {command!r}; use 'stats', 'reset', 'keep' or 'examples'."
+            f"%cadet: unknown command {command!r}; use 'stats', 'reset', 'keep', 'examples' or "
+            "'choose N'."
         )
+
+    def _choose(self, words: list[str]) -> Any:
+        """``%cadet choose N``: reading ``N`` of the last answer becomes the answer (no model
+        call), as a click on the panel's button makes it."""
+        last = self.last
+        readings = getattr(last, "readings", ()) if last is not None else ()
+        if not readings:
+            raise UsageError(
+                "%cadet choose: the last answer has no readings to choose from (it asks only "
+                "when the candidate answers disagree without a clear lead)."
+            )
+        if len(words) != 1 or not words[0].isdigit() or int(words[0]) >= len(readings):
+            raise UsageError(
+                f"%cadet choose N: N is the reading's number, 0 to {len(readings) - 1}; e.g. "
+                "%cadet choose 1."
+            )
+        asked = last if last.chosen is None else replace(last, asks=True, chosen=None)
+        result = asked.choose(int(words[0]))
+        self._publish(result, self.last_out, chosen=True)
+        return result
 
     def _keeper(self) -> Any:
         """What the panel's "Keep this answer" button calls (None without an examples file)."""

@@ -87,3 +87,21 @@ def test_stats_count_uncertain_answers():
     fresh = SessionMetrics()
     fresh.record(result(agreement=None))
     assert "Uncertain" not in StatsView(fresh).text
+
+
+def test_readings_in_text_and_html_the_leading_one_marked_and_escaped():
+    from cadet_magic.vote.readings import Reading
+
+    hostile = Reading(
+        HOSTILE, "where x = '<script>'", 1, (("<img src=x onerror=alert(1)>",),), ("x",)
+    )
+    lead = Reading("SELECT COUNT(*) AS n FROM singer", "all rows", 2, ((6,),), ("n",), ((6,),))
+    r = result(uncertain=True)
+    r.asks, r.readings = True, (lead, hostile)
+    text, html = render_text(r), render_html(r)
+    assert "Answer (the leading reading, until you choose: all rows): 1 row(s)" in text
+    assert "0: all rows (2 of 3 candidates, leading):" in text
+    assert "1: where x = '<script>' (1 of 3 candidates):" in text and "choose(i)" in text
+    assert "Which did you mean?" in html and "cadet-readings" in html
+    assert "<script>" not in html and "<img" not in html
+    assert "Another answer" not in text  # the readings name the competing answers

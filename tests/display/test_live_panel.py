@@ -240,7 +240,8 @@ def test_the_vote_counts_candidates_and_shows_the_competing_answers(monkeypatch)
     lab = FakeLab()
     monkeypatch.setattr(actions_module, "_FRONTEND", lab)
     monkeypatch.setattr(actions_module, "_FRONTEND_READY", True)
-    result, events = run(VOTED, candidates=3)
+    # readings off: the competing answers (with readings on the panel asks instead, below)
+    result, events = run(VOTED, candidates=3, ask_readings=False)
     assert result.sql == VOTED_SQL and str(result.agreement) == "2 of 3"
     p = AskPanel(VOTED)
     statuses = []
@@ -258,4 +259,26 @@ def test_the_vote_counts_candidates_and_shows_the_competing_answers(monkeypatch)
     assert "<>" in html_text(body.value) and "Ann" in html_text(body.value) and bar.sql == other.sql
     bar._on_message(bar, {"event": "insert"}, [])  # the same insert as the answer's
     assert lab.calls[-1] == ("notebook:replace-selection", {"text": sql_cell(other.sql)})
+    p.close()
+
+
+def test_an_answer_without_a_clear_lead_asks_with_a_button_per_reading():
+    result, _ = run(VOTED, candidates=3)
+    assert result.asks and len(result.readings) == 2
+    p = AskPanel(VOTED)
+    chosen = []
+    p.on_choose = chosen.append
+    p.finish(result)
+    assert p.competing is None and p.readings is not None
+    assert "Which did you mean?" in html_text(p.readings_detail.value)
+    assert [b.description for b in p.reading_buttons] == [
+        f"{i}: {r.summary}" for i, r in enumerate(result.readings)
+    ]
+    assert "the leading reading, until you choose" in html_text(p.answer.value)
+    p.reading_buttons[1].click()
+    (picked,) = chosen
+    assert picked.sql == result.readings[1].sql and p.actions.result is picked
+    assert "the reading you chose" in html_text(p.answer.value)
+    p.reading_buttons[0].click()  # a change of mind
+    assert chosen[-1].sql == result.readings[0].sql and chosen[-1].chosen == 0
     p.close()
