@@ -56,6 +56,7 @@ ORDER = (
     "lite_model",
     "local_memory",
     "eval",
+    "readings",
     "fallback",
     "peers",
     "vote_seconds",

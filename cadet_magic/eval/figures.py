@@ -14,6 +14,12 @@ Figures (questions that could not run are counted apart, never as wrong):
   see), failures by the first attempt's category and what became of them, answers that were
   right at first and wrong in the end, answers with warnings and how many were wrong (the
   shares of wrong and of right answers that carry one), answers the candidates disagreed on;
+- readings: the questions whose answer asked the user to choose a reading (``asks``), right
+  without choosing (the leading reading as the answer: the final accuracy) and right after
+  choosing (:func:`right_after_choosing`: the reading whose result is the gold query's, as a
+  user who knows what was meant chooses it), wrong answers that carry neither a warning nor a
+  question (:func:`silent_wrong`, of all questions run), right answers that carry a warning or
+  ask;
 - calls, tokens and seconds per question (median, p90).
 
 Example:
@@ -91,6 +97,12 @@ class Figures:
     voted_on: int = 0
     uncertain: int = 0
     uncertain_wrong: int = 0
+    #: Readings: answers that asked the user to choose, questions right after choosing,
+    #: wrong answers with neither a warning nor a question, right answers warning or asking.
+    asked: int = 0
+    after_choosing: Accuracy = Accuracy(0, 0)
+    silent_wrong: int = 0
+    right_flagged: int = 0
     #: Why the runs that ended with a wrong answer stopped (``stop_reason``), by count.
     wrong_stops: Counter = field(default_factory=Counter)
     by_category: dict[str, Counter] = field(default_factory=dict)
@@ -123,6 +135,31 @@ def uncertain(r: dict) -> bool:
     the vote's warning), which a results line keeps as ``uncertain``."""
     a = r.get("agreement")
     return a is not None and a[0] < a[1]
+
+
+def asks(r: dict) -> bool:
+    """Whether the answer asked the user to choose a reading."""
+    return bool(r.get("asks")) and r.get("final_sql") is not None
+
+
+def right_after_choosing(r: dict) -> bool:
+    """Right once the user chose: the answer when it did not ask, else whether one of its
+    readings' results is the gold query's (a user who knows what was meant chooses it).
+
+    >>> right_after_choosing({"final_match": False, "final_sql": "x", "asks": True,
+    ...                       "readings": [{"match": False}, {"match": True}]})
+    True
+    """
+    if asks(r):
+        return any(bool(x.get("match")) for x in r.get("readings") or ())
+    return bool(r.get("final_match"))
+
+
+def silent_wrong(r: dict) -> bool:
+    """An answer given, wrong, carrying neither a warning nor a question: wrong and looking
+    right."""
+    answered = r.get("final_sql") is not None
+    return answered and not r.get("final_match") and not r.get("warnings") and not asks(r)
 
 
 def _first_kind(r: dict) -> str:
@@ -214,6 +251,10 @@ def figures(records: Sequence[dict], seed: int = 0) -> Figures:
         ),
         fallback_ends=Counter(e for e in map(fallback_end, ok) if e is not None),
         cost=cost,
+        asked=sum(1 for r in ok if asks(r)),
+        after_choosing=Accuracy(sum(1 for r in ok if right_after_choosing(r)), len(ok)),
+        silent_wrong=sum(1 for r in ok if silent_wrong(r)),
+        right_flagged=sum(1 for r in ok if r.get("final_match") and (r.get("warnings") or asks(r))),
     )
 
 

@@ -157,6 +157,17 @@ def summary_markdown(
         "right answers with a warning",
         lambda f: share_text(f.warned - f.warned_wrong, f.answered - f.answered_wrong),
     )
+    row("questions that ask which reading was meant", lambda f: share_text(f.asked, f.n))
+    row("right without choosing (the leading reading)", lambda f: f.final.text())
+    row("right after choosing (the reading matching the gold)", lambda f: f.after_choosing.text())
+    row(
+        "wrong answers with neither a warning nor a question, of all",
+        lambda f: share_text(f.silent_wrong, f.n),
+    )
+    row(
+        "right answers that warn or ask",
+        lambda f: share_text(f.right_flagged, f.final.k),
+    )
     row(
         "candidates disagreed, of the answers voted on (of those wrong)",
         lambda f: f"{f.uncertain} of {f.voted_on} ({f.uncertain_wrong})" if f.voted_on else "–",

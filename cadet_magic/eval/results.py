@@ -16,7 +16,7 @@ from typing import Any
 
 from cadet_magic.eval.data import Question
 from cadet_magic.eval.match import execution_match
-from cadet_magic.eval.rows import Database, answer_rows, first_rows, sql_phase_rows
+from cadet_magic.eval.rows import Database, answer_rows, first_rows, run_rows, sql_phase_rows
 from cadet_magic.eval.usage import Usage
 from cadet_magic.result import AskResult
 from cadet_magic.text import first_line
@@ -46,6 +46,8 @@ KEYS = (
     "competing_votes",
     "uncertain",
     "candidates",
+    "asks",
+    "readings",
 )
 #: Characters of the first line of an error message a results line keeps.
 ERROR_CHARS = 300
@@ -121,7 +123,28 @@ def record_of(
     )
     if result.agreement is not None or result.candidates:
         rec.update(vote_fields(result, gold_rows, ordered, db, timeout))
+    rec.update(reading_fields(result, gold_rows, ordered, db, timeout))
     return rec
+
+
+def reading_fields(
+    result: AskResult, gold_rows: list[tuple], ordered: bool, db: Database, timeout: float
+) -> dict[str, Any]:
+    """What a results line says of the readings: whether the answer asked the user to choose
+    (``asks``) and each reading, the leading one first (``sql``, ``votes``, ``summary`` and
+    ``match``: whether its result is the gold query's, so a user who knows what was meant and
+    chooses it gets a right answer)."""
+    readings = []
+    for r in result.readings:
+        rows: list[tuple] | None = [tuple(x) for x in r.rows]
+        if r.truncated:  # cut at the row limit: its whole result, as the answer's
+            try:
+                rows = run_rows(db, r.sql, timeout)
+            except Exception:  # noqa: BLE001 - compared as cut, which cannot match a longer gold
+                pass
+        match = rows is not None and execution_match(gold_rows, rows, ordered=ordered)
+        readings.append({"sql": r.sql, "votes": r.votes, "summary": r.summary, "match": match})
+    return {"asks": bool(result.asks), "readings": readings}
 
 
 def vote_fields(

@@ -34,6 +34,10 @@ from sqlglot import exp
 MAX_PARTS = 3
 #: A summary when the trees differ in none of the aspects (or a query cannot be read).
 OTHER = "another query"
+#: How a subquery within a condition or a column is named in a summary.
+SUBQUERY = "subquery"
+#: Characters of one part of a summary at most (a long condition is cut).
+PART_CHARS = 48
 #: Rows of a reading's result its preview holds.
 PREVIEW_ROWS = 5
 
@@ -93,14 +97,18 @@ def _name(e: exp.Expression) -> str:
 
 
 def _bare(tree: exp.Expression) -> exp.Expression:
-    """``tree`` with its columns' table qualifiers and its tables' aliases left out."""
+    """``tree`` with its columns' table qualifiers left out and each subquery within it shown
+    as :data:`SUBQUERY` (a summary names the condition, not the query inside it)."""
 
     def strip(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.args.get("table") is not None:
             return exp.column(node.this.copy())
+        if isinstance(node, exp.Select | exp.SetOperation) and node is not top:
+            return exp.Var(this=SUBQUERY)
         return node
 
-    return tree.copy().transform(strip)
+    top = tree.copy()
+    return top.transform(strip, copy=False)
 
 
 def _text(node: exp.Expression | None, dialect: str | None) -> str:
@@ -134,8 +142,17 @@ def shape(sql: str, dialect: str | None = None) -> Shape | None:
         kind = type(tree).__name__.lower()
         if isinstance(tree, exp.Union) and not tree.args.get("distinct"):
             kind = "union all"
-        limit = tree.args.get("limit")
-        return Shape(limit=_limit(limit, dialect), setop=kind, tables=_tables(tree))
+        first = tree.this
+        while isinstance(first, exp.SetOperation | exp.Subquery):
+            first = first.this
+        selects = _bare(first).expressions if isinstance(first, exp.Select) else []
+        return Shape(
+            limit=_limit(tree.args.get("limit"), dialect),
+            setop=kind,
+            tables=_tables(tree),
+            columns=tuple(_text(e.unalias(), dialect) for e in selects),
+            names=tuple(_name(e) for e in selects),
+        )
     if not isinstance(tree, exp.Select):
         return None
     bare = _bare(tree)
@@ -271,7 +288,11 @@ def summary(own: Shape | None, others: Sequence[Shape | None]) -> str:
     parts = [words(own, known) for _, differs, words in ASPECTS if differs(own, known)]
     if not parts and any(o.columns != own.columns for o in known):
         parts = [_column_words(own, known)]  # expressions the other aspects do not tell apart
-    return "; ".join(parts[:MAX_PARTS]) or OTHER
+    return "; ".join(_short(p) for p in parts[:MAX_PARTS]) or OTHER
+
+
+def _short(part: str) -> str:
+    return part if len(part) <= PART_CHARS else part[: PART_CHARS - 1].rstrip() + "\u2026"
 
 
 def summaries(sqls: Sequence[str], dialect: str | None = None) -> tuple[str, ...]:

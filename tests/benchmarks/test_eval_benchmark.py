@@ -39,6 +39,8 @@ def test_the_kept_results_are_sample_questions(shared_data, monkeypatch):
                 "candidates",
                 "competing_votes",
                 "uncertain",
+                "asks",
+                "readings",
             }
             for rec in done.values()
         )
