@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.report import Row, Stamp, commit, row, table, write_page
+from benchmarks.report import Row, Stamp, commit, row, table, write_history, write_page
 from benchmarks.sample import REFERENCE, spider_dir
 from cadet_magic.eval.figures import Figures, asks, figures, right_after_choosing, silent_wrong
 
@@ -167,7 +167,7 @@ def body(now: Figures, before: Figures, records: Sequence[dict], ms: list[float]
                 [
                     _cut(r["question"], 60),
                     "; ".join(
-                        f"{_cut(x['summary'], 40)} ({x['votes']}{', ✓' if x['match'] else ''})"
+                        f"{_cut(x.get('summary') or '', 40)} ({x['votes']}{', ✓' if x['match'] else ''})"
                         for x in r["readings"]
                     ),
                 ]
@@ -209,7 +209,7 @@ def _summary_words(asked: Sequence[dict]) -> str:
     counts: Counter = Counter()
     for r in asked:
         for x in r["readings"]:
-            for part in x["summary"].split("; "):
+            for part in (x.get("summary") or "").split("; "):
                 counts[" ".join(part.split()[:1])] += 1
     if not counts:
         return ""
@@ -321,6 +321,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.limit:
         print(text)  # a trial: no page, no rows
         return 0
+    comparison = text.split("\n\n## The questions that ask")[0]
+    write_history(
+        "readings",
+        "Readings instead of a silent pick: before and after, on the fixed Spider sample",
+        comparison + "\n\nThe page: [readings](benchmarks/readings.md).",
+        ["sqlglot"],
+    )
     write_page(
         "readings",
         "Readings instead of a silent pick (Spider dev, the reference run replayed)",
