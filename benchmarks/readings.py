@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.replay import replay
 from benchmarks.report import Row, Stamp, commit, row, table, write_history, write_page
 from benchmarks.sample import REFERENCE, spider_dir
 from cadet_magic.eval.figures import Figures, asks, figures, right_after_choosing, silent_wrong
@@ -56,8 +57,6 @@ def read_lines(path: Path) -> list[dict]:
 
 def replayed(out: Path, data: Path, limit: int | None) -> Path:
     """Replays the reference run's targeted mode into ``out`` (its results file)."""
-    from benchmarks.replay import replay
-
     replay(out, data, modes=(MODE,), limit=limit)
     return out / f"results.{MODE}.jsonl"
 

@@ -340,6 +340,3 @@ def to_dataframe(result: AskResult) -> Any:
         return None
 
     return pd.DataFrame.from_records(result.rows, columns=result.columns)
-
-
-HOOKS["dataframe"] = to_dataframe

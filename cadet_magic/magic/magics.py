@@ -333,7 +333,9 @@ class AskMagic(Magics, OptionTraits):
     def cadet(self, line: str) -> Any:
         """``%cadet stats`` shows this session's metrics; ``%cadet reset`` clears them;
         ``%cadet keep`` keeps the last answer (its question and SQL) as an example for later
-        questions on the same database; ``%cadet examples`` lists the kept answers."""
+        questions on the same database; ``%cadet examples`` lists the kept answers;
+        ``%cadet choose N``: when the last answer asked which reading was meant, reading ``N``
+        becomes the answer (no model call)."""
         command = line.strip() or "stats"
         if command == "stats":
             from cadet_magic.display.stats import StatsView

@@ -142,5 +142,6 @@ def test_a_kept_choice_is_confirmed_and_a_later_answer_says_so(ip):
     assert again.confirmed is not None and again.confirmed.question == QUESTION
     day = again.confirmed.date
     assert len(day) == 10 and f"As you confirmed on {day}" in again.summary()
+    assert again.provenance["confirmed"] == {"date": day, "question": QUESTION}
     other = ask(ip, [TOP], line="--con shop --model m --candidates 1")  # another result
     assert other.confirmed is None and "As you confirmed" not in other.summary()
