@@ -96,8 +96,9 @@ def test_readings_in_text_and_html_the_leading_one_marked_and_escaped():
         HOSTILE, "where x = '<script>'", 1, (("<img src=x onerror=alert(1)>",),), ("x",)
     )
     lead = Reading("SELECT COUNT(*) AS n FROM singer", "all rows", 2, ((6,),), ("n",), ((6,),))
-    r = result(uncertain=True)
-    r.asks, r.readings = True, (lead, hostile)
+    import dataclasses
+
+    r = dataclasses.replace(result(uncertain=True), asks=True, readings=(lead, hostile))
     text, html = render_text(r), render_html(r)
     assert "Answer (the leading reading, until you choose: all rows): 1 row(s)" in text
     assert "0: all rows (2 of 3 candidates, leading):" in text
