@@ -362,12 +362,12 @@ def diagnosis(state: AskState) -> Diagnosis:
     }
     found: list[tuple[Any, str | None]] = []
     if not sql or not code:
-        found.append((NoBlocks(bool(sql), bool(code)), None))
+        found.append((NoBlocks(bool(sql), bool(code), work.fetched is not None), None))
     if verdict is not None and not verdict.ok:
         codes = {i.code for i in verdict.issues}
         refusal = NotSimple(verdict.issues) if codes == {"not_simple"} else None
         found.append((refusal or SafetyRefusal(verdict.issues), "SQL"))
-    if code_check is not None and not code_check.ok:
+    if code and code_check is not None and not code_check.ok:  # no code: said just above
         found.append((CodeRefused(code_check.issues), "Python"))
     execution, run = work.execution, work.code_run
     if not found and work.error is not None:
@@ -514,9 +514,10 @@ def to_execute(state: AskState) -> bool:
 
 
 def both_checked(state: AskState) -> bool:
-    """Both checks passed: the SELECT's (safety, simple-SELECT) and the code's."""
+    """Both checks passed: the SELECT's (safety, simple-SELECT) and the code's. The reply must
+    hold code: the product's own SELECT skips the SQL check, so nothing else asks for it."""
     code_check = code_work(state).code_check
-    return state.work.checked and code_check is not None and code_check.ok
+    return has_code(state) and state.work.checked and code_check is not None and code_check.ok
 
 
 def rows_fetched(state: AskState) -> bool:

@@ -30,7 +30,19 @@ CODE_RULES = (
 )
 
 
-def no_blocks(has_sql: bool, has_code: bool) -> str:
+def no_blocks(has_sql: bool, has_code: bool, fetched: bool = False) -> str:
+    """What a reply without its blocks is told; after the product's own SELECT (``fetched``)
+    only the code was asked for.
+
+    Example:
+        >>> print(no_blocks(True, False, fetched=True))
+        Your reply had no ```python block that assigns `result`. Reply with exactly one ```python block: df already holds the rows.
+    """
+    if fetched:
+        return (
+            "Your reply had no ```python block that assigns `result`. Reply with exactly one "
+            "```python block: df already holds the rows."
+        )
     missing = [
         what
         for what, present in (

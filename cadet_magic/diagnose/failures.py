@@ -74,10 +74,12 @@ class NoSQL:
 
 @dataclass(frozen=True)
 class NoBlocks:
-    """A fallback reply lacked its ```sql block, its ```python block, or both."""
+    """A fallback reply lacked its ```sql block, its ```python block, or both (``fetched``: the
+    product wrote and ran the SELECT, so only the code was asked for)."""
 
     has_sql: bool
     has_code: bool
+    fetched: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,7 +194,7 @@ def diagnose(
                 outcome=Outcome.no_sql,
                 error="The reply contained no SQL.",
             )
-        case NoBlocks(has_sql=has_sql, has_code=has_code):
+        case NoBlocks(has_sql=has_sql, has_code=has_code, fetched=fetched):
             missing = [] if has_sql else ["The reply contained no SQL."]
             missing += [] if has_code else ["The reply contained no Python code."]
             return Diagnosis(
@@ -200,7 +202,7 @@ def diagnose(
                 True,
                 found(Category.no_blocks),
                 [],
-                fallback_feedback.no_blocks(has_sql, has_code),
+                fallback_feedback.no_blocks(has_sql, has_code, fetched),
                 outcome=Outcome.no_sql,
                 error=" ".join(missing),
             )

@@ -149,11 +149,11 @@ REPLIES = {
     ],
 }
 
-# The fallback question: two SQL attempts fail (SQLite has no median), then the fallback's
-# first reply has an aggregating SELECT and hostile code (both refused, one feedback), and its
-# second a simple SELECT and clean pandas code, which cannot run without pandas (Pyodide here).
+# The fallback question: the SQL attempt fails (SQLite has no median), so the fallback starts at
+# once; the product fetches the rows itself (orders joined to customers), the model's first code
+# is hostile (refused, with feedback) and its second clean, which cannot run without pandas
+# (Pyodide here).
 Q_MEDIAN = "Which customer has the highest median order amount?"
-FALLBACK_SQL = "SELECT c.name, o.amount FROM orders o JOIN customers c ON c.id = o.customer_id"
 FALLBACK_CODE = (
     'result = df.groupby("name", as_index=False)["amount"].median().nlargest(1, "amount")'
 )
@@ -162,14 +162,8 @@ REPLIES[Q_MEDIAN] = [
         "SELECT c.name, median(o.amount) AS m FROM orders o JOIN customers c "
         "ON c.id = o.customer_id GROUP BY c.name ORDER BY m DESC LIMIT 1"
     ),
-    sql_block(
-        "SELECT c.name, percentile_cont(0.5) WITHIN GROUP (ORDER BY o.amount) AS m "
-        "FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.name "
-        "ORDER BY m DESC LIMIT 1"
-    ),
-    "```sql\nSELECT customer_id, avg(amount) FROM orders GROUP BY customer_id\n```\n"
     "```python\nimport os\nresult = os.listdir('/')\n```",
-    f"```sql\n{FALLBACK_SQL}\n```\n```python\n{FALLBACK_CODE}\n```",
+    f"```python\n{FALLBACK_CODE}\n```",
 ]
 
 HOSTILE_SQL = [
