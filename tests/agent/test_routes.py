@@ -83,7 +83,9 @@ STEP_CASES = [
     ("check", {"phase": "fallback", "check": OK_SQL, "code": "c"}, "check_code"),
     ("check", {"phase": "fallback", "check": BAD_SQL, "code": "c"}, "check_code"),
     ("check", {"phase": "fallback", "check": OK_SQL, "code": None}, "diagnose"),
-    ("check_code", {"check": OK_SQL, "code_check": OK_CODE}, "execute"),
+    ("check_code", {"check": OK_SQL, "code_check": OK_CODE, "code": "c"}, "execute"),
+    # A reply without code (after the product's SELECT, which skips the SQL check) is diagnosed.
+    ("check_code", {"check": OK_SQL, "code_check": OK_CODE, "code": None}, "diagnose"),
     ("check_code", {"check": BAD_SQL, "code_check": OK_CODE}, "diagnose"),
     ("check_code", {"check": OK_SQL, "code_check": BAD_CODE}, "diagnose"),
     ("check_code", {"check": None, "code_check": OK_CODE}, "diagnose"),
