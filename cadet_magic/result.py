@@ -332,6 +332,22 @@ class AskResult:
         final = self.final_sql
         return sql_cell(final) if final else None
 
+    def _recorded_columns(self, picked: Reading) -> tuple[str, ...]:
+        """``picked``'s columns as the provenance may keep them at the answer's sharing level:
+        below ``samples`` (or when the record does not say), only the names the answer's own
+        record already shows (the schema's and those its SQL gave) and the names the reading's
+        SQL gives by position; any other, such as a ``PIVOT``'s columns named after stored
+        values, as ``(column N)``."""
+        from cadet_magic.provenance import shareable_columns
+
+        columns = [str(c) for c in picked.columns]
+        if self.provenance.get("share") == "samples":
+            return tuple(columns)
+        shown = (str(c) for c in self.provenance.get("columns", ()))
+        known = {c for c in shown if not (c.startswith("(column ") and c.endswith(")"))}
+        listed = shareable_columns(columns, None, picked.sql, self.dialect, None)
+        return tuple(c if c in known else s for c, s in zip(columns, listed, strict=True))
+
     def choose(self, i: int) -> AskResult:
         """The result with reading ``i`` as its answer (no model call, no query run: the reading
         holds its rows): its SQL, rows and own warnings, the agreement its votes give, the
@@ -369,7 +385,7 @@ class AskResult:
         ]
         chosen = {"reading": i, "summary": picked.summary, "votes": picked.votes}
         provenance = {**self.provenance, "sql": picked.sql, "rows": len(picked.rows),
-                      "columns": list(picked.columns), "chosen": chosen}  # fmt: skip
+                      "columns": list(self._recorded_columns(picked)), "chosen": chosen}  # fmt: skip
         result = dataclasses.replace(
             self,
             sql=picked.sql,

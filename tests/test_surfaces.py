@@ -175,3 +175,41 @@ def test_a_hostile_model_cannot_exceed_the_sharing_level(name, share, world, req
         assert SECRET not in seen.returned
     if surface.follows:  # the follow-up was asked with its previous answer
         assert "Result columns:" in seen.prompts
+
+
+@pytest.mark.parametrize("share", ["schema", "stats", "samples"])
+def test_choosing_a_reading_keeps_the_sharing_level(share, world):
+    """Readings of a hostile vote, one a PIVOT naming its columns after the stored emails: each
+    reading chosen and followed up. Below ``samples`` neither the chosen answer's provenance
+    nor the follow-up's prompt holds an email; at ``samples`` the prompts do (the control)."""
+    import duckdb
+
+    import cadet_magic
+    from tests.surfaces import Recorder
+
+    spec = CASES["share"]
+    pivot, count, select = spec["pivot"], spec["follow_up"], spec["select"]
+    voted = Question(
+        "Emails as columns?", tuple(map(sql_reply, [pivot, count, pivot, count, select]))
+    )
+    con = duckdb.connect(str(world.folder / "shop.duckdb"))
+    try:
+        first = cadet_magic.ask(
+            voted.text, con=con, model=Recorder([voted]), candidates=5, share=share
+        )
+        assert first.asks and len(first.readings) >= 2, first.readings
+        for i in range(len(first.readings)):
+            chosen = first.choose(i)
+            assert chosen.chosen == i
+            again = Question("And how many?", (sql_reply(count),))
+            model = Recorder([again])
+            cadet_magic.ask(again.text, con=con, model=model, share=share, follow=chosen)
+            prompts = json.dumps(model.prompts)
+            assert "Result columns:" in prompts
+            if share == "samples":
+                assert SECRET in prompts
+            else:
+                assert SECRET not in prompts
+                assert SECRET not in json.dumps(chosen.provenance, default=str)
+    finally:
+        con.close()
