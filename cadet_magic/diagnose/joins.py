@@ -37,22 +37,6 @@ def _has(table: Table, column: str) -> str | None:
     return next((c for c in table.column_names() if c.lower() == column.lower()), None)
 
 
-def _edges(schema: Schema, table: Table) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Foreign-key neighbours of ``table``: (other table, [(own column, other column)])."""
-    out: list[tuple[str, list[tuple[str, str]]]] = []
-    for fk in table.foreign_keys:
-        ref = schema.table(fk.ref_table)
-        if ref is not None and ref.name != table.name:
-            out.append((ref.name, list(zip(fk.columns, fk.ref_columns, strict=False))))
-    for other in schema.tables:
-        if other.name == table.name:
-            continue
-        for fk in other.foreign_keys:
-            if fk.ref_table.lower() == table.name.lower():
-                out.append((other.name, list(zip(fk.ref_columns, fk.columns, strict=False))))
-    return out
-
-
 def _shared(a: Table, b: Table) -> list[tuple[str, str]]:
     """Column names two tables share (key-like ones only, when there are any)."""
     pairs = [(c, found) for c in a.column_names() if (found := _has(b, c)) is not None]
@@ -77,7 +61,7 @@ def _path(
         if table is None:
             continue
         if by_keys:
-            neighbours = _edges(schema, table)
+            neighbours = schema.linked(table)
         else:
             neighbours = [
                 (o.name, pairs)

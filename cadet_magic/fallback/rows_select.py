@@ -61,22 +61,6 @@ class FetchPlan:
     sources: tuple[str, ...]
 
 
-def _neighbours(schema: Schema, table: Table) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Tables ``table`` is joined to by a foreign key either way: (other, [(own, other)])."""
-    out: list[tuple[str, list[tuple[str, str]]]] = []
-    for fk in table.foreign_keys:
-        ref = schema.table(fk.ref_table)
-        if ref is not None and ref.name != table.name:
-            out.append((ref.name, list(zip(fk.columns, fk.ref_columns, strict=False))))
-    for other in schema.tables:
-        if other.name == table.name:
-            continue
-        for fk in other.foreign_keys:
-            if fk.ref_table.lower() == table.name.lower():
-                out.append((other.name, list(zip(fk.ref_columns, fk.columns, strict=False))))
-    return out
-
-
 #: Column names that look like keys (joined on when two tables declare no foreign key).
 _KEYISH = re.compile(r"(^|_)(id|key|code)$|id$", re.I)
 
@@ -99,7 +83,7 @@ def _path_to(
 ) -> list[tuple[str, str, list[tuple[str, str]]]] | None:
     """The shortest chain of foreign-key joins from a joined table to ``target`` (along
     shared key-like column names when no foreign key leads there)."""
-    for edges in (_neighbours, _shared_keys):
+    for edges in (Schema.linked, _shared_keys):
         seen = {j.lower() for j in joined}
         queue: deque = deque((j, []) for j in joined)
         while queue:

@@ -103,3 +103,26 @@ class Schema:
 
     def table_names(self) -> list[str]:
         return [t.name for t in self.tables]
+
+    def linked(self, table: Table) -> list[tuple[str, list[tuple[str, str]]]]:
+        """The tables ``table`` is joined to by a declared foreign key, either way:
+        ``(other table, [(own column, other column), ...])``, in catalog order.
+
+        Example:
+            >>> s = Schema((Table("a", (Column("id"),)),
+            ...             Table("b", (Column("a_id"),), (ForeignKey(("a_id",), "a", ("id",)),))))
+            >>> s.linked(s.tables[0]), s.linked(s.tables[1])
+            ([('b', [('id', 'a_id')])], [('a', [('a_id', 'id')])])
+        """
+        out: list[tuple[str, list[tuple[str, str]]]] = []
+        for fk in table.foreign_keys:
+            ref = self.table(fk.ref_table)
+            if ref is not None and ref.name != table.name:
+                out.append((ref.name, list(zip(fk.columns, fk.ref_columns, strict=False))))
+        for other in self.tables:
+            if other.name == table.name:
+                continue
+            for fk in other.foreign_keys:
+                if fk.ref_table.lower() == table.name.lower():
+                    out.append((other.name, list(zip(fk.ref_columns, fk.columns, strict=False))))
+        return out
