@@ -41,14 +41,27 @@ LATER_TARGET = 0.100
 
 def quickstart_fallback() -> tuple[str, str, str]:
     """The fallback tutorial's question, its SELECT and its pandas code (the quickstart's
-    until it ran the local model by default)."""
+    until it ran the local model by default). The SELECT is the product's own, as the agent
+    writes it for the tables the tutorial's SQL attempts read; the code is the tutorial's
+    fallback reply."""
+    from cadet_magic.db.connect import resolve_runner
+    from cadet_magic.examples.shop import create_shop
+    from cadet_magic.fallback.rows_select import fetch_select
+
     replies = json.loads((NOTEBOOKS / "fallback_replies.json").read_text())["replies"]
     for question, answers in replies.items():
         for reply in answers:
             code = re.search(r"```python\n(.*?)```", reply, re.S)
-            sql = re.search(r"```sql\n(.*?)```", reply, re.S)
-            if code and sql:
-                return question, sql.group(1), code.group(1)
+            if code:
+                con = create_shop()
+                try:
+                    schema = resolve_runner(con).schema()
+                finally:
+                    con.close()
+                plan = fetch_select(schema, ("order_items", "products", "orders"), "duckdb")
+                if plan is None:  # pragma: no cover - the shop has these tables
+                    raise LookupError("the shop has no order_items, products or orders")
+                return question, plan.sql, code.group(1)
     raise LookupError("the fallback tutorial's replies have no fallback reply")
 
 
