@@ -16,7 +16,8 @@ build). Whatever the source, the same checks of the bytes apply.
 llama-cpp-python, which runs the model, is compiled here from its source archive (PyPI has no
 wheel of it): :data:`RUNTIME_SOURCE` pins that archive's SHA-256 as PyPI lists it, and pip
 builds nothing else (``--require-hashes``: an index, or a mirror, serving other source code
-under that name gets nothing built).
+under that name gets nothing built); what its build backend needs is pinned the same way
+(:data:`BUILD_REQUIREMENTS`, and :data:`CMAKE` where the machine has no CMake).
 
 Example:
     >>> RUNTIME_SOURCE.hashed_requirement().split(" --hash=")[0]
@@ -128,6 +129,69 @@ RUNTIME_SOURCE = SourcePin(
     filename="llama_cpp_python-0.3.36.tar.gz",
     size=76_589_250,
     sha256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+)
+
+
+@dataclass(frozen=True)
+class WheelPin:
+    """A wheel pip installs only when its SHA-256 is one of ``sha256`` (one per platform's file
+    where the package is compiled; one for a pure-Python wheel).
+
+    Example:
+        >>> WheelPin("tool==1.0", ("ab", "cd")).hashed_requirement()
+        'tool==1.0 --hash=sha256:ab --hash=sha256:cd'
+    """
+
+    requirement: str
+    sha256: tuple[str, ...]
+
+    def hashed_requirement(self) -> str:
+        """The line of a requirements file pip checks the wheel's hash against."""
+        return " ".join([self.requirement, *(f"--hash=sha256:{h}" for h in self.sha256)])
+
+
+#: What llama-cpp-python's build backend needs to run (its archive's ``build-system``:
+#: scikit-build-core, and what that requires on Python 3.11 and newer), each a pure-Python
+#: wheel pinned by PyPI's SHA-256. They go into a private environment of the build's own, with
+#: ``--require-hashes --only-binary=:all:``, and the archive is built there without pip's
+#: isolated environment, whose installs pip does not check against any hash.
+BUILD_REQUIREMENTS = (
+    WheelPin(
+        "scikit-build-core==1.1.2",
+        ("7f4f959a467692db50bdd1ea7ce1507f2c7972e6023b753ee302d169bc4cec85",),
+    ),
+    WheelPin(
+        "packaging==26.4", ("81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2",)
+    ),
+    WheelPin(
+        "pathspec==1.1.1", ("a00ce642f577bf7f473932318056212bc4f8bfdf53128c78bbd5af0b9b20b189",)
+    ),
+)
+
+#: CMake, for a machine that has none on its ``PATH`` (the build backend would otherwise fetch
+#: it unchecked): the wheel of each platform PyPI serves, by its SHA-256.
+CMAKE = WheelPin(
+    "cmake==4.4.5",
+    (
+        "e07a5716b4233dc9c69d6ca6993f4405eefc7687e718d9f6eebbb6cc1be304ef",  # macOS universal2
+        "25fc8469e67857124ef10c002331c0ab416eb7b8d9e1d6e4c58e84e730013ece",  # manylinux aarch64
+        "c5cb1d0495e3911d0452a8e1354ed13ae30b6092567ea14fbe521c07046b19a0",  # manylinux i686
+        "009bbc02297d860fe7dd93751a78dcc5810f257a1a98acfc1214c99817d5eff7",  # manylinux ppc64le
+        "f5c6e586748e23b1fb23d9a8e5b469ec24e5b30ef08b7fc7b52e5c0de2f7a883",  # manylinux s390x
+        "85625a9b6d5e88ff99c7eb79123d85570844e77ac076366cf75c609cc0b1b579",  # manylinux x86_64
+        "ae8857735715b1a50d79323824e92d286ef2f7728e9f942df1f13cfdc42b13b1",  # manylinux armv7l
+        "7d0815ff6a3898ccd03946e1cfb4ee952a8ac2b3945e468fd5aef9c95503659f",  # manylinux riscv64
+        "7d7ef56092bc46b202c3d87796444a0a1db3145cea48523cdd4ebd13fef847b7",  # musllinux aarch64
+        "3d59508ed268cb0a0a8b53429da4e28109fa62fca95c9d2d829222e4496d6fea",  # musllinux armv7l
+        "f5ca274b0dba1c7621f3b9922df87fdc6c4edb04c93fe331e0534e93cc664c08",  # musllinux i686
+        "45e7aafd99589295ad7faf937e2b6e7c3feddfa8c39cb3b3b03b53e1691697bc",  # musllinux ppc64le
+        "8a8df5bd834b57643ec496f37dc5a6f54673cae81a658c3e82c6107692a5e482",  # musllinux riscv64
+        "868c4d8f3e71e7acb29a1fb6b868fbcd276318d217fe594c5b52c03c5459d700",  # musllinux s390x
+        "56851f57f3017d81187793fa61f269d583c500c2904aff99cf5208cd341dec79",  # musllinux x86_64
+        "e20d75d348031a9016f4eafb2b0be953588ca0ce50c6ad74db6cd163239806c1",  # win32
+        "d5521b4a9e864505c550abae99ff593d501bd08225583e69b3a9a4ca7f36a03f",  # win_amd64
+        "cf9dc9375c239a56952b6e25b4e81b9f6f3d1f53820c92241719d93eb98a9f5b",  # win_arm64
+    ),
 )
 
 #: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF.

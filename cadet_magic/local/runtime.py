@@ -3,7 +3,10 @@
 PyPI has only llama-cpp-python's source: pip compiles llama.cpp with CMake and the system's
 C++ compiler (a few minutes on two cores), from the source archive pinned by its SHA-256
 (:data:`~cadet_magic.local.pin.RUNTIME_SOURCE`, ``--require-hashes``: an index serving other
-source code under that name gets nothing built). The installer builds the wheel once (in a folder of
+source code under that name gets nothing built), in an environment of the build's own that holds
+only the build backend's wheels, each pinned by its hash
+(:data:`~cadet_magic.local.pin.BUILD_REQUIREMENTS`; pip's isolated build environment would fetch
+them unchecked). The installer builds the wheel once (in a folder of
 its own, then moved into the cache folder's ``wheels/``; pip's own wheel cache is never used:
 its key ignores the build flags) and installs it into this interpreter's environment; the flags,
 the CPU it was built for and the wheel's SHA-256 are kept beside it in ``BUILD``, keyed
@@ -42,7 +45,7 @@ from typing import Any
 
 from cadet_magic.errors import LocalModelError
 from cadet_magic.local.machine import cores, cpu_fingerprint
-from cadet_magic.local.pin import RUNTIME_SOURCE
+from cadet_magic.local.pin import BUILD_REQUIREMENTS, CMAKE, RUNTIME_SOURCE
 
 #: The ``local`` extra's requirement (pyproject.toml says the same; a test keeps them equal).
 REQUIREMENT = RUNTIME_SOURCE.requirement
@@ -205,9 +208,11 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
         pinned.write_text(RUNTIME_SOURCE.hashed_requirement() + "\n")
         out_dir = Path(own) / "built"
         with log.open("xb") as out:
+            python = build_environment(Path(own) / "env", out)
+            env["PATH"] = os.pathsep.join([str(python.parent), env.get("PATH", "")])
             done = subprocess.run(
-                [sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps"]
-                + ["--disable-pip-version-check", "--require-hashes"]
+                [str(python), "-m", "pip", "wheel", "--no-cache-dir", "--no-deps"]
+                + ["--disable-pip-version-check", "--require-hashes", "--no-build-isolation"]
                 + ["-w", str(out_dir), "-r", str(pinned)],
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -233,6 +238,46 @@ def build_wheel(wheels: Path, portable: bool, say: Say) -> Path:
     if found is None:
         raise LocalModelError(f"The wheel built in {wheels} changed before it was installed.")
     return found
+
+
+def build_requirements(has_cmake: bool) -> list[str]:
+    """The lines of the requirements file the build's own environment is made from: the build
+    backend's wheels by their hashes, and CMake's when the machine has none.
+
+    Example:
+        >>> [line.split()[0] for line in build_requirements(has_cmake=False)][-2:]
+        ['pathspec==1.1.1', 'cmake==4.4.5']
+    """
+    pins = [*BUILD_REQUIREMENTS, *(() if has_cmake else (CMAKE,))]
+    return [pin.hashed_requirement() for pin in pins]
+
+
+def build_environment(where: Path, out: Any) -> Path:
+    """A virtual environment of the build's own at ``where``, holding only what the build
+    backend needs, installed as wheels pinned by their hashes (pip's isolated build
+    environment would fetch them from the index unchecked); its interpreter. ``out`` takes
+    pip's output."""
+    import venv
+
+    venv.create(where, with_pip=True)  # pip from the interpreter's own copy: nothing fetched
+    python = where / ("Scripts" if os.name == "nt" else "bin") / "python"
+    wanted = where / "build-requirements.txt"
+    wanted.write_text("\n".join(build_requirements(shutil.which("cmake") is not None)) + "\n")
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check"]
+        + ["--require-hashes", "--only-binary=:all:", "--no-deps", "-r", str(wanted)],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    if done.returncode != 0:
+        out.flush()
+        raise LocalModelError(
+            f"Installing llama-cpp-python's build requirements failed (pip exited "
+            f"{done.returncode}): {first_error(Path(out.name).read_text(errors='replace'))[:200]}"
+            f"; the whole output is in {out.name}."
+        )
+    return python
 
 
 def first_error(output: str) -> str:

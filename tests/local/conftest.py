@@ -102,16 +102,17 @@ def http_server():
         server.server_close()
 
 
-def write_wheel(folder: Path, pin: ModelPin, index: int, data: bytes) -> Path:
-    """A wheel like the registry's part packages, holding ``data`` as part ``index``."""
-    name = pin.package.format(n=index + 1)
+def write_package_wheel(
+    folder: Path, name: str, version: str, files: dict[str, bytes] | None = None
+) -> Path:
+    """A pure-Python wheel of ``name`` holding ``files`` (and an empty module of its name)."""
     module = name.replace("-", "_")
-    dist = f"{module}-{pin.version}.dist-info"
-    path = folder / f"{module}-{pin.version}-py3-none-any.whl"
+    dist = f"{module}-{version}.dist-info"
+    path = folder / f"{module}-{version}-py3-none-any.whl"
     files = {
         f"{module}/__init__.py": b"",
-        pin.member(index): data,
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {pin.version}\n".encode(),
+        **(files or {}),
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
         f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = "".join(f"{n},,\n" for n in files) + f"{dist}/RECORD,,\n"
@@ -120,6 +121,12 @@ def write_wheel(folder: Path, pin: ModelPin, index: int, data: bytes) -> Path:
             z.writestr(n, content)
         z.writestr(f"{dist}/RECORD", record)
     return path
+
+
+def write_wheel(folder: Path, pin: ModelPin, index: int, data: bytes) -> Path:
+    """A wheel like the registry's part packages, holding ``data`` as part ``index``."""
+    name = pin.package.format(n=index + 1)
+    return write_package_wheel(folder, name, pin.version, {pin.member(index): data})
 
 
 def served_wheels(folder: Path, tiny: Tiny, parts: list[bytes] | None = None) -> ModelPin:

