@@ -1,7 +1,8 @@
 """The sharing levels hold by construction: below ``samples``, what reaches a prompt, the
 provenance and the panel's "Sent to the model" is built from the schema's names and types and
 the product's own words, never matched against text the model wrote. Table-driven
-(``data/share_construction.json``), real DuckDB and SQLite, **scripted** hostile models.
+(``data/share_construction.json``), real DuckDB and SQLite (and, for the values picking the
+engine's words, PostgreSQL, MariaDB and Spark), **scripted** hostile models.
 
 - an answer's columns (the provenance, a follow-up's "Result columns"): a name of the schema, or
   the name the query's own tree gives the column at its position; a ``PIVOT`` (or pandas code)
@@ -186,11 +187,21 @@ def test_the_fallbacks_error_line_reaches_no_prompt_below_samples():
 QUOTED = DATA["quoted"]["cases"]
 
 
+def _engine_marks(engine: str) -> list:
+    return {"postgres": [pytest.mark.postgres], "mysql": [pytest.mark.mysql]}.get(engine, [])
+
+
 @pytest.mark.parametrize("feedback", ["targeted", "raw"])
 @pytest.mark.parametrize("share", [*BELOW, "samples"])
-@pytest.mark.parametrize("case", QUOTED, ids=[c["id"] for c in QUOTED])
-def test_a_name_an_error_quotes_is_shared_only_when_the_tree_refers_to_it(case, share, feedback):
-    con = people(case["engine"])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c["id"], marks=_engine_marks(c["engine"])) for c in QUOTED]
+)
+def test_a_name_an_error_quotes_is_shared_only_when_the_tree_refers_to_it(
+    case, share, feedback, request
+):
+    from tests.agent.test_share_levels import _people
+
+    con = _people(case["engine"], request)
     sql = case["sql"].replace("{guesses}", " ".join(SSNS))
     model = CountingModel(fake_model(*[sql_reply(sql)] * 2))
     r = ask("Who?", con=con, model=model, share=share, candidates=1, max_attempts=2,
@@ -211,27 +222,34 @@ DIFFERENTIAL = DATA["differential"]["cases"]
 OTHERS = [f"{n}-45-{6700 + n:04d}" for n in range(311, 331)]
 
 
-def _people_holding(engine: str, ssns: list[str]):
-    from tests.helpers import connect_with
+def _differential_params():
+    for case in DIFFERENTIAL:
+        engines = (
+            ("spark_classic", "spark_connect") if case["engine"] == "spark" else (case["engine"],)
+        )
+        for engine in engines:
+            for share in (*BELOW, "samples"):
+                for feedback in ("targeted",) if "spark" in engine else ("targeted", "raw"):
+                    yield pytest.param(
+                        {**case, "connect": engine},
+                        share,
+                        feedback,
+                        id=f"{case['id']}-{engine}-{share}-{feedback}",
+                        marks=[pytest.mark.spark] if "spark" in engine else _engine_marks(engine),
+                    )
 
-    return connect_with(
-        engine,
-        ["CREATE TABLE people (name TEXT, ssn TEXT)"]
-        + [f"INSERT INTO people VALUES ('p{i}', '{s}')" for i, s in enumerate(ssns)],
-    )
 
-
-@pytest.mark.parametrize("feedback", ["targeted", "raw"])
-@pytest.mark.parametrize("share", [*BELOW, "samples"])
-@pytest.mark.parametrize("case", DIFFERENTIAL, ids=[c["id"] for c in DIFFERENTIAL])
-def test_no_prompt_depends_on_the_stored_values_below_samples(case, share, feedback):
+@pytest.mark.parametrize(("case", "share", "feedback"), list(_differential_params()))
+def test_no_prompt_depends_on_the_stored_values_below_samples(case, share, feedback, request):
     """The same failing query on two databases that differ only in their values: below
     ``samples`` every prompt is the same (what the error said about the values, a keyword or
     a name they picked, a position or a number they decided: none of it is sent)."""
+    from tests.agent.test_share_levels import _people
+
     told = []
     for ssns in (SSNS, OTHERS):
         model = CountingModel(fake_model(*[sql_reply(case["sql"])] * 2))
-        r = ask("Who?", con=_people_holding(case["engine"], ssns), model=model, share=share,
+        r = ask("Who?", con=_people(case["connect"], request, ssns), model=model, share=share,
                 candidates=1, max_attempts=2, fallback=False, feedback=feedback)  # fmt: skip
         assert r.attempts[0].outcome == "error", r.attempts[0]
         told.append(r.prompts)

@@ -27,9 +27,10 @@ SSNS = [f"{n}-45-{6700 + n:04d}" for n in range(201, 221)]
 FALLBACK = "```sql\nSELECT ssn FROM people\n```\n```python\nresult = df['ssn'].astype(int)\n```"
 
 
-def _people(engine: str, request) -> object:
-    """A connection to a database whose ``people`` table holds :data:`SSNS`."""
-    rows = [(f"p{i}", s) for i, s in enumerate(SSNS)]
+def _people(engine: str, request, ssns: list[str] | None = None) -> object:
+    """A connection to a database whose ``people`` table holds :data:`SSNS` (or ``ssns``; a
+    server's table made again)."""
+    rows = [(f"p{i}", s) for i, s in enumerate(SSNS if ssns is None else ssns)]
     if engine == "sqlite":
         import sqlite3
 
