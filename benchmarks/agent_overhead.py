@@ -78,8 +78,8 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
     """
     import sqlglot
 
-    from cadet_magic.agent import steps
-    from cadet_magic.agent.phases import SQL_PHASE
+    from cadet_magic.agent import pipeline, steps
+    from cadet_magic.agent.phases import PHASES, SQL_PHASE
     from cadet_magic.agent.state import initial_state
     from cadet_magic.db.sqlite import sqlite_schema
 
@@ -105,7 +105,7 @@ def agent_overhead(n_queries: int | None = None, reps: int = 3) -> Measure:
             if fail
             else ("generate", "check", "execute", "finish")
         )
-        nodes = [SQL_PHASE.node(name) for name in names]
+        nodes = [pipeline.node(PHASES, SQL_PHASE, name) for name in names]
         t0 = time.perf_counter()
         s = state
         for step in nodes:

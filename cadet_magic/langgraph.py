@@ -5,7 +5,7 @@ The graph's nodes are the pipeline's own steps, taken from the phases the agent 
 steps (``sql.generate``, ``sql.check``, ``sql.execute``, ``sql.check_result``, the vote's
 ``vote.tally``, the fallback's ``fallback.run_code`` ...) and its control steps
 (``sql.diagnose``, ``sql.next_attempt``, ``sql.hand_over``, ``sql.finish``), each node calling
-the step's own function (:meth:`~cadet_magic.agent.pipeline.PhaseSpec.node`); its conditional
+the step's own function (:func:`cadet_magic.agent.pipeline.node`); its conditional
 edges are the pipeline's routes (:func:`cadet_magic.agent.routes.route`), each edge's possible
 ends read from the phase's declaration. ``answer`` turns the final state into the
 :class:`~cadet_magic.result.AskResult` as ``ask()`` does. Nothing of the loop is written again
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
@@ -47,10 +47,10 @@ from langgraph.channels.untracked_value import UntrackedValue
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
-from cadet_magic.agent import routes, steps
+from cadet_magic.agent import pipeline, routes, steps
 from cadet_magic.agent.inputs import RunInputs
+from cadet_magic.agent.phase_spec import PhaseSpec, after, named
 from cadet_magic.agent.phases import PHASES
-from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.errors import ConfigurationError
 from cadet_magic.kinds import StepName
@@ -145,17 +145,10 @@ class GraphState(TypedDict, total=False):
 # -- where each node's routes may lead (read from the phases' declarations) ---------------------
 
 
-def _later(phase: PhaseSpec) -> Iterator[PhaseSpec]:
-    nxt = phase.next
-    while nxt is not None:
-        yield nxt
-        nxt = nxt.next
-
-
 def _first_steps(phase: PhaseSpec) -> list[StepName]:
     """The steps a new attempt of ``phase`` may start with: up to the first that applies to
     an attempt that has just begun."""
-    fresh = initial_state("", target=None).replace(phase=phase.name, work=phase.begin(1))
+    fresh = initial_state("", target=None).replace(phase=phase.name, work=phase.attempt.begin(1))
     out: list[StepName] = []
     for s in phase.steps:
         out.append(s.name)
@@ -177,10 +170,10 @@ def ends(phase: PhaseSpec, step: StepName) -> list[str]:
     if step == StepName.next_attempt:
         return [own(s) for s in _first_steps(phase)]
     if step == StepName.hand_over:
-        return [node_name(p.name, s) for p in _later(phase) for s in _first_steps(p)]
+        return [node_name(p.name, s) for p in after(PHASES, phase) for s in _first_steps(p)]
     tail = [
         own(StepName.next_attempt),
-        *([own(StepName.hand_over)] if phase.next else []),
+        *([own(StepName.hand_over)] if after(PHASES, phase) else []),
         own(StepName.finish),
     ]
     if step == StepName.diagnose:
@@ -195,7 +188,7 @@ def _router(phase: PhaseSpec, step: StepName) -> Callable[[GraphState], str]:
 
     def route(state: GraphState) -> str:
         run = state["run"]
-        nxt = routes.route(phase, step, run)
+        nxt = routes.route(PHASES, phase, step, run)
         return "answer" if nxt == StepName.end else node_name(run.phase, nxt)
 
     route.__name__ = f"route_after_{phase.name}_{step}"
@@ -206,13 +199,13 @@ def _step_node(phase: PhaseSpec, step: StepName) -> Any:
     """The node running ``step`` of ``phase``: the pipeline's own function for it."""
     from cadet_magic.agent.run import _anticipate
 
-    run = phase.node(step)
+    run = pipeline.node(PHASES, phase, step)
 
     def node(state: GraphState) -> dict[str, Any]:
         setup = state["setup"]
-        after = run(state["run"], setup.ctx)
-        _anticipate(step, after, phase, setup.ctx)  # the fallback's worker starts early
-        return {"run": after}
+        done = run(state["run"], setup.ctx)
+        _anticipate(PHASES, step, done, phase, setup.ctx)  # the fallback's worker starts early
+        return {"run": done}
 
     node.__name__ = f"{phase.name}_{step}"
     return node
@@ -245,7 +238,7 @@ def build_graph(
         raise ConfigurationError(
             "build_graph: rerun is not a graph's; call cadet_magic.rerun(result, con)."
         )
-    first = next(iter(PHASES.values()))
+    first = PHASES[0]
 
     def read_schema(state: GraphState) -> dict[str, Any]:
         setup, run = _begin(state["question"], con, opts, namespace, code_runner, first)
@@ -262,7 +255,7 @@ def build_graph(
         _router(first, StepName.read_schema),
         ends(first, StepName.read_schema),
     )
-    for phase in PHASES.values():
+    for phase in PHASES:
         for step in (*phase.names(), *CONTROL):
             name = node_name(phase.name, step)
             graph.add_node(name, _step_node(phase, step))
@@ -319,7 +312,7 @@ def _begin(
         connection=getattr(runner, "label", ""),
         options=candidates_for(opts, scripted),
     )
-    state = state.replace(phase=first.name, work=first.begin(1))
+    state = state.replace(phase=first.name, work=first.attempt.begin(1))
     return Setup(ctx, opts, prompt, prompt.inputs(opts, chat_model), started), state
 
 
@@ -330,7 +323,7 @@ def _answer(state: AskState, setup: Setup, metrics: Any) -> AskResult:
     from cadet_magic.api import _finish, confirm
 
     elapsed = time.perf_counter() - setup.started
-    result = to_result(state, PHASES[state.phase], setup.ctx, elapsed, setup.inputs)
+    result = to_result(state, named(PHASES, state.phase), setup.ctx, elapsed, setup.inputs)
     result = confirm(result, setup.prompt)
     return _finish(result, setup.options, metrics)
 

@@ -124,7 +124,7 @@ def test_the_graph_runs_the_steps_ask_runs(case):
 def test_the_nodes_are_the_phases_steps():
     graph = build_graph(None, model="scripted:unused.json")
     nodes = set(graph.get_graph().nodes) - {"__start__", "__end__"}
-    steps = {node_name(p.name, s) for p in PHASES.values() for s in (*p.names(), *CONTROL)}
+    steps = {node_name(p.name, s) for p in PHASES for s in (*p.names(), *CONTROL)}
     assert nodes == steps | {"read_schema", "answer", "choose"}
     assert "sql.generate" in nodes and "vote.tally" in nodes and "fallback.run_code" in nodes
 

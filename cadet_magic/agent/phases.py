@@ -1,4 +1,5 @@
-"""The phases, declared: each names its attempt's steps and hooks; the pipeline runs them.
+"""The phases, declared in the order they run: each names its attempt's steps and hooks; the
+pipeline runs them.
 
 The SQL phase asks for SQL, checks it, runs it, checks the result. When it ends, with an answer
 or without, the vote follows when the ``candidates`` option asks for one: more candidate
@@ -6,14 +7,14 @@ answers, the answer most of them give. When no answer was found, the fallback ph
 (when allowed): it asks for a simple SELECT plus pandas code, checks both, runs the SELECT,
 then the code. Routing, the retry policy and the control steps (next attempt, hand over,
 finish) are the same for all three (:mod:`cadet_magic.agent.pipeline`,
-:mod:`cadet_magic.agent.routes`).
+:mod:`cadet_magic.agent.routes`); a phase hands over to one after it in :data:`PHASES`.
 
 Example:
     >>> from cadet_magic.agent.state import initial_state
     >>> waiting = initial_state("q", target="sqlite").replace(work=fb.CodeWork(code="result = df"))
     >>> [str(s.name) for s in FALLBACK_PHASE.steps if s.when(waiting)]
     ['generate', 'check_code', 'execute', 'run_code']
-    >>> [str(name) for name in PHASES]
+    >>> [str(spec.name) for spec in PHASES]
     ['sql', 'vote', 'fallback']
 """
 
@@ -23,7 +24,15 @@ from cadet_magic.agent import fallback_phase as fb
 from cadet_magic.agent import record, steps
 from cadet_magic.agent import sql_phase as sql
 from cadet_magic.agent import vote_phase as vote
-from cadet_magic.agent.pipeline import PhaseSpec, Step
+from cadet_magic.agent.phase_spec import (
+    AnswerHooks,
+    AttemptHooks,
+    Ending,
+    Entry,
+    Phases,
+    PhaseSpec,
+    Step,
+)
 from cadet_magic.agent.state import AskState
 from cadet_magic.kinds import StepName
 from cadet_magic.result import Phase
@@ -37,27 +46,24 @@ def _never(state: AskState) -> bool:
     return False
 
 
-#: The fallback phase: a simple SELECT plus pandas code (both checked, then run).
-FALLBACK_PHASE = PhaseSpec(
-    name=Phase.fallback,
+#: The SQL phase: the model's SQL checked, run and its result checked; a suspect result is
+#: kept as a candidate answer.
+SQL_PHASE = PhaseSpec(
+    name=Phase.sql,
     steps=(
-        Step(StepName.generate, fb.generate, fb.has_blocks),
-        # The code's check runs even when the SELECT's fails: the feedback names both.
-        Step(StepName.check, fb.check, fb.has_code, when=fb.to_check),
-        Step(StepName.check_code, fb.check_code, fb.both_checked),
-        Step(StepName.execute, fb.execute, fb.rows_fetched, when=fb.to_execute),
-        Step(StepName.run_code, fb.run_code, fb.code_ran_ok),
+        Step(StepName.generate, sql.generate, sql.has_sql),
+        Step(StepName.check, steps.check_sql, sql.checked),
+        Step(StepName.execute, sql.execute, sql.ran),
+        Step(StepName.check_result, sql.check_result, sql.clean),
     ),
-    diagnose=fb.diagnose,
-    close=fb.close_attempt,
-    provisional=fb.provisional_attempt,
-    answered=fb.code_ran_ok,
-    warnings=fb.warnings,
-    unchanged=fb.unchanged,
-    begin=fb.CodeWork,
-    start=fb.start,
-    prepare=fb.prepare,
-    enters=fb.enters,
+    attempt=AttemptHooks(
+        diagnose=sql.diagnose,
+        close=record.close_attempt,
+        provisional=sql.provisional_attempt,
+        begin=sql.SqlWork,
+    ),
+    answer=AnswerHooks(answered=sql.ran_clean, keep=sql.keep, warnings=sql.warnings),
+    ending=Ending(unchanged=sql.unchanged, hands_over=sql.hands_over),
 )
 
 #: The vote: more candidate answers (the SQL phase's first prompt, sampled), each checked, run
@@ -73,47 +79,39 @@ VOTE_PHASE = PhaseSpec(
         Step(StepName.check_result, sql.check_result, _always, when=sql.ran),
         Step(StepName.tally, vote.tally, _always),
     ),
-    diagnose=vote.nothing_to_diagnose,
-    close=vote.close_attempt,
-    provisional=vote.provisional_attempt,
-    answered=_never,
-    unchanged=_never,
-    begin=sql.SqlWork,
-    keep=vote.keep,
-    limit=vote.limit,
-    more=vote.more,
-    next=FALLBACK_PHASE,
-    hands_over=vote.hands_over,
-    start=vote.start,
-    enters=vote.enters,
-    after_answer=True,
-)
-
-#: The SQL phase: the model's SQL checked, run and its result checked; a suspect result is
-#: kept as a candidate answer.
-SQL_PHASE = PhaseSpec(
-    name=Phase.sql,
-    steps=(
-        Step(StepName.generate, sql.generate, sql.has_sql),
-        Step(StepName.check, steps.check_sql, sql.checked),
-        Step(StepName.execute, sql.execute, sql.ran),
-        Step(StepName.check_result, sql.check_result, sql.clean),
+    attempt=AttemptHooks(
+        diagnose=vote.nothing_to_diagnose,
+        close=vote.close_attempt,
+        provisional=vote.provisional_attempt,
+        begin=sql.SqlWork,
     ),
-    diagnose=sql.diagnose,
-    close=record.close_attempt,
-    provisional=sql.provisional_attempt,
-    answered=sql.ran_clean,
-    unchanged=sql.unchanged,
-    begin=sql.SqlWork,
-    keep=sql.keep,
-    warnings=sql.warnings,
-    next=VOTE_PHASE,
-    hands_over=sql.hands_over,
+    answer=AnswerHooks(answered=_never, keep=vote.keep),
+    ending=Ending(unchanged=_never, limit=vote.limit, more=vote.more, hands_over=vote.hands_over),
+    entry=Entry(start=vote.start, enters=vote.enters, after_answer=True),
 )
 
-#: Each phase by name, in the order they run.
-PHASES: dict[str, PhaseSpec] = {
-    Phase.sql: SQL_PHASE,
-    Phase.vote: VOTE_PHASE,
-    Phase.fallback: FALLBACK_PHASE,
-}
+#: The fallback phase: a simple SELECT plus pandas code (both checked, then run).
+FALLBACK_PHASE = PhaseSpec(
+    name=Phase.fallback,
+    steps=(
+        Step(StepName.generate, fb.generate, fb.has_blocks),
+        # The code's check runs even when the SELECT's fails: the feedback names both.
+        Step(StepName.check, fb.check, fb.has_code, when=fb.to_check),
+        Step(StepName.check_code, fb.check_code, fb.both_checked),
+        Step(StepName.execute, fb.execute, fb.rows_fetched, when=fb.to_execute),
+        Step(StepName.run_code, fb.run_code, fb.code_ran_ok),
+    ),
+    attempt=AttemptHooks(
+        diagnose=fb.diagnose,
+        close=fb.close_attempt,
+        provisional=fb.provisional_attempt,
+        begin=fb.CodeWork,
+    ),
+    answer=AnswerHooks(answered=fb.code_ran_ok, warnings=fb.warnings),
+    ending=Ending(unchanged=fb.unchanged),
+    entry=Entry(start=fb.start, prepare=fb.prepare, enters=fb.enters),
+)
+
+#: The phases, in the order they run: a phase hands over to one after it here (the fallback,
+#: the last, to none).
+PHASES: Phases = (SQL_PHASE, VOTE_PHASE, FALLBACK_PHASE)

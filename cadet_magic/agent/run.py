@@ -22,11 +22,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from cadet_magic.agent import fallback_phase, routes, steps, vote_phase
+from cadet_magic.agent import fallback_phase, pipeline, routes, steps, vote_phase
 from cadet_magic.agent.events import AttemptProvisional, Event, RunDone, StepDone
 from cadet_magic.agent.inputs import RunInputs
+from cadet_magic.agent.phase_spec import Phases, PhaseSpec, named
 from cadet_magic.agent.phases import FALLBACK_PHASE, PHASES, SQL_PHASE
-from cadet_magic.agent.pipeline import PhaseSpec
 from cadet_magic.agent.read_only import read_only_note
 from cadet_magic.agent.state import AskState, initial_state
 from cadet_magic.kinds import StepName
@@ -41,9 +41,10 @@ from cadet_magic.vote.default import candidates_for
 
 def without_generate(phase: PhaseSpec) -> PhaseSpec:
     """``phase`` for a rerun: its attempt without the ``generate`` step (the query is known, no
-    model is called), once, handing over to no other phase; the same checks and runners."""
+    model is called), with the same checks and runners. A rerun runs it alone (once: no phase
+    follows it to hand over to)."""
     steps = tuple(s for s in phase.steps if s.name != StepName.generate)
-    return dataclasses.replace(phase, steps=steps, next=None, hands_over=lambda state: False)
+    return dataclasses.replace(phase, steps=steps)
 
 
 #: A rerun of an SQL answer: its recorded SQL checked, run read-only and its result checked.
@@ -53,25 +54,34 @@ RERUN_SQL = without_generate(SQL_PHASE)
 RERUN_FALLBACK = without_generate(FALLBACK_PHASE)
 
 
-def _anticipate(step: StepName, state: AskState, phase: PhaseSpec, ctx: steps.Context) -> None:
+def _anticipate(
+    phases: Phases, step: StepName, state: AskState, phase: PhaseSpec, ctx: steps.Context
+) -> None:
     """After a failed attempt that the next phase may follow, the next phase gets ready (the
     fallback's code runner starts its worker) while the model writes the next attempt."""
-    if step != StepName.diagnose or not phase.hands_over(state):
+    if step != StepName.diagnose or not phase.ending.hands_over(state):
         return
-    nxt = routes.following(phase, state, answered=False)
-    if nxt is not None and nxt.prepare:
-        nxt.prepare(ctx)
+    nxt = routes.following(phases, phase, state, answered=False)
+    if nxt is not None and nxt.entry.prepare:
+        nxt.entry.prepare(ctx)
 
 
 def progress(step: StepName, state: AskState, elapsed: float, spec: PhaseSpec) -> Event:
     """The event after ``step``: where the run is (``spec``: the declaration of the phase it
     is in) and, while an attempt is in progress, its provisional record."""
     phase, number = Phase(state.phase), state.attempt
-    where = (step, phase, number, spec.limit(state), state.target.name or "", state.connection)
+    where = (
+        step,
+        phase,
+        number,
+        spec.ending.limit(state),
+        state.target.name or "",
+        state.connection,
+    )
     recorded = any(a.phase == phase and a.number == number for a in state.attempts)
     if step == StepName.read_schema or recorded:
         return StepDone(*where, state.attempts, elapsed)
-    return AttemptProvisional(*where, state.attempts, elapsed, spec.provisional(state))
+    return AttemptProvisional(*where, state.attempts, elapsed, spec.attempt.provisional(state))
 
 
 def run_agent(
@@ -126,11 +136,10 @@ def run_agent(
     recorded = inputs.rerun
     stand_in = inputs.scripted or bool(getattr(model, "cadet_scripted", False))
     opts = candidates_for(merged(options, **overrides), stand_in)
-    phases: dict[str, PhaseSpec] = PHASES
+    phases: Phases = PHASES
     if recorded is not None:
         opts = opts.replace(max_attempts=1)
-        rerun = RERUN_SQL if recorded.code is None else RERUN_FALLBACK
-        phases = {rerun.name: rerun}
+        phases = (RERUN_SQL if recorded.code is None else RERUN_FALLBACK,)
     ctx = steps.Context(
         model=model,
         runner=runner,
@@ -144,8 +153,8 @@ def run_agent(
     state = initial_state(
         question, target=target_of(runner), connection=getattr(runner, "label", ""), options=opts
     )
-    first = next(iter(phases.values()))
-    state = state.replace(phase=first.name, work=first.begin(1))
+    first = phases[0]
+    state = state.replace(phase=first.name, work=first.attempt.begin(1))
     if recorded is not None:
         state = state.with_work(sql=recorded.sql)
         if recorded.code is not None:
@@ -155,19 +164,24 @@ def run_agent(
     step = StepName.read_schema
     max_steps = 20 * (opts.max_attempts + (opts.candidates or 1) + 2)
     for _ in range(max_steps):
-        phase = phases[state.phase]
-        run = steps.read_schema if step == StepName.read_schema else phase.node(step)
+        phase = named(phases, state.phase)
+        run = (
+            steps.read_schema
+            if step == StepName.read_schema
+            else pipeline.node(phases, phase, step)
+        )
         state = run(state, ctx)
         if on_event is not None:
-            on_event(progress(step, state, time.perf_counter() - start, phases[state.phase]))
-        _anticipate(step, state, phase, ctx)
-        step = routes.route(phase, step, state)
+            now = named(phases, state.phase)
+            on_event(progress(step, state, time.perf_counter() - start, now))
+        _anticipate(phases, step, state, phase, ctx)
+        step = routes.route(phases, phase, step, state)
         if step == StepName.end:
             break
     else:  # pragma: no cover - the routes guarantee termination
         raise RuntimeError("agent did not terminate")
     elapsed = time.perf_counter() - start
-    result = to_result(state, phases[state.phase], ctx, elapsed, inputs)
+    result = to_result(state, named(phases, state.phase), ctx, elapsed, inputs)
     if on_event is not None:
         on_event(RunDone(result, elapsed))
     return result
@@ -234,7 +248,7 @@ def to_result(
     elif answer is not None and answer.warnings:
         warnings = list(answer.warnings)
     else:
-        warnings = list(phase.warnings(state))
+        warnings = list(phase.answer.warnings(state))
     agreement, competing, uncertain = (
         vote_phase.outcome(state) if ok and fallback is None else (None, [], False)
     )

@@ -1,6 +1,6 @@
-"""Every phase is a declaration of one attempt pipeline: its steps and hooks in
-agent/phases.py, one routing, retry policy and ``finish`` for all (agent/pipeline.py,
-agent/routes.py)."""
+"""Every phase is a declaration of one attempt pipeline (agent/phase_spec.py): its steps and
+hooks in agent/phases.py, in the order they run, one routing, retry policy and ``finish`` for
+all (agent/pipeline.py, agent/routes.py)."""
 
 import ast
 import dataclasses
@@ -12,6 +12,7 @@ import pytest
 
 import cadet_magic.agent
 import cadet_magic.agent.fallback_phase as fallback_phase
+import cadet_magic.agent.phase_spec as phase_spec
 import cadet_magic.agent.phases as phases
 import cadet_magic.agent.pipeline as pipeline
 from cadet_magic.agent import run
@@ -23,21 +24,47 @@ from cadet_magic.result import Phase
 AGENT = Path(cadet_magic.agent.__file__).parent
 
 
-@pytest.mark.parametrize("module", [fallback_phase, phases, pipeline])
+@pytest.mark.parametrize("module", [fallback_phase, phase_spec, phases, pipeline])
 def test_doctests(module):
     assert doctest.testmod(module).failed == 0
 
 
-def test_the_runner_knows_every_phase():
-    assert run.PHASES[Phase.fallback] is phases.FALLBACK_PHASE
-    assert run.PHASES[Phase.vote] is phases.VOTE_PHASE
-    assert run.PHASES[Phase.sql].next is phases.VOTE_PHASE
-    assert phases.VOTE_PHASE.next is phases.FALLBACK_PHASE
-    assert phases.FALLBACK_PHASE.next is None  # never a second fallback
-    for spec in run.PHASES.values():
+def test_the_runner_knows_every_phase_in_run_order():
+    assert run.PHASES == (phases.SQL_PHASE, phases.VOTE_PHASE, phases.FALLBACK_PHASE)
+    assert [spec.name for spec in run.PHASES] == [Phase.sql, Phase.vote, Phase.fallback]
+    assert phase_spec.named(run.PHASES, Phase.vote) is phases.VOTE_PHASE
+    assert phase_spec.after(run.PHASES, phases.SQL_PHASE) == run.PHASES[1:]
+    assert phase_spec.after(run.PHASES, phases.FALLBACK_PHASE) == ()  # never a second fallback
+    for spec in run.PHASES:
         assert spec.names()[0] == "generate"
         for name in (*spec.names(), "diagnose", "next_attempt", "hand_over", "finish"):
-            assert callable(spec.node(name))
+            assert callable(pipeline.node(run.PHASES, spec, name))
+
+
+def test_a_phase_spec_is_small_and_its_hooks_grouped():
+    """A declaration names the phase, its steps and four small records of hooks; no field
+    links it to the phase after it (the order of ``PHASES`` does)."""
+    fields = [f.name for f in dataclasses.fields(phase_spec.PhaseSpec)]
+    assert fields == ["name", "steps", "attempt", "answer", "ending", "entry"]
+    for group in (
+        phase_spec.AttemptHooks,
+        phase_spec.AnswerHooks,
+        phase_spec.Ending,
+        phase_spec.Entry,
+    ):
+        assert dataclasses.is_dataclass(group) and len(dataclasses.fields(group)) <= 4
+        assert group.__dataclass_params__.frozen
+    assert phase_spec.PhaseSpec.__dataclass_params__.frozen
+
+
+def test_the_phase_spec_imports_neither_the_pipeline_nor_the_phases():
+    """The declaration's module is plain data: the pipeline, the routes and the phases import
+    it, and it imports none of them (no circle closes through it)."""
+    tree = ast.parse((AGENT / "phase_spec.py").read_text())
+    imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    for module in ("pipeline", "routes", "phases", "run", "sql_phase", "vote_phase"):
+        assert f"cadet_magic.agent.{module}" not in imported, module
+    assert "if TYPE_CHECKING" not in (AGENT / "routes.py").read_text()
 
 
 def test_the_fallback_phase_is_a_declaration_not_a_copy():
@@ -80,8 +107,9 @@ def test_a_phase_without_the_generate_step_runs_a_known_query():
     con = sqlite3.connect(":memory:")
     con.execute("CREATE TABLE t (x INTEGER)")
     con.execute("INSERT INTO t VALUES (1), (2)")
-    rerun = dataclasses.replace(phases.SQL_PHASE, steps=phases.SQL_PHASE.steps[1:], next=None)
+    rerun = dataclasses.replace(phases.SQL_PHASE, steps=phases.SQL_PHASE.steps[1:])
     assert rerun.names() == ("check", "execute", "check_result")
+    alone = (rerun,)  # run alone: no phase to hand over to
 
     class NoModel:
         def invoke(self, messages):  # pragma: no cover - the phase never calls it
@@ -90,14 +118,16 @@ def test_a_phase_without_the_generate_step_runs_a_known_query():
     ctx = Context(model=NoModel(), runner=SQLiteRunner(con))
     state = initial_state("What is the total?", target="sqlite")
     state = (
-        read_schema(state, ctx).replace(work=rerun.begin(1)).with_work(sql="SELECT sum(x) FROM t")
+        read_schema(state, ctx)
+        .replace(work=rerun.attempt.begin(1))
+        .with_work(sql="SELECT sum(x) FROM t")
     )
     step = rerun.first(state)
     seen = []
     while step != "end":
         seen.append(step)
-        state = rerun.node(step)(state, ctx)
-        step = run.routes.route(rerun, step, state)
+        state = pipeline.node(alone, rerun, step)(state, ctx)
+        step = run.routes.route(alone, rerun, step, state)
     assert seen == ["check", "execute", "check_result", "finish"]
     assert state.stop_reason == "success" and state.work.execution.rows == [(3,)]
     assert ctx.model_calls == 0 and [a.outcome for a in state.attempts] == ["ok"]
@@ -140,21 +170,21 @@ def test_the_pipeline_answers_with_the_best_candidate_a_phase_kept():
         n = state.work.execution.rows[0][0]
         return Candidate(state.attempt, f"SELECT {n}", state.work.execution, (abs(n - 2),), ("?",))
 
+    sql = phases.SQL_PHASE
     toy = dataclasses.replace(
-        phases.SQL_PHASE,
-        steps=(pipeline.Step("generate", generate, lambda s: False),),
-        answered=lambda s: False,
-        unchanged=lambda s: False,
-        keep=keep,
-        next=None,
+        sql,
+        steps=(phase_spec.Step("generate", generate, lambda s: False),),
+        answer=dataclasses.replace(sql.answer, answered=lambda s: False, keep=keep),
+        ending=dataclasses.replace(sql.ending, unchanged=lambda s: False),
     )
+    alone = (toy,)
     ctx = Context(model=None, runner=None)
     state = initial_state("q", target="sqlite", max_attempts=3)
     step, seen = toy.first(state), []
     while step != "end":
         seen.append(step)
-        state = toy.node(step)(state, ctx)
-        step = route(toy, step, state)
+        state = pipeline.node(alone, toy, step)(state, ctx)
+        step = route(alone, toy, step, state)
     assert seen == ["generate", "next_attempt"] * 2 + ["generate", "finish"]
     assert state.stop_reason == "success" and state.answer is not None
     assert (state.answer.attempt, state.answer.sql, state.answer.warnings) == (

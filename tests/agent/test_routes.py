@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from cadet_magic.agent.phase_spec import named
 from cadet_magic.agent.phases import PHASES
 from cadet_magic.agent.routes import decide, route
 from cadet_magic.agent.state import initial_state
@@ -20,14 +21,15 @@ NEXT = {"retry": "next_attempt", "hand_over": "hand_over"}
 
 def phase_of(state):
     """The declaration of the state's phase."""
-    return PHASES[state.phase]
+    return named(PHASES, state.phase)
 
 
 def make_state(phase="fallback", attempts=(), options=None, **work):
     """A state in ``phase`` whose attempt in progress has the fields ``work``."""
-    spec = PHASES[phase]
+    spec = named(PHASES, phase)
     state = initial_state("q", target="duckdb", options=options or AskOptions())
-    return state.replace(phase=spec.name, attempts=attempts, work=spec.begin(1)).with_work(**work)
+    begun = spec.attempt.begin(1)
+    return state.replace(phase=spec.name, attempts=attempts, work=begun).with_work(**work)
 
 
 def state_for(case):
@@ -58,8 +60,8 @@ def state_for(case):
 def test_decide(case):
     state = state_for(case)
     before = state
-    assert decide(state, phase_of(state)) == case["expect"]
-    assert route(phase_of(state), "diagnose", state) == NEXT.get(case["expect"], "finish")
+    assert decide(PHASES, phase_of(state), state) == case["expect"]
+    assert route(PHASES, phase_of(state), "diagnose", state) == NEXT.get(case["expect"], "finish")
     assert state == before  # routes are pure
 
 
@@ -111,5 +113,5 @@ STEP_CASES = [
 def test_step_routes(step, state, expected):
     state = make_state(**state)
     before = state
-    assert route(phase_of(state), step, state) == expected
+    assert route(PHASES, phase_of(state), step, state) == expected
     assert state == before

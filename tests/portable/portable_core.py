@@ -283,7 +283,7 @@ def fallback_question(runner: SQLiteRunner, model: ScriptedModel, label: str) ->
     """The fallback question through the agent, when the agent has a fallback phase."""
     from cadet_magic.agent import run as agent_run
 
-    if agent_run.PHASES["sql"].next is None:
+    if "fallback" not in [spec.name for spec in agent_run.PHASES]:
         return {"available": False, "reason": "pending: the agent has no fallback phase yet"}
     r = run_agent(
         Q_MEDIAN,
