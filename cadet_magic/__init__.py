@@ -77,14 +77,11 @@ def load_ipython_extension(ipython: Any) -> None:
     that loading this extension costs no more than loading jupysql itself.
     """
     from cadet_magic.db.jupysql import declare_jupysql
-    from cadet_magic.display import with_metadata  # also registers the result's renderers
+    from cadet_magic.display import register_formatters
     from cadet_magic.magic.magics import AskMagic
-    from cadet_magic.result import AskResult
 
     declare_jupysql(ipython)
     ipython.register_magics(AskMagic(shell=ipython))
     # A result's display carries its provenance as output metadata ("cadet"), saved with the
     # notebook.
-    formatter = getattr(getattr(ipython, "display_formatter", None), "mimebundle_formatter", None)
-    if formatter is not None:
-        formatter.for_type(AskResult, with_metadata)
+    register_formatters(ipython)

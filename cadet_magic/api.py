@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
-import cadet_magic.display  # noqa: F401 - registers the result's text and HTML renderers
 from cadet_magic.agent.inputs import Recorded, RunInputs
 from cadet_magic.agent.run import Event, run_agent
 from cadet_magic.conversation import FollowUp, follow_up_of, follow_up_text
@@ -134,7 +134,9 @@ def _finish(
     result: AskResult, opts: AskOptions, metrics: SessionMetrics | None, count: bool = True
 ) -> AskResult:
     """The result with what only the edge has, its cost and DataFrame, and (unless ``count``
-    is off) its count in the session's metrics."""
+    is off) its count in the session's metrics; in an IPython shell, shown as the extension
+    shows it (:func:`shown_in_shell`)."""
+    shown_in_shell()
     cost = result.cost
     if opts.prices:
         from cadet_magic.metrics import cost_of, price_for
@@ -144,6 +146,20 @@ def _finish(
     if count:
         (metrics if metrics is not None else SESSION).record(result)
     return result
+
+
+def shown_in_shell() -> None:
+    """When IPython runs a shell (``ask()`` or ``rerun()`` called in a notebook without the
+    extension loaded), lets it display a result with the display package's text and HTML
+    (:func:`cadet_magic.display.register_formatters`); outside IPython, nothing (IPython is not
+    imported for it)."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)()
+    if shell is None:
+        return
+    from cadet_magic.display import register_formatters
+
+    register_formatters(shell, with_provenance=False)
 
 
 def as_follow_up(follow: Any) -> FollowUp | None:

@@ -9,13 +9,14 @@ Example:
 
 Results are frozen: each is built once, from the run's final state and its
 :class:`~cadet_magic.agent.inputs.RunInputs`; an edge adds what only it has (the DataFrame, the
-cost) to a copy made with :func:`dataclasses.replace`.
+cost) to a copy made with :func:`dataclasses.replace`. A result knows no display: the display
+package (:mod:`cadet_magic.display`) renders it, registered with IPython when the extension
+loads (or when ``ask()`` runs in a shell without it).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -35,26 +36,6 @@ __all__ = [
     "StopReason",
     "Tokens",
 ]
-
-#: How an :class:`AskResult` renders: ``"text"`` (the plain-text account) and
-#: ``"mimebundle"`` (text/html + text/plain). The display package registers its renderers
-#: with :func:`register_renderers` when it is imported (the API and the extension import it),
-#: so this module, plain data, never imports a display.
-RENDERERS: dict[str, Callable[[Any], Any]] = {}
-
-
-def register_renderers(**renderers: Callable[[Any], Any]) -> None:
-    """Registers renderers by kind (``text=``, ``mimebundle=``), replacing earlier ones.
-
-    Example:
-        >>> saved = dict(RENDERERS)
-        >>> register_renderers(text=lambda r: f"answer to {r.question}")
-        >>> AskResult(question="why?").summary()
-        'answer to why?'
-        >>> RENDERERS.clear(); RENDERERS.update(saved)
-    """
-    RENDERERS.update(renderers)
-
 
 #: Outcomes an attempt can have.
 OUTCOMES = tuple(o.value for o in Outcome)
@@ -408,20 +389,6 @@ class AskResult:
         if from_records is None:
             return result
         return dataclasses.replace(result, df=from_records(result.rows, columns=result.columns))
-
-    def summary(self) -> str:
-        """A plain-text account of what was tried and how it ended (rendered by the
-        ``"text"`` renderer; without displays registered, the message or the repr)."""
-        render = RENDERERS.get("text")
-        if render is None:
-            return self.message or repr(self)
-        return render(self)
-
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        render = RENDERERS.get("mimebundle")
-        if render is None:
-            return {"text/plain": self.summary()}
-        return render(self)
 
     def __repr__(self) -> str:
         state = "ok" if self.ok else "failed"

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from cadet_magic.display import mimebundle
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -132,7 +134,7 @@ def test_ask_answers_from_the_fallback_with_a_dataframe():
     )
     assert r.df is r.fallback.result and r.sql == r.fallback.sql == written
     assert len(r.attempts) == 3 and [a.phase for a in r.fallback.attempts] == ["fallback"]
-    text = r._repr_mimebundle_()["text/plain"]
+    text = mimebundle(r)["text/plain"]
     assert "fallback" in text.lower() and "Traceback" not in text
 
     model = fake_model(*(sql_reply(f"SELECT amout{i} FROM orders") for i in range(3)), fallback)

@@ -13,6 +13,7 @@ import duckdb
 import pytest
 import sqlalchemy as sa
 
+from cadet_magic.display import mimebundle
 from tests.helpers import fake_model, sql_reply, usage_error
 
 CASES = json.loads((Path(__file__).with_name("bad_input_cases.json")).read_text())
@@ -68,7 +69,7 @@ def test_answered_with_a_message(shell, tmp_path: Path, monkeypatch, case: dict)
     result = shell.run_cell_magic("ask", _line(case, tmp_path, monkeypatch), "How many rows?")
     assert not result.ok and result.stop_reason == "model_error"
     _says(case, result.message)
-    assert "Traceback" not in result._repr_mimebundle_()["text/plain"]
+    assert "Traceback" not in mimebundle(result)["text/plain"]
 
 
 @pytest.mark.parametrize("case", CASES["config"], ids=lambda c: c["id"])

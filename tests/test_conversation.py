@@ -10,6 +10,7 @@ import pytest
 from IPython.core.error import UsageError
 
 import cadet_magic
+from cadet_magic.display import mimebundle, render_text
 from tests.helpers import CountingModel, fake_model, sql_reply, usage_error
 
 ORDERS = (
@@ -58,9 +59,9 @@ def test_follow_sends_the_previous_question_sql_and_columns_never_rows(ip):
     assert second.rows == [("cancelled", 1), ("paid", 1)]
     followed = second.provenance["followed"]
     assert followed["number"] == first.provenance["number"] and followed["sql"] == PER_STATUS
-    text = second.summary()
+    text = render_text(second)
     assert f"Followed answer {followed['number']}: 'Orders per status?'" in text
-    assert "Followed answer" in second._repr_mimebundle_()["text/html"]
+    assert "Followed answer" in mimebundle(second)["text/html"]
 
 
 def test_follow_n_picks_an_earlier_answer_and_the_line_magic_keeps_its_words(ip):
@@ -170,7 +171,7 @@ def test_rerun_makes_no_model_call_and_gives_the_same_answer(ip):
     assert model.prompts == [] and again.model_calls == 0 and again.prompts == []
     assert again.ok and again.rows == first.rows and again.sql == first.sql
     assert again.provenance["rerun_of"]["created"] == first.provenance["created"]
-    assert "no model call" in again.summary()
+    assert "no model call" in render_text(again)
     # the whole notebook: CADET_RERUN=1, and %config AskMagic.rerun = True
     for switch in ("env", "config"):
         if switch == "env":
@@ -259,7 +260,7 @@ def test_keep_and_examples_in_later_prompts(ip, tmp_path):
     prompt = human(model.prompts[0])
     assert "<examples>" in prompt and PER_STATUS in prompt
     assert r.provenance["examples"]["used"] == ["Orders per status?"]
-    assert "Kept examples used (1): 'Orders per status?'" in r.summary()
+    assert "Kept examples used (1): 'Orders per status?'" in render_text(r)
     listing = repr(ip.run_line_magic("cadet", "examples"))
     assert "1 kept answer(s)" in listing and PER_STATUS in listing
     # an unrelated question gets none
@@ -301,7 +302,7 @@ def test_a_kept_answer_that_no_longer_passes_the_check_is_dropped_with_a_note(ip
     r, model = ask(ip, ONLY_2025, question="Orders per status in 2025?")
     assert "DELETE" not in human(model.prompts[0])
     assert "dropped: its SQL no longer passes the check" in r.provenance["examples"]["dropped"][0]
-    assert "dropped" in r.summary()
+    assert "dropped" in render_text(r)
 
 
 def test_keep_without_an_answer_is_one_line(ip):

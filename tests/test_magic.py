@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
+from cadet_magic.display import mimebundle, render_text
 from tests.helpers import fake_model, sql_reply, usage_error
 
 ORDERS = (
@@ -37,7 +38,7 @@ def test_first_try(duck):
     out, r = ask(duck, sql_reply("SELECT sum(amount) AS total FROM orders"))
     assert out is r and r.ok and r.df["total"].tolist() == [50.0] and len(r.attempts) == 1
     assert r.scripted and "scripted" in r.model
-    bundle = r._repr_mimebundle_()
+    bundle = mimebundle(r)
     assert "scripted" in bundle["text/plain"].lower() and "scripted" in bundle["text/html"].lower()
     sql_still_works(duck)
 
@@ -68,7 +69,7 @@ def test_three_failures_end_with_summary(duck):
         options="--no-fallback",
     )
     assert not r.ok and len(r.attempts) == 3 and r.stop_reason == "max_attempts"
-    text = r._repr_mimebundle_()["text/plain"]
+    text = mimebundle(r)["text/plain"]
     assert "No answer" in text and "Traceback" not in text
     sql_still_works(duck)
 
@@ -156,7 +157,7 @@ def test_postgres_through_jupysql(ip, pg_url):
                 "SELECT customer, sum(amount) AS total FROM orders GROUP BY customer ORDER BY customer"
             ),
         )
-        assert r.ok, r.summary()
+        assert r.ok, render_text(r)
         assert r.dialect == "postgres" and r.attempts[0].category == "aggregation_error"
         assert r.df.values.tolist() == [["ann", 17.5], ["bob", 32.5]]
         sql_still_works(ip)
@@ -344,7 +345,7 @@ def test_fallback_answers_when_sql_keeps_failing(duck, model_writes_select):
     assert fb.result.values.tolist() == [["bob", 32.5], ["ann", 17.5]]
     assert [(a.number, a.phase, a.outcome) for a in fb.attempts] == [(1, "fallback", "ok")]
     assert r.df is fb.result and duck.user_ns["spent"] is r.df and r.sql == fb.sql
-    bundle = r._repr_mimebundle_()
+    bundle = mimebundle(r)
     assert "fallback" in bundle["text/plain"].lower() and "fallback" in bundle["text/html"].lower()
     assert "Traceback" not in bundle["text/plain"]
     sql_still_works(duck)
@@ -386,7 +387,7 @@ def test_result_bytes_config_truncates_and_says_why(duck):
         assert r.ok and r.truncated and len(r.rows) <= 2
         note = "truncated at the 2 MiB result budget (AskMagic.result_bytes)"
         assert r.truncation_note.startswith(note)
-        bundle = r._repr_mimebundle_()
+        bundle = mimebundle(r)
         assert note in bundle["text/plain"] and note in bundle["text/html"]
     finally:
         duck.run_line_magic("config", f"AskMagic.result_bytes = {64 * 2**20}")

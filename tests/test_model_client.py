@@ -16,6 +16,7 @@ import warnings
 import pytest
 
 from cadet_magic.api import ask
+from cadet_magic.display import mimebundle
 from cadet_magic.llm import load_model
 from cadet_magic.llm.browser import BrowserChatModel, endpoint
 from cadet_magic.llm.transport import urllib_transport
@@ -72,7 +73,7 @@ def test_an_error_that_echoes_the_key_is_redacted(path, caplog):
         with caplog.at_level(logging.DEBUG, logger="cadet_magic"):
             r = ask("How many?", con=_con(), model=model, api_key=KEY, base_url=server.base_url)
     assert not r.ok and "***" in r.message
-    shown = [r.message, *(a.error for a in r.attempts), r._repr_mimebundle_(), caplog.text]
+    shown = [r.message, *(a.error for a in r.attempts), mimebundle(r), caplog.text]
     assert not any(KEY in str(x) for x in shown)
 
 
@@ -88,7 +89,7 @@ def test_an_error_that_echoes_the_key_is_redacted_through_the_magic(ipython_shel
             ip.run_line_magic("config", "AskMagic.api_key = None")
             ip.run_line_magic("config", "AskMagic.base_url = None")
     r = ip.user_ns["_ask"]
-    assert not r.ok and KEY not in str(r.message) and KEY not in str(r._repr_mimebundle_())
+    assert not r.ok and KEY not in str(r.message) and KEY not in str(mimebundle(r))
 
 
 def test_a_key_over_plain_http_to_another_host_warns_once():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from cadet_magic.display import mimebundle
 from tests.helpers import sql_reply, usage_error
 
 pytest.importorskip("langchain_openai")
@@ -53,7 +54,7 @@ def test_server_error_is_one_clear_line(shell, fake_openai):
     )
     assert not r.ok and r.stop_reason == "model_error"
     assert "\n" not in r.message and "upstream model overloaded" in r.message and "500" in r.message
-    text = r._repr_mimebundle_()["text/plain"]
+    text = mimebundle(r)["text/plain"]
     assert "Traceback" not in text
     shell.run_line_magic("sql", "SELECT 1")
 

@@ -13,6 +13,7 @@ import pytest
 from cadet_magic import ask
 from cadet_magic.agent.read_only import READ_ONLY_NOTE, asks_for_a_change
 from cadet_magic.answer_record import answer_text
+from cadet_magic.display import mimebundle, render_text
 from cadet_magic.llm import ScriptedModel
 from tests.helpers import connect_with, sql_reply
 
@@ -37,7 +38,7 @@ def test_the_readme_request_is_answered_read_only_and_says_so(engine):
     r = ask(q, con=con, model=model, candidates=1)
     assert r.ok and r.rows == [(2,)] and r.notice == READ_ONLY_NOTE
     assert con.execute("SELECT count(*) FROM orders").fetchone()[0] == 3  # nothing removed
-    assert READ_ONLY_NOTE in r.summary() and READ_ONLY_NOTE in r._repr_mimebundle_()["text/html"]
+    assert READ_ONLY_NOTE in render_text(r) and READ_ONLY_NOTE in mimebundle(r)["text/html"]
     assert f"Note: {READ_ONLY_NOTE}" in answer_text(r)
 
 

@@ -16,6 +16,7 @@ from cadet_magic.agent.events import RunDone
 from cadet_magic.agent.inputs import RunInputs
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.display import mimebundle
 from cadet_magic.metrics import SessionMetrics
 from tests.helpers import CountingModel, connect_with, fake_model, sql_reply
 
@@ -124,7 +125,7 @@ def test_warnings_in_every_display():
     html = render_html(r)
     assert "cadet-warning" in html and "does not occur in city.name" in html
     assert "&#x27;paris&#x27;" in html or "'paris'" in html
-    assert r._repr_mimebundle_()["text/plain"] == text
+    assert mimebundle(r)["text/plain"] == text
     pytest.importorskip("ipywidgets")
     pytest.importorskip("anywidget")
     from cadet_magic.display.panel import AskPanel

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.error import UsageError
 
-from cadet_magic.display import live
+from cadet_magic.display import live, mimebundle
 from cadet_magic.display.live import WIDGET_VIEW, LiveDisplay, describe_model
 from cadet_magic.kinds import Phase, StepName
 from cadet_magic.llm import ScriptedModel
@@ -60,7 +60,7 @@ def test_live_off_returns_the_result_with_its_static_bundle(ip, kernel):
     ip.run_line_magic("config", "AskMagic.live = False")
     out = ask(ip)
     assert out is ip.user_ns["_ask"] and out.ok and not kernel
-    bundle = out._repr_mimebundle_()
+    bundle = mimebundle(out)
     assert "Attempt 2" in bundle["text/plain"] and "Attempt 2" in bundle["text/html"]
 
 

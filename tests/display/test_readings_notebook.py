@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from cadet_magic.display import live
+from cadet_magic.display import live, render_text
 from cadet_magic.display.live import WIDGET_VIEW
 from cadet_magic.display.text import READINGS_QUESTION
 from cadet_magic.llm import ScriptedModel
@@ -141,7 +141,7 @@ def test_a_kept_choice_is_confirmed_and_a_later_answer_says_so(ip):
     again = ask(ip, [EVERY], line="--con shop --model m --candidates 1")
     assert again.confirmed is not None and again.confirmed.question == QUESTION
     day = again.confirmed.date
-    assert len(day) == 10 and f"As you confirmed on {day}" in again.summary()
+    assert len(day) == 10 and f"As you confirmed on {day}" in render_text(again)
     assert again.provenance["confirmed"] == {"date": day, "question": QUESTION}
     other = ask(ip, [TOP], line="--con shop --model m --candidates 1")  # another result
-    assert other.confirmed is None and "As you confirmed" not in other.summary()
+    assert other.confirmed is None and "As you confirmed" not in render_text(other)

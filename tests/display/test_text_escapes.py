@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from cadet_magic.api import ask
+from cadet_magic.display import mimebundle
 from cadet_magic.display.text import render_text
 from tests.helpers import fake_model, sql_reply
 
@@ -63,7 +64,7 @@ def test_values_and_names_are_escaped_through_ask(connect):
     assert_escaped(text)
     assert "\\x1b]52;c;cm0gLXJmIH4=\\x07" in text and "safe\\rhidden" in text
     assert "abc\\u202edcba" in text and "tab\\there\\nnewline" in text
-    assert_escaped(r._repr_mimebundle_()["text/plain"])
+    assert_escaped(mimebundle(r)["text/plain"])
 
 
 def test_an_engine_error_quoting_a_value_is_escaped():

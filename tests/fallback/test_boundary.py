@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 
 from cadet_magic.api import ask
+from cadet_magic.display import mimebundle
 from cadet_magic.fallback import confine, warm, worker
 from cadet_magic.fallback.check import check_code
 from tests.conftest import need
@@ -165,7 +166,7 @@ def test_the_secret_of_an_earlier_question_through_the_magic(ipython_shell, mode
     assert r.ok and not any(SECRET in str(v) for v in r.df["found"])
     # The prompt shows three rows of each table at share="samples" (the people table's names
     # hold SECRET): the display leaves those messages out here, everything else must not hold it.
-    assert SECRET not in str(dataclasses.replace(r, prompts=[])._repr_mimebundle_())
+    assert SECRET not in str(mimebundle(dataclasses.replace(r, prompts=[])))
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from cadet_magic.api import ask
+from cadet_magic.display import mimebundle
 from tests.conftest import need
 from tests.fallback.hostile_corpus import (
     DF_SECRET,
@@ -141,7 +142,7 @@ def test_hostile_fallback_through_the_magic(index, ip, tmp_path):
     elapsed = time.monotonic() - t0
     r = ip.user_ns["_ask"]
     assert_contained(r, model, marker, ip.user_ns["canary_df"], before, elapsed, program.expect)
-    assert not leaked(r._repr_mimebundle_())
+    assert not leaked(mimebundle(r))
     if not r.fallback.attempts[0].outcome == "ok":
         assert r.ok and r.df.values.tolist() == EXPECTED
     assert list(ip.run_line_magic("sql", "SELECT 1 AS one").dict()["one"]) == [1]
