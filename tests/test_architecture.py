@@ -13,6 +13,7 @@ under ``if TYPE_CHECKING:``.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -435,3 +436,95 @@ def test_category_is_built_from_error_kind():
     assert kinds <= {c.value for c in Category}
     assert checker_only == {c.name for c in Category if c.value not in written}
     assert [Category(k.value).name for k in ErrorKind] == [k.name for k in ErrorKind]
+
+
+def _dialect_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The parameters of ``function`` that name a dialect (``dialect``, ``read``, ...) and whose
+    annotation lets it be a string.
+
+    Example:
+        >>> tree = ast.parse("def f(sql: str, dialect: Target | str | None, read: Dialect): ...")
+        >>> _dialect_parameters(tree.body[0])
+        ['dialect']
+    """
+    arguments = function.args
+    return [
+        a.arg
+        for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+        if ("dialect" in a.arg or a.arg == "read")
+        and a.annotation is not None
+        and "str" in {n.id for n in ast.walk(a.annotation) if isinstance(n, ast.Name)}
+        | {n.value for n in ast.walk(a.annotation) if isinstance(n, ast.Constant)}
+    ]
+
+
+def dialect_string_functions() -> list[str]:
+    """``module.function`` for every function of the package taking a dialect as a string."""
+    return sorted(
+        f"{name}.{node.name}"
+        for name, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _dialect_parameters(node)
+    )
+
+
+def test_few_functions_take_the_dialect_as_a_string():
+    """A dialect's name is resolved once, where it enters (the resolvers of ``sql.dialect`` and
+    ``sql.target``, the edges that read it from a driver or a record); the steps below take
+    the resolved object (a :class:`~cadet_magic.sql.target.Target` or sqlglot's dialect)."""
+    found = dialect_string_functions()
+    assert "cadet_magic.sql.dialect.resolve_dialect" in found  # the walk reads annotations
+    assert len(found) <= 15, found
+
+
+#: Engines and drivers by name: what the diagnosis asks a Target about, never names itself.
+ENGINE_WORDS = re.compile(
+    r"sqlite|duckdb|postgres|mysql|mariadb|spark|psycopg|pyodbc|sqlalchemy|tsql|mssql|oracle|"
+    r"bigquery|snowflake|redshift|presto|trino|clickhouse|databricks|hive|jupysql|pymysql",
+    re.IGNORECASE,
+)
+
+
+def engine_names(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, text) of each string literal (docstrings aside) and each name in ``tree``'s code
+    that names an engine or a driver.
+
+    Example:
+        >>> engine_names(ast.parse('"Doc: sqlite."\\nFACTS = {"duckdb": 1}\\nis_mysql = x'))
+        [(2, 'duckdb'), (3, 'is_mysql')]
+    """
+    docs = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            text = n.value
+        elif isinstance(n, ast.Name):
+            text = n.id
+        elif isinstance(n, ast.Attribute | ast.FunctionDef | ast.ClassDef | ast.arg | ast.alias):
+            text = getattr(n, "attr", None) or getattr(n, "name", None) or getattr(n, "arg", "")
+        elif isinstance(n, ast.ImportFrom | ast.keyword):
+            text = getattr(n, "module", None) or getattr(n, "arg", None) or ""
+        else:
+            continue
+        if ENGINE_WORDS.search(text):
+            found.append((getattr(n, "lineno", 0), text))
+    return sorted(found)
+
+
+def test_the_diagnosis_names_few_engines():
+    """diagnose/ asks the Target for what differs between engines (``target.facts``: their date
+    functions, function equivalents, constructs they lack, how they compare names' case); its
+    code names at most a handful of engines or drivers."""
+    found = [
+        (path.name, *hit)
+        for path in sorted((ROOT / "diagnose").rglob("*.py"))
+        for hit in engine_names(ast.parse(path.read_text()))
+    ]
+    assert len(found) <= 5, found

@@ -1,21 +1,9 @@
-"""The advice the feedback templates cite that depends on the dialect or on the mistake: the
-dialect's own date functions, and the rewrite of a nested aggregate (stdlib only)."""
+"""The advice the feedback templates cite that depends on the mistake: the rewrite of a nested
+aggregate (stdlib only; the dialect's own date functions are its Target's facts)."""
 
 from __future__ import annotations
 
 from cadet_magic.diagnose.found import AggregateMistake
-
-#: The date functions of each dialect, as the feedback names them.
-DATE_FUNCTIONS = {
-    "duckdb": "DuckDB: CAST(x AS DATE), strptime(x, '%Y-%m-%d'), strftime(x, '%Y'), "
-    "date_trunc('month', x), x + INTERVAL 1 DAY",
-    "sqlite": "SQLite stores dates as text 'YYYY-MM-DD': date(x), strftime('%Y', x), "
-    "date(x, '+1 day'), julianday(a) - julianday(b)",
-    "postgres": "PostgreSQL: x::date, to_date(x, 'YYYY-MM-DD'), to_char(x, 'YYYY'), "
-    "EXTRACT(YEAR FROM x), date_trunc('month', x), x + INTERVAL '1 day'",
-    "mysql": "MySQL/MariaDB: CAST(x AS DATE), str_to_date(x, '%Y-%m-%d'), "
-    "date_format(x, '%Y'), YEAR(x), x + INTERVAL 1 DAY, datediff(a, b)",
-}
 
 
 def nested_advice(mistake: AggregateMistake) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cadet_magic.diagnose.advice import DATE_FUNCTIONS, nested_advice
+from cadet_magic.diagnose.advice import nested_advice
 from cadet_magic.diagnose.found import (
     AggregationProblem,
     ColumnNotFound,
@@ -243,7 +243,7 @@ def function_not_found(f: FunctionNotFound, target: Target) -> str:
     text = f'Function "{fn}" does not exist in {target.name or "this engine"}.'
     if suggestions:
         text += f" Use {suggestions[0]} instead."
-    date_help = DATE_FUNCTIONS.get(target.key)
+    date_help = target.facts.date_functions
     if date_help and f.date_function:
         text += f" Date functions in {date_help}."
     return text + " Use only functions of this dialect."
@@ -260,7 +260,7 @@ def datetime_format(f: DatetimeFormat, target: Target) -> str:
     value = said(f.value)
     text = f"A date/time value could not be read{f' ({value})' if value else ''}."
     text += " Write dates as 'YYYY-MM-DD' literals and use the dialect's own functions"
-    help_ = DATE_FUNCTIONS.get(target.key)
+    help_ = target.facts.date_functions
     return text + (f": {help_}." if help_ else ".")
 
 

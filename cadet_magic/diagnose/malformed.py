@@ -20,8 +20,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from sqlglot import exp
-
 from cadet_magic.diagnose.found import Cut
 from cadet_magic.diagnose.sqlcontext import parse_tree
 from cadet_magic.sql.target import Target
@@ -185,26 +183,6 @@ def degenerate(sql: str | None, repeats: int = 4) -> str | None:
     return None
 
 
-#: Constructs some engines lack: dialect -> [(sqlglot node test, name, alternative)].
-UNSUPPORTED: dict[str, list[tuple[Any, str, str]]] = {
-    "sqlite": [
-        (lambda n: isinstance(n, exp.Any), "ANY (subquery)",
-         "compare with the subquery's MAX or MIN: x < ANY (SELECT y ...) is x < (SELECT MAX(y) ...); = ANY is IN"),
-        (lambda n: isinstance(n, exp.All), "ALL (subquery)",
-         "compare with the subquery's MAX or MIN: x > ALL (SELECT y ...) is x > (SELECT MAX(y) ...)"),
-        (lambda n: isinstance(n, exp.Distinct) and n.args.get("on") is not None,
-         "DISTINCT ON", "number the rows with ROW_NUMBER() OVER (PARTITION BY ...) in a CTE and keep row 1"),
-        (lambda n: isinstance(n, exp.Qualify), "QUALIFY",
-         "compute the window function in a CTE, then filter it with WHERE"),
-        (lambda n: isinstance(n, exp.Lateral), "LATERAL", "write a correlated subquery or a CTE"),
-    ],
-    "postgres": [
-        (lambda n: isinstance(n, exp.Qualify), "QUALIFY",
-         "compute the window function in a CTE, then filter it with WHERE"),
-    ],
-}  # fmt: skip
-
-
 def unsupported(sql: str | None, target: Target, tree: Any = None) -> tuple[str, str] | None:
     """The first construct of ``sql`` (read on ``tree`` when given, else parsed) that the
     ``target``'s engine lacks: (name, what to write instead), or None.
@@ -216,7 +194,7 @@ def unsupported(sql: str | None, target: Target, tree: Any = None) -> tuple[str,
         >>> unsupported(sql, Target.named("duckdb")) is None
         True
     """
-    rules = UNSUPPORTED.get(target.key)
+    rules = target.facts.unsupported
     if rules and tree is None:
         tree = parse_tree(sql, target)
     if tree is None or not rules:

@@ -18,10 +18,6 @@ from cadet_magic.diagnose.sqlcontext import SqlContext, Where
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.target import Target
 
-#: Dialects where a quoted identifier must match the stored name's case exactly (and an
-#: unquoted one is folded). SQLite, DuckDB and MySQL resolve column names ignoring case.
-CASE_SENSITIVE = frozenset({"postgres", "redshift", "snowflake", "oracle", "trino", "presto"})
-
 
 def case_only(f: Found, at: Where) -> Found:
     """A missing column or table whose written name differs from a real one only in case, on
@@ -38,7 +34,7 @@ def case_only(f: Found, at: Where) -> Found:
 def _case_only(f: Found, ctx: SqlContext, schema: Schema, target: Target) -> str | None:
     """The real name when the written one differs from it only in case, on an engine where
     that matters, among the query's own tables (for a column) or the schema (for a table)."""
-    if target.key not in CASE_SENSITIVE or not schema.tables:
+    if not target.facts.case_sensitive or not schema.tables:
         return None
     ident = f.name.strip()
     if not ident:

@@ -212,109 +212,6 @@ def qualify(
     return out
 
 
-#: Foreign functions models reach for, and each dialect's own way to say it.
-FUNCTION_EQUIVALENTS: dict[str, dict[str, str]] = {
-    "duckdb": {
-        "nvl": "coalesce",
-        "isnull": "coalesce",
-        "nvl2": "CASE WHEN ... IS NOT NULL",
-        "date_format": "strftime",
-        "to_char": "strftime",
-        "to_date": "strptime",
-        "str_to_date": "strptime",
-        "dateadd": "date_add or + INTERVAL",
-        "getdate": "now",
-        "sysdate": "now",
-        "curdate": "current_date",
-        "charindex": "strpos",
-        "iif": "CASE WHEN",
-        "substring_index": "split_part",
-        "julianday": "date_diff",
-        "add_months": "+ INTERVAL",
-        "months_between": "date_diff('month', a, b)",
-        "regexp_like": "regexp_matches",
-    },
-    "sqlite": {
-        "nvl": "coalesce",
-        "isnull": "coalesce",
-        "date_format": "strftime",
-        "to_char": "strftime",
-        "year": "strftime('%Y', x)",
-        "month": "strftime('%m', x)",
-        "day": "strftime('%d', x)",
-        "len": "length",
-        "concat": "||",
-        "getdate": "datetime('now')",
-        "now": "datetime('now')",
-        "curdate": "date('now')",
-        "dateadd": "date(x, '+N days')",
-        "datediff": "julianday(a) - julianday(b)",
-        "date_trunc": "strftime",
-        "extract": "strftime",
-        "charindex": "instr",
-        "left": "substr",
-        "right": "substr",
-        "to_date": "date",
-        "str_to_date": "date",
-        "lcase": "lower",
-        "ucase": "upper",
-        "substring_index": "substr and instr",
-        "datepart": "strftime",
-    },
-    "postgres": {
-        "nvl": "coalesce",
-        "ifnull": "coalesce",
-        "isnull": "coalesce",
-        "iif": "CASE WHEN",
-        "date_format": "to_char",
-        "strftime": "to_char",
-        "year": "EXTRACT(YEAR FROM x)",
-        "month": "EXTRACT(MONTH FROM x)",
-        "day": "EXTRACT(DAY FROM x)",
-        "len": "length",
-        "getdate": "now",
-        "sysdate": "now",
-        "curdate": "current_date",
-        "dateadd": "x + INTERVAL '1 day'",
-        "datediff": "a - b",
-        "charindex": "strpos",
-        "instr": "strpos",
-        "julianday": "EXTRACT(EPOCH FROM x)",
-        "lcase": "lower",
-        "ucase": "upper",
-        "substring_index": "split_part",
-        "group_concat": "string_agg",
-        "datepart": "date_part",
-        "str_to_date": "to_date",
-        "add_months": "+ INTERVAL",
-    },
-    "mysql": {
-        "strftime": "date_format",
-        "to_char": "date_format",
-        "to_date": "str_to_date",
-        "strptime": "str_to_date",
-        "date_trunc": "date_format(x, '%Y-%m-01')",
-        "date_part": "EXTRACT(YEAR FROM x)",
-        "datepart": "EXTRACT(YEAR FROM x)",
-        "dateadd": "date_add(x, INTERVAL 1 DAY)",
-        "date_diff": "datediff",
-        "julianday": "to_days",
-        "getdate": "now",
-        "iif": "if",
-        "nvl": "ifnull",
-        "isnull": "ifnull",
-        "len": "char_length",
-        "charindex": "locate",
-        "strpos": "locate",
-        "string_agg": "group_concat",
-        "listagg": "group_concat",
-        "split_part": "substring_index",
-        "regexp_like": "x REGEXP pattern",
-        "regexp_matches": "x REGEXP pattern",
-    },
-}
-
-
 def rank_functions(name: str, target: Target, engine: list[str] | None = None) -> list[str]:
     """The target dialect's equivalent of a foreign function, then the engine's own proposals.
 
@@ -324,7 +221,7 @@ def rank_functions(name: str, target: Target, engine: list[str] | None = None) -
         ['coalesce']
     """
     out: list[str] = []
-    equiv = FUNCTION_EQUIVALENTS.get(target.key, {}).get(name.lower())
+    equiv = target.facts.function_equivalents.get(name.lower())
     if equiv:
         out.append(equiv)
     for cand in engine or []:

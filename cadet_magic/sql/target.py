@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 import sqlglot
 
 from cadet_magic.sql.dialect import dialect_key, dialect_of, resolve_dialect
+from cadet_magic.sql.engine_facts import EngineFacts, facts_for
 from cadet_magic.sql.functions import FunctionCatalog
 
 if TYPE_CHECKING:
@@ -123,6 +124,17 @@ class Target:
     def key(self) -> str:
         """The dialect's name as tables keyed by dialect spell it (``""`` for generic SQL)."""
         return dialect_key(self.name)
+
+    @property
+    def facts(self) -> EngineFacts:
+        """What the diagnosis needs to know of the dialect's engine (its date functions, its
+        function equivalents, the constructs it lacks, how it compares names' case).
+
+        Example:
+            >>> Target.named("postgresql").facts.case_sensitive, Target.named(None).facts.unsupported
+            (True, ())
+        """
+        return facts_for(self.key)
 
 
 def as_target(dialect: Target | str | None, engine: str | None = None) -> Target:
