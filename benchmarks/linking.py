@@ -32,6 +32,7 @@ from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.render import render_schema
 from cadet_magic.schema.samples import is_text_type, sample_sql, samples_from_rows
 from cadet_magic.schema.text import words
+from cadet_magic.sql.dialect import dialect_of
 from workloads.gold import DATA
 
 SPIDER = DATA / "spider-dev"
@@ -53,7 +54,7 @@ class Case:
 def _samples(con: sqlite3.Connection, table: str, column: str) -> tuple[str, ...]:
     """The runner's policy (cadet_magic.schema.samples) on a SQLite file."""
     try:
-        return samples_from_rows(con.execute(sample_sql(table, column, "sqlite")))
+        return samples_from_rows(con.execute(sample_sql(table, column, dialect_of("sqlite"))))
     except sqlite3.Error:
         return ()
 

@@ -35,6 +35,7 @@ from benchmarks.report import ROOT
 from cadet_magic.eval.data import Question
 from cadet_magic.eval.match import execution_match, has_outer_order
 from cadet_magic.eval.rows import Database, gold_rows, run_rows
+from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.text import first_line
 
 #: Characters of a model's reply a results line keeps.
@@ -160,7 +161,7 @@ def score(dbs: Databases, q: Question, sql: str | None) -> Score:
         rows = run_rows(db, sql, QUERY_TIMEOUT)
     except Exception as e:  # noqa: BLE001 - the answer failed: that is its result
         return Score(False, False, first_line(str(e), 300) or type(e).__name__)
-    ordered = has_outer_order(q.gold, db.engine)
+    ordered = has_outer_order(q.gold, dialect_of(db.engine))
     return Score(True, execution_match(gold, rows, ordered=ordered))
 
 

@@ -67,6 +67,7 @@ def share(k: int, n: int) -> str:
 
 def derivation_ms(records: Sequence[dict]) -> list[float]:
     """Milliseconds the summaries of each asking question take to derive (the readings' cost)."""
+    from cadet_magic.sql.dialect import dialect_of
     from cadet_magic.vote.readings import summaries
 
     out = []
@@ -75,7 +76,7 @@ def derivation_ms(records: Sequence[dict]) -> list[float]:
             continue
         sqls = [x["sql"] for x in r["readings"]]
         t0 = time.perf_counter()
-        summaries(sqls, "sqlite")
+        summaries(sqls, dialect_of("sqlite"))
         out.append((time.perf_counter() - t0) * 1000)
     return out
 

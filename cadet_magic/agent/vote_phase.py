@@ -384,7 +384,7 @@ def readings(state: AskState) -> tuple[Reading, ...]:
         first = g.first
         own = first.extra.warnings if isinstance(first.extra, Candidate) else ()
         answers.append((first.sql, g.votes, first.columns, first.rows, first.truncated, own))
-    return make_readings(answers, state.target.read if state.target is not None else None)
+    return make_readings(answers, state.target.dialect if state.target is not None else None)
 
 
 def hands_over(state: AskState) -> bool:

@@ -54,6 +54,7 @@ from cadet_magic.llm import is_scripted, load_model, model_label
 from cadet_magic.metrics import SessionMetrics
 from cadet_magic.options import AskOptions
 from cadet_magic.result import AskResult
+from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.text import first_line
 
 #: The feedback modes, in the order they run and are shown.
@@ -343,7 +344,7 @@ def _one(
             q,
             result,
             gold_rows=gold,
-            ordered=has_outer_order(q.gold, db.engine if db else None),
+            ordered=has_outer_order(q.gold, dialect_of(db.engine) if db else None),
             db=db,
             usage=usage or Usage(),
             seconds=time.perf_counter() - t0,

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from cadet_magic.schema import render
 from cadet_magic.schema.model import Column, Schema, Table
@@ -74,6 +75,9 @@ from cadet_magic.schema.render import (
     render_table,
 )
 
+if TYPE_CHECKING:
+    import sqlglot
+
 #: The default character budget of the schema text in the prompt.
 DEFAULT_BUDGET = 6000
 
@@ -87,7 +91,7 @@ def _shown(idx: SchemaIndex, index: int, detail: int, rep: Representation) -> tu
     hit = idx.layout.get(key)
     if hit is None:
         table = _strip(idx.schema.tables[index], detail)
-        text = render_table(table, dialect=idx.schema.dialect, representation=rep)
+        text = render_table(table, dialect=idx.schema.sqlglot_dialect, representation=rep)
         hit = idx.layout[key] = (table, len(text))
     return hit  # type: ignore[return-value]
 
@@ -120,7 +124,7 @@ def _trim(
     scores: list[float],
     room: int,
     detail: int = TYPED,
-    dialect: str | None = None,
+    dialect: sqlglot.Dialect | None = None,
     rep: Representation | None = None,
 ) -> Table | None:
     """The table with its least relevant non-key columns dropped until it fits ``room``.
@@ -190,11 +194,15 @@ def _pack(
                 room = budget if len(order) == 1 else budget // 2
                 scores_i = idx.column_scores(i, question)
                 for detail in (TYPED, NAMES):
-                    trimmed = _trim(schema.tables[i], scores_i, room, detail, schema.dialect, rep)
+                    trimmed = _trim(
+                        schema.tables[i], scores_i, room, detail, schema.sqlglot_dialect, rep
+                    )
                     if trimmed is not None:
                         chosen[i] = trimmed
                         used += len(
-                            render_table(trimmed, dialect=schema.dialect, representation=rep)
+                            render_table(
+                                trimmed, dialect=schema.sqlglot_dialect, representation=rep
+                            )
                         )
                         break
     names = {schema.tables[i].name.lower() for i in chosen}

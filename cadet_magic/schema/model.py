@@ -14,6 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import sqlglot
+
+from cadet_magic.sql.dialect import dialect_of
+
 
 @dataclass(frozen=True)
 class Column:
@@ -74,6 +78,22 @@ class Schema:
 
     def __post_init__(self) -> None:
         self._index.update({t.name.lower(): t for t in self.tables})
+
+    @property
+    def sqlglot_dialect(self) -> sqlglot.Dialect:
+        """sqlglot's dialect object for :attr:`dialect`, whose style the prompt quotes names in
+        (sqlglot's generic SQL, standard quoting, for a name sqlglot does not know).
+
+        Example:
+            >>> type(Schema(dialect="mysql").sqlglot_dialect).__name__
+            'MySQL'
+            >>> type(Schema(dialect="postgresql").sqlglot_dialect).__name__
+            'Dialect'
+        """
+        try:
+            return dialect_of(self.dialect)
+        except ValueError:
+            return dialect_of(None)
 
     @classmethod
     def from_mapping(

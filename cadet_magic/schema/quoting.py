@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from sqlglot import exp
+
+if TYPE_CHECKING:
+    import sqlglot
 
 #: Sample values longer than this are cut (with an ellipsis).
 MAX_SAMPLE_CHARS = 40
@@ -76,25 +80,27 @@ def _bare_ok(name: str) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def quote_identifier(name: str, dialect: str | None = None) -> str:
+def quote_identifier(name: str, dialect: sqlglot.Dialect | None = None) -> str:
     """One identifier exactly as written in ``dialect``: bare when it reads as itself, else
     quoted in the dialect's style with its quote character escaped (sqlglot's generator).
 
     Example:
         >>> quote_identifier("order_id"), quote_identifier("order"), quote_identifier('a"b')
         ('order_id', '"order"', '"a""b"')
-        >>> quote_identifier("select", "mysql"), quote_identifier("a`b", "mysql")
+        >>> from cadet_magic.sql.dialect import dialect_of
+        >>> mysql = dialect_of("mysql")
+        >>> quote_identifier("select", mysql), quote_identifier("a`b", mysql)
         ('`select`', '`a``b`')
     """
     if _bare_ok(name):
         return name
     try:
         return exp.to_identifier(name, quoted=True).sql(dialect=dialect)
-    except Exception:  # noqa: BLE001 - a dialect sqlglot does not know: standard SQL
+    except Exception:  # noqa: BLE001 - a name sqlglot cannot write: standard SQL
         return '"' + name.replace('"', '""') + '"'
 
 
-def quote_name(name: str, dialect: str | None = None, qualified: bool = False) -> str:
+def quote_name(name: str, dialect: sqlglot.Dialect | None = None, qualified: bool = False) -> str:
     """A column (or, with ``qualified``, a ``schema.table``) name exactly as written in SQL.
 
     Names are never altered: keywords, quotes, ``*/`` or ``<`` in a name are quoted in the

@@ -31,6 +31,7 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.quoting import (  # noqa: F401 - the names stay importable here
@@ -51,6 +52,9 @@ from cadet_magic.schema.representation import (  # noqa: F401 - importable here
     TYPED,
     Representation,
 )
+
+if TYPE_CHECKING:
+    import sqlglot
 
 #: At most this many sample values are shown per column (the linker may use more).
 MAX_SAMPLES = 3
@@ -124,7 +128,7 @@ def render_column(
     column: Column,
     detail: int = FULL,
     key: bool = False,
-    dialect: str | None = None,
+    dialect: sqlglot.Dialect | None = None,
     representation: Representation | None = None,
 ) -> str:
     """One column: ``name type PK e.g. 'a'|'b' /* comment */`` (less at lower detail).
@@ -163,7 +167,7 @@ def render_column(
 def render_table(
     table: Table,
     detail: int = FULL,
-    dialect: str | None = None,
+    dialect: sqlglot.Dialect | None = None,
     representation: Representation | None = None,
 ) -> str:
     """A table: one line of columns, then its foreign keys and its comment.
@@ -172,7 +176,7 @@ def render_table(
         table: the table.
         detail: ``FULL`` (default), ``TYPED`` (no samples, no comments) or
             ``NAMES`` (column names and keys only).
-        dialect: the sqlglot dialect whose quoting names are written in.
+        dialect: sqlglot's dialect object whose quoting names are written in.
         representation: the form (default :data:`REPRESENTATION`).
 
     Returns:
@@ -224,5 +228,5 @@ def render_schema(schema: Schema, representation: Representation | None = None) 
     rep = representation or REPRESENTATION
     sep = "\n" if rep.form == "compact" else "\n\n"
     return sep.join(
-        render_table(t, dialect=schema.dialect, representation=rep) for t in schema.tables
+        render_table(t, dialect=schema.sqlglot_dialect, representation=rep) for t in schema.tables
     )

@@ -37,15 +37,20 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cadet_magic.schema.model import Column, Table
 from cadet_magic.schema.quoting import literal, neutralize, quote_name
 from cadet_magic.schema.representation import FULL, NAMES, Representation
+
+if TYPE_CHECKING:
+    import sqlglot
 
 #: Characters of one value in a row shown at most.
 MAX_CELL_CHARS = 40
 
 
-def _names(names: tuple[str, ...] | list[str], dialect: str | None) -> str:
+def _names(names: tuple[str, ...] | list[str], dialect: sqlglot.Dialect | None) -> str:
     return ", ".join(quote_name(n, dialect) for n in names)
 
 
@@ -54,7 +59,7 @@ def column_line(
     rep: Representation,
     detail: int,
     key: bool,
-    dialect: str | None,
+    dialect: sqlglot.Dialect | None,
     single_pk: bool,
 ) -> tuple[str, str]:
     """A column's definition and its trailing comment (``''`` when none)."""
@@ -80,7 +85,7 @@ def _cell(value: str | None) -> str:
     return "NULL" if value is None else neutralize(value, MAX_CELL_CHARS).replace("\t", " ")
 
 
-def rows_block(table: Table, dialect: str | None = None) -> str:
+def rows_block(table: Table, dialect: sqlglot.Dialect | None = None) -> str:
     """The table's rows in a comment (tab-separated, a header of its column names)."""
     if not table.rows:
         return ""
@@ -102,7 +107,9 @@ def engine_statement(ddl: str) -> str:
     return ddl.strip().replace("```", "` ` `")
 
 
-def _engine_table(table: Table, rep: Representation, dialect: str | None, rows: bool) -> str:
+def _engine_table(
+    table: Table, rep: Representation, dialect: sqlglot.Dialect | None, rows: bool
+) -> str:
     """The engine's statement with what the catalog says besides (which an engine's statement
     may not carry, e.g. DuckDB's comments): the table's comment above it, each column's
     comment and sample values as a ``-- column: ...`` line under it, then the rows."""
@@ -120,7 +127,7 @@ def _engine_table(table: Table, rep: Representation, dialect: str | None, rows: 
 
 
 def create_table(
-    table: Table, rep: Representation, detail: int = 0, dialect: str | None = None
+    table: Table, rep: Representation, detail: int = 0, dialect: sqlglot.Dialect | None = None
 ) -> str:
     """One table as its statement (and, at full detail, its rows) under ``rep``."""
     rows = rep.samples in ("rows", "both") and detail == FULL

@@ -14,7 +14,7 @@ Example:
     >>> s = read_rows(Schema.from_mapping({"t": ["id", "name"]}, "sqlite"), lambda q: con.execute(q).fetchall())
     >>> s.table("t").rows
     (('1', 'a'), ('2', None))
-    >>> print(rows_sql(s.table("t"), "duckdb"))
+    >>> print(rows_sql(s.table("t"), dialect_of("duckdb")))
     SELECT "id", "name" FROM "t" LIMIT 3
 """
 
@@ -24,6 +24,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 
+import sqlglot
 from sqlglot import exp
 
 from cadet_magic.schema.model import Schema, Table
@@ -57,14 +58,14 @@ def cell_text(value: object) -> str | None:
     return text if len(text) <= MAX_VALUE_CHARS else text[:MAX_VALUE_CHARS]
 
 
-def rows_sql(table: Table, dialect: str | None = None, n: int = ROWS) -> str:
+def rows_sql(table: Table, dialect: sqlglot.Dialect | None = None, n: int = ROWS) -> str:
     """The query reading ``n`` rows of ``table``, its columns in catalog order."""
     parts = [exp.to_identifier(p, quoted=True) for p in table.name.split(".")]
     kinds = dict(zip(("this", "db", "catalog"), reversed(parts), strict=False))
     if table.schema and "db" not in kinds:
         kinds["db"] = exp.to_identifier(table.schema, quoted=True)
     columns = [exp.column(c.name, quoted=True) for c in table.columns]
-    return exp.select(*columns).from_(exp.Table(**kinds)).limit(n).sql(dialect=dialect_of(dialect))
+    return exp.select(*columns).from_(exp.Table(**kinds)).limit(n).sql(dialect=dialect)
 
 
 def read_rows(
@@ -89,7 +90,7 @@ def read_rows(
             tables.append(table)
             continue
         try:
-            got = list(fetch(rows_sql(table, schema.dialect, n)))[:n]
+            got = list(fetch(rows_sql(table, dialect_of(schema.dialect), n)))[:n]
         except Exception:  # noqa: BLE001 - a table whose rows cannot be read shows none
             tables.append(table)
             continue

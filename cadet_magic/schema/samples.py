@@ -7,7 +7,7 @@ The same policy feeds the prompt (a few values per column, see
 :mod:`cadet_magic.schema.render`) and the linker (values the question mentions).
 
 Example:
-    >>> print(sample_sql("orders", "status", "sqlite"))
+    >>> print(sample_sql("orders", "status", dialect_of("sqlite")))
     SELECT v, COUNT(*) AS n FROM (SELECT "status" AS v FROM "orders" WHERE NOT "status" IS NULL LIMIT 10000) AS s GROUP BY v ORDER BY n DESC, v LIMIT 21
     >>> samples_from_rows([("paid", 9), ("open", 3), (None, 1)])
     ('paid', 'open')
@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 
+import sqlglot
 from sqlglot import exp
 
 from cadet_magic.schema.model import Column, Schema
@@ -63,7 +64,7 @@ def _table(name: str) -> exp.Table:
 def sample_sql(
     table: str,
     column: str,
-    dialect: str | None = None,
+    dialect: sqlglot.Dialect | None = None,
     *,
     max_distinct: int = LOW_CARDINALITY,
     scan_rows: int = SCAN_ROWS,
@@ -76,7 +77,7 @@ def sample_sql(
     Args:
         table: the table's name, possibly qualified (``sales.orders``).
         column: the column's name.
-        dialect: a sqlglot dialect name (``sqlite``, ``duckdb``, ``postgres``...).
+        dialect: sqlglot's dialect object (:func:`~cadet_magic.sql.dialect.dialect_of`).
         max_distinct: more distinct values than this: not low-cardinality.
         scan_rows: how many rows of the table are looked at.
 
@@ -84,13 +85,13 @@ def sample_sql(
         SQL in that dialect, identifiers quoted.
 
     Example:
-        >>> print(sample_sql("sales.Orders", "Status", "postgres", scan_rows=100))
+        >>> print(sample_sql("sales.Orders", "Status", dialect_of("postgres"), scan_rows=100))
         SELECT v, COUNT(*) AS n FROM (SELECT "Status" AS v FROM "sales"."Orders" WHERE NOT "Status" IS NULL LIMIT 100) AS s GROUP BY v ORDER BY n DESC NULLS LAST, v NULLS FIRST LIMIT 21
-        >>> print(sample_sql('we"ird', "__c__", "mysql"))
+        >>> print(sample_sql('we"ird', "__c__", dialect_of("mysql")))
         SELECT v, COUNT(*) AS n FROM (SELECT `__c__` AS v FROM `we"ird` WHERE NOT `__c__` IS NULL LIMIT 10000) AS s GROUP BY v ORDER BY n DESC, v LIMIT 21
     """
     template, table_mark, column_mark = _sample_template(dialect, max_distinct, scan_rows)
-    d = dialect_of(dialect)
+    d = dialect
     quoted_column = exp.to_identifier(column, quoted=True).sql(dialect=d)
     quoted_table = _table(table).sql(dialect=d)
     head, _, tail = template.partition(table_mark)
@@ -106,10 +107,10 @@ _MARK = "cadet_sample_placeholder"
 
 @functools.lru_cache(maxsize=64)
 def _sample_template(
-    dialect: str | None, max_distinct: int, scan_rows: int
+    dialect: sqlglot.Dialect | None, max_distinct: int, scan_rows: int
 ) -> tuple[str, str, str]:
     """The sample query with placeholder names, and those placeholders as quoted in it."""
-    d = dialect_of(dialect)
+    d = dialect
     table, column = f"{_MARK}_t", f"{_MARK}_c"
     col = exp.column(column, quoted=True)
     inner = (
@@ -276,7 +277,9 @@ def read_samples(
         if time.monotonic() > deadline:
             break
         try:  # one query per table
-            rows = fetch(sample_table_sql(table, columns, schema.dialect, scan_rows=scan_rows))
+            rows = fetch(
+                sample_table_sql(table, columns, dialect_of(schema.dialect), scan_rows=scan_rows)
+            )
         except Exception:  # noqa: BLE001 - fall back to one query per column
             rows = None
         if rows is not None:
@@ -294,7 +297,7 @@ def read_samples(
             continue
         for column in columns:
             try:
-                sql = sample_sql(table, column, schema.dialect, scan_rows=scan_rows)
+                sql = sample_sql(table, column, dialect_of(schema.dialect), scan_rows=scan_rows)
                 got = list(fetch(sql))
                 kept = samples_from_rows(got)
             except Exception:  # noqa: BLE001 - an unreadable column simply gets no samples
@@ -350,7 +353,7 @@ def samples_complete(
 def sample_table_sql(
     table: str,
     columns: Sequence[str],
-    dialect: str | None = None,
+    dialect: sqlglot.Dialect | None = None,
     *,
     max_distinct: int = LOW_CARDINALITY,
     scan_rows: int = SCAN_ROWS,
@@ -361,7 +364,7 @@ def sample_table_sql(
         >>> import sqlite3
         >>> con = sqlite3.connect(":memory:")
         >>> _ = con.executescript("CREATE TABLE o (a TEXT, b TEXT); INSERT INTO o VALUES ('x', 'y');")
-        >>> con.execute(sample_table_sql("o", ["a", "b"], "sqlite")).fetchall()
+        >>> con.execute(sample_table_sql("o", ["a", "b"], dialect_of("sqlite"))).fetchall()
         [(0, 'x', 1), (1, 'y', 1)]
     """
     parts = [

@@ -41,10 +41,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.types import ranged_type, temporal_type, without_labels
+from cadet_magic.sql.dialect import dialect_of
 
 #: A date or time written as text (SQLite keeps them so): the only text a range may show.
 _ISO_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
@@ -92,13 +94,13 @@ def shared_schema(schema: Schema, level: str) -> Schema:
     return Schema(tables, dialect=schema.dialect, functions=schema.functions)
 
 
-def stats_sql(table: Table, dialect: str | None) -> tuple[str, list[str]]:
+def stats_sql(table: Table, dialect: sqlglot.Dialect) -> tuple[str, list[str]]:
     """One query reading ``table``'s row count and the range of its numeric and date/time
     columns; the SQL and the ranged columns' names.
 
     Example:
         >>> from cadet_magic.schema.model import Column, Table
-        >>> stats_sql(Table("orders", (Column("id", "INTEGER"), Column("note", "TEXT"))), "duckdb")
+        >>> stats_sql(Table("orders", (Column("id", "INTEGER"), Column("note", "TEXT"))), dialect_of("duckdb"))
         ('SELECT COUNT(*), MIN("id"), MAX("id") FROM "orders"', ['id'])
     """
     ranged = [c.name for c in table.columns if ranged_type(c.type)]
@@ -107,7 +109,7 @@ def stats_sql(table: Table, dialect: str | None) -> tuple[str, list[str]]:
         col = exp.column(name, quoted=True)
         columns += [exp.Min(this=col), exp.Max(this=col.copy())]
     source = exp.table_(table.name, db=table.schema, quoted=True)
-    return exp.select(*columns).from_(source).sql(dialect=dialect or None), ranged
+    return exp.select(*columns).from_(source).sql(dialect=dialect), ranged
 
 
 def with_stats(
@@ -127,7 +129,7 @@ def with_stats(
         if i >= STATS_TABLES or left <= 0:
             tables.append(table)
             continue
-        sql, ranged = stats_sql(table, schema.dialect)
+        sql, ranged = stats_sql(table, dialect_of(schema.dialect))
         try:
             verdict = check(sql)
             rows = fetch(verdict.sql, left) if verdict.ok else []

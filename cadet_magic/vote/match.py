@@ -37,7 +37,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlglot
 
 #: Significant digits floats are compared at.
 FLOAT_DIGITS = 10
@@ -239,7 +242,7 @@ class _Bounded(Exception):
     """The search reached its bound on work."""
 
 
-def has_outer_order(sql: str, dialect: str | None = None) -> bool:
+def has_outer_order(sql: str, dialect: sqlglot.Dialect | None = None) -> bool:
     """Whether the query's outermost statement sorts its rows (an ``ORDER BY`` outside every
     subquery; a set operation's trailing ``ORDER BY`` counts).
 

@@ -111,7 +111,7 @@ def _bare(tree: exp.Expression) -> exp.Expression:
     return top.transform(strip, copy=False)
 
 
-def _text(node: exp.Expression | None, dialect: str | None) -> str:
+def _text(node: exp.Expression | None, dialect: sqlglot.Dialect | None) -> str:
     return "" if node is None else node.sql(dialect=dialect, normalize_functions="lower")
 
 
@@ -123,7 +123,7 @@ def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     return parts
 
 
-def shape(sql: str, dialect: str | None = None) -> Shape | None:
+def shape(sql: str, dialect: sqlglot.Dialect | None = None) -> Shape | None:
     """The aspects of ``sql`` (None when sqlglot cannot read it).
 
     Example:
@@ -180,7 +180,7 @@ def shape(sql: str, dialect: str | None = None) -> Shape | None:
     )
 
 
-def _limit(node: exp.Expression | None, dialect: str | None) -> str | None:
+def _limit(node: exp.Expression | None, dialect: sqlglot.Dialect | None) -> str | None:
     if node is None:
         return None
     value = node.args.get("expression") or node.this
@@ -295,7 +295,7 @@ def _short(part: str) -> str:
     return part if len(part) <= PART_CHARS else part[: PART_CHARS - 1].rstrip() + "\u2026"
 
 
-def summaries(sqls: Sequence[str], dialect: str | None = None) -> tuple[str, ...]:
+def summaries(sqls: Sequence[str], dialect: sqlglot.Dialect | None = None) -> tuple[str, ...]:
     """Each query's :func:`summary` against the others'."""
     shapes = [shape(s, dialect) for s in sqls]
     return tuple(
@@ -307,7 +307,7 @@ def readings(
     answers: Sequence[
         tuple[str, int, tuple[str, ...], tuple[tuple[Any, ...], ...], bool, tuple[str, ...]]
     ],
-    dialect: str | None = None,
+    dialect: sqlglot.Dialect | None = None,
 ) -> tuple[Reading, ...]:
     """The readings of the vote's answers, most votes first as given: each answer is ``(sql,
     votes, columns, rows, truncated, warnings)``.

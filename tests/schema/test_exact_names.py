@@ -15,6 +15,7 @@ import pytest
 from cadet_magic.agent.prompts import fence_tag, system_prompt
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.render import COMPACT, REPRESENTATION, quote_name, render_schema
+from cadet_magic.sql.dialect import dialect_of
 
 CASES = json.loads((Path(__file__).with_name("name_cases.json")).read_text())["cases"]
 ROWS = [(c["name"], d, q) for c in CASES for d, q in c["quoted"].items()]
@@ -22,7 +23,7 @@ ROWS = [(c["name"], d, q) for c in CASES for d, q in c["quoted"].items()]
 
 @pytest.mark.parametrize(("name", "dialect", "quoted"), ROWS, ids=lambda v: str(v)[:30])
 def test_quoted_in_the_dialects_style(name: str, dialect: str, quoted: str) -> None:
-    assert quote_name(name, dialect) == quoted
+    assert quote_name(name, dialect_of(dialect)) == quoted
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c["name"][:30])
@@ -60,7 +61,7 @@ def test_the_shown_names_select_the_real_columns(kind: str, tmp_path: Path) -> N
     con, query, dialect = _engine_tables(kind, tmp_path)
     for i, case in enumerate(CASES):
         table = f"{case['name']}"
-        q = quote_name(table, dialect)
+        q = quote_name(table, dialect_of(dialect))
         con.execute(f"CREATE TABLE {q} ({q} INTEGER, other INTEGER)")
         con.execute(f"INSERT INTO {q} VALUES ({i}, 0)")
     if kind == "sqlite":
@@ -69,9 +70,9 @@ def test_the_shown_names_select_the_real_columns(kind: str, tmp_path: Path) -> N
     for rep in (COMPACT, REPRESENTATION):
         text = render_schema(schema, rep)
         for case in CASES:  # (the engine's own statement spaces the name as it keeps it)
-            shown = re.escape(quote_name(case["name"], dialect))
+            shown = re.escape(quote_name(case["name"], dialect_of(dialect)))
             assert re.search(rf"{shown} ?\({shown} INTEGER", text), (rep, case["name"])
     for i, case in enumerate(CASES):
-        shown = quote_name(case["name"], dialect)
+        shown = quote_name(case["name"], dialect_of(dialect))
         assert query(f"SELECT {shown} FROM {shown}") == [(i,)]
     con.close()

@@ -21,6 +21,7 @@ from cadet_magic.schema import render
 from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.schema.render import Representation, render_schema, render_table
+from cadet_magic.sql.dialect import dialect_of
 from tests.helpers import CountingModel, fake_model, sql_reply
 
 HERE = Path(__file__).parent
@@ -38,7 +39,9 @@ REPRESENTATIONS = [
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_each_form_writes_the_table(case):
     rep = Representation(*case["representation"])
-    text = render_table(table_from(case["table"]), case.get("detail", 0), case.get("dialect"), rep)
+    text = render_table(
+        table_from(case["table"]), case.get("detail", 0), dialect_of(case.get("dialect")), rep
+    )
     assert text == case["text"]
 
 

@@ -10,6 +10,7 @@ from cadet_magic.schema.samples import (
     text_columns,
     with_samples,
 )
+from cadet_magic.sql.dialect import dialect_of
 
 ROWS = [("paid",)] * 5 + [("open",)] * 3 + [("void",)] + [(None,)] * 2 + [("",)]
 CASES = [
@@ -32,7 +33,10 @@ def _sqlite(values):
 @pytest.mark.parametrize(("values", "expected"), CASES)
 def test_sqlite(values, expected):
     con = _sqlite(values)
-    assert samples_from_rows(con.execute(sample_sql("Order Data", "Status", "sqlite"))) == expected
+    assert (
+        samples_from_rows(con.execute(sample_sql("Order Data", "Status", dialect_of("sqlite"))))
+        == expected
+    )
 
 
 @pytest.mark.parametrize(("values", "expected"), CASES)
@@ -42,13 +46,15 @@ def test_duckdb(values, expected):
     con.execute('CREATE SCHEMA s; CREATE TABLE s."Order Data" ("Status" TEXT)')
     if values:
         con.executemany('INSERT INTO s."Order Data" VALUES (?)', values)
-    sql = sample_sql("s.Order Data", "Status", "duckdb")
+    sql = sample_sql("s.Order Data", "Status", dialect_of("duckdb"))
     assert samples_from_rows(con.execute(sql).fetchall()) == expected
 
 
 def test_scan_is_bounded():
     con = _sqlite([("a",)] * 50 + [("b",)] * 100)
-    rows = con.execute(sample_sql("Order Data", "Status", "sqlite", scan_rows=50)).fetchall()
+    rows = con.execute(
+        sample_sql("Order Data", "Status", dialect_of("sqlite"), scan_rows=50)
+    ).fetchall()
     assert rows == [("a", 50)]
 
 

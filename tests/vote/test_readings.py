@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.vote.readings import MAX_PARTS, OTHER, PREVIEW_ROWS, readings, shape, summaries
 
 DATA = Path(__file__).parent / "data"
@@ -33,9 +34,9 @@ def test_a_summary_names_a_few_aspects_at_most():
 
 
 def test_dialect_is_read_once_for_every_query():
-    found = summaries(['SELECT "name" FROM t LIMIT 2', 'SELECT "name" FROM t'], dialect="duckdb")
+    found = summaries(['SELECT "name" FROM t LIMIT 2', 'SELECT "name" FROM t'], dialect=dialect_of("duckdb"))
     assert found == ("first 2 rows", "all rows")
-    assert shape("SELECT TOP 3 a FROM t ORDER BY a", "tsql").limit == "3"
+    assert shape("SELECT TOP 3 a FROM t ORDER BY a", dialect_of("tsql")).limit == "3"
 
 
 def test_unreadable_sql_has_no_shape():
