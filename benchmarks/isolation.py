@@ -47,6 +47,7 @@ def quickstart_fallback() -> tuple[str, str, str]:
     from cadet_magic.db.connect import resolve_runner
     from cadet_magic.examples.shop import create_shop
     from cadet_magic.fallback.rows_select import fetch_select
+    from cadet_magic.sql.target import Target
 
     replies = json.loads((NOTEBOOKS / "fallback_replies.json").read_text())["replies"]
     for question, answers in replies.items():
@@ -58,7 +59,9 @@ def quickstart_fallback() -> tuple[str, str, str]:
                     schema = resolve_runner(con).schema()
                 finally:
                     con.close()
-                plan = fetch_select(schema, ("order_items", "products", "orders"), "duckdb")
+                plan = fetch_select(
+                    schema, ("order_items", "products", "orders"), Target.named("duckdb")
+                )
                 if plan is None:  # pragma: no cover - the shop has these tables
                     raise LookupError("the shop has no order_items, products or orders")
                 return question, plan.sql, code.group(1)

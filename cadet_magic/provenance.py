@@ -24,8 +24,11 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    import sqlglot
 
 #: The key of the output metadata that holds the provenance (``outputs[i].metadata["cadet"]``).
 METADATA_KEY = "cadet"
@@ -147,7 +150,11 @@ def shown_columns(
 
 
 def shareable_columns(
-    columns: Sequence[Any], schema: Any, sql: str | None, dialect: str | None, code: str | None
+    columns: Sequence[Any],
+    schema: Any,
+    sql: str | None,
+    dialect: sqlglot.Dialect | None,
+    code: str | None,
 ) -> tuple[str, ...]:
     """An answer's columns as they may be shown below ``samples`` (:func:`shown_columns`). A
     SQL answer's: with the names its SQL's tree gives them by position. A fallback answer's
@@ -156,11 +163,12 @@ def shareable_columns(
 
     Example:
         >>> from cadet_magic.schema.model import Schema
-        >>> s = Schema.from_mapping({"people": ["name", "ssn"]})
+        >>> from cadet_magic.sql.dialect import dialect_of
+        >>> s, duckdb = Schema.from_mapping({"people": ["name", "ssn"]}), dialect_of("duckdb")
         >>> shareable_columns(["who", "201"], s, "SELECT name AS who, 1 AS x FROM people",
-        ...                   "duckdb", None)
+        ...                   duckdb, None)
         ('who', '(column 2)')
-        >>> shareable_columns(["who", "n"], s, "SELECT name AS who FROM people", "duckdb",
+        >>> shareable_columns(["who", "n"], s, "SELECT name AS who FROM people", duckdb,
         ...                   "result = df.groupby('who').size().reset_index(name='n')")
         ('(column 1)', '(column 2)')
     """
@@ -189,12 +197,15 @@ def _columns(result: Any, schema: Any, share: str) -> tuple[str, ...]:
     """The result's column names as the record keeps them: below ``samples`` only the schema's
     names and the names the product's reading of its SQL gives them
     (:func:`shareable_columns`: a ``PIVOT`` or pandas code can name columns after values)."""
+    from cadet_magic.sql.target import Target
+
     columns = tuple(str(c) for c in result.columns)
     if share == "samples":
         return columns
     fallback = result.fallback if result.answered_by == "fallback" else None
     code = getattr(fallback, "code", None) if fallback is not None else None
-    return shareable_columns(columns, schema, result.final_sql, result.dialect, code)
+    read = Target.named(result.dialect).dialect
+    return shareable_columns(columns, schema, result.final_sql, read, code)
 
 
 def _agreement(result: Any) -> dict[str, int | bool] | None:

@@ -320,13 +320,15 @@ class AskResult:
         SQL gives by position; any other, such as a ``PIVOT``'s columns named after stored
         values, as ``(column N)``."""
         from cadet_magic.provenance import shareable_columns
+        from cadet_magic.sql.target import Target
 
         columns = [str(c) for c in picked.columns]
         if self.provenance.get("share") == "samples":
             return tuple(columns)
         shown = (str(c) for c in self.provenance.get("columns", ()))
         known = {c for c in shown if not (c.startswith("(column ") and c.endswith(")"))}
-        listed = shareable_columns(columns, None, picked.sql, self.dialect, None)
+        read = Target.named(self.dialect).dialect
+        listed = shareable_columns(columns, None, picked.sql, read, None)
         return tuple(c if c in known else s for c, s in zip(columns, listed, strict=True))
 
     def choose(self, i: int) -> AskResult:

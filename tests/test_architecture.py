@@ -439,23 +439,25 @@ def test_category_is_built_from_error_kind():
 
 
 def _dialect_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The parameters of ``function`` that name a dialect (``dialect``, ``read``, ...) and whose
-    annotation lets it be a string.
+    """The parameters of ``function`` that take a dialect (named ``dialect``, ``read``, ..., or a
+    ``Target``) and whose annotation lets it be a string.
 
     Example:
-        >>> tree = ast.parse("def f(sql: str, dialect: Target | str | None, read: Dialect): ...")
+        >>> tree = ast.parse("def f(sql: str, dialect: Target | str, read: Dialect, "
+        ...                  "target: Target | str, table: str): ...")
         >>> _dialect_parameters(tree.body[0])
-        ['dialect']
+        ['dialect', 'target']
     """
     arguments = function.args
-    return [
-        a.arg
-        for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
-        if ("dialect" in a.arg or a.arg == "read")
-        and a.annotation is not None
-        and "str" in {n.id for n in ast.walk(a.annotation) if isinstance(n, ast.Name)}
-        | {n.value for n in ast.walk(a.annotation) if isinstance(n, ast.Constant)}
-    ]
+    found = []
+    for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+        if a.annotation is None:
+            continue
+        names = {n.id for n in ast.walk(a.annotation) if isinstance(n, ast.Name)}
+        names |= {n.value for n in ast.walk(a.annotation) if isinstance(n, ast.Constant)}
+        if "str" in names and ("dialect" in a.arg or a.arg == "read" or "Target" in names):
+            found.append(a.arg)
+    return found
 
 
 def dialect_string_functions() -> list[str]:

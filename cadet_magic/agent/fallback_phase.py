@@ -199,7 +199,7 @@ def fetch(state: AskState, ctx: Context) -> AskState | None:
     tables = tables_read(reads)
     if not tables and len(state.schema.tables) <= MAX_SCHEMA_TABLES:
         tables = [t.name for t in state.schema.tables]
-    plan = fetch_select(state.schema, tables, state.target.read) if tables else None
+    plan = fetch_select(state.schema, tables, state.target) if tables else None
     if plan is None:
         return None
     checked = check(state.with_work(sql=plan.sql), ctx)
@@ -271,7 +271,7 @@ def ask_both(state: AskState, ctx: Context) -> AskState:
     context = f"\n\n{ctx.preamble.strip()}" if ctx.preamble.strip() else ""
     messages = build_fallback_messages(
         state.question + context,
-        state.target.name,
+        state.target,
         state.schema_text,
         shared_attempts(sql_attempts, share),
         shared_attempts(record.same_phase(state), share),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cadet_magic.result import Attempt
+from cadet_magic.sql.target import Target
 
 SYSTEM = """You are a careful data analyst who writes {dialect_name} SQL.
 Answer the user's question with exactly one read-only SELECT query (CTEs allowed) over the tables below.
@@ -34,8 +35,14 @@ DIALECT_NAMES = {
 }
 
 
-def dialect_name(dialect: str | None) -> str:
-    return DIALECT_NAMES.get(dialect or "", dialect or "standard")
+def dialect_name(target: Target) -> str:
+    """The name the prompt calls ``target``'s dialect by.
+
+    Example:
+        >>> dialect_name(Target.named("postgresql")), dialect_name(Target.named(None))
+        ('PostgreSQL', 'standard')
+    """
+    return DIALECT_NAMES.get(target.name or "", target.name or "standard")
 
 
 def fence_tag(schema_text: str) -> str:
@@ -54,9 +61,9 @@ def fence_tag(schema_text: str) -> str:
     return tag
 
 
-def system_prompt(dialect: str | None, schema_text: str) -> str:
+def system_prompt(target: Target, schema_text: str) -> str:
     return SYSTEM.format(
-        dialect_name=dialect_name(dialect),
+        dialect_name=dialect_name(target),
         schema=schema_text or "(no tables found)",
         tag=fence_tag(schema_text),
     )
@@ -100,7 +107,7 @@ def feedback_turn(attempt: Attempt) -> str:
 
 def build_messages(
     question: str,
-    dialect: str | None,
+    target: Target,
     schema_text: str,
     attempts: Sequence[Attempt],
     preamble: str = "",
@@ -118,8 +125,9 @@ def build_messages(
     Example:
         >>> a = Attempt(1, "SELECT nme FROM t", "error", error="no such column: nme",
         ...             feedback="Use t.name.")
-        >>> first = build_messages("Names?", "sqlite", "t(name)", [])
-        >>> retry = build_messages("Names?", "sqlite", "t(name)", [a])
+        >>> sqlite = Target.named("sqlite")
+        >>> first = build_messages("Names?", sqlite, "t(name)", [])
+        >>> retry = build_messages("Names?", sqlite, "t(name)", [a])
         >>> retry[: len(first)] == first, [role for role, _ in retry]
         (True, ['system', 'human', 'ai', 'human'])
         >>> print(retry[-1][1])
@@ -129,11 +137,11 @@ def build_messages(
         Write the corrected query in one ```sql block.
     """
     if (place or PLACE) == "user":
-        text = f"{system_prompt(dialect, schema_text)}\n\n{question_prompt(question, preamble)}"
+        text = f"{system_prompt(target, schema_text)}\n\n{question_prompt(question, preamble)}"
         messages = [("human", text)]
     else:
         messages = [
-            ("system", system_prompt(dialect, schema_text)),
+            ("system", system_prompt(target, schema_text)),
             ("human", question_prompt(question, preamble)),
         ]
     for a in attempts:

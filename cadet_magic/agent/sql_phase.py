@@ -85,7 +85,7 @@ def generate(state: AskState, ctx: Context) -> AskState:
     ``AskMagic.share`` lets the model see them)."""
     attempts = shared_attempts(same_phase(state), state.options.share)
     messages = build_messages(
-        state.question, state.target.name, state.schema_text, attempts, ctx.preamble
+        state.question, state.target, state.schema_text, attempts, ctx.preamble
     )
     more = (state.options.candidates or 1) - 1  # the vote's candidates (the answer is one)
     if attempts or ctx.drawn or more < 1:

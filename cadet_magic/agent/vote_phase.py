@@ -195,9 +195,7 @@ def draw(state: AskState, ctx: Context, messages: list[tuple[str, str]]) -> Repl
 
 def generate(state: AskState, ctx: Context) -> AskState:
     """Asks the model for one more candidate: the SQL phase's first prompt, sampled."""
-    messages = build_messages(
-        state.question, state.target.name, state.schema_text, [], ctx.preamble
-    )
+    messages = build_messages(state.question, state.target, state.schema_text, [], ctx.preamble)
     t0 = time.perf_counter()
     ctx.prompts.append([{"role": role, "content": text} for role, text in messages])
     try:

@@ -75,9 +75,10 @@ def read_error(error: EngineError, engine: str | None, sql: str | None = None) -
     table = table_for(engine)
     renamed: Mapping[str, str] = {}
     if sql:
+        from cadet_magic.sql.target import Target
         from cadet_magic.sql.validate import renamed_functions
 
-        renamed = renamed_functions(sql, table.dialect or engine)
+        renamed = renamed_functions(sql, Target.named(table.dialect or engine))
     return read(error, table, renamed=renamed, written=sql)
 
 

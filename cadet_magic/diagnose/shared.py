@@ -39,6 +39,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import sqlglot
+
     from cadet_magic.sql.target import Target
 
 #: What replaces a message the model may not see.
@@ -62,9 +64,9 @@ def _name(text: str | None) -> str:
     return (text or "").strip().strip("\"'`[]").strip().lower()
 
 
-def quoted_names(sql: str | None, dialect: str | None, tree: Any = None) -> set[str]:
+def quoted_names(sql: str | None, dialect: sqlglot.Dialect | None, tree: Any = None) -> set[str]:
     """The names an engine's error may quote back below ``samples``: those the query's tree
-    (``tree``, else ``sql`` read in ``dialect``) refers to.
+    (``tree``, else ``sql`` read in ``dialect``, sqlglot's dialect object) refers to.
 
     Example:
         >>> sorted(quoted_names("SELECT amout FROM t WHERE x = '123-45-6789'", None))
@@ -86,14 +88,25 @@ def schema_names(schema: Any) -> set[str]:
     return names
 
 
+def _read_in(target: Target | None, schema: Any) -> sqlglot.Dialect:
+    """The dialect a failed query is read in: the target's, else the schema's (sqlglot's
+    generic SQL when neither names one sqlglot knows)."""
+    from cadet_magic.sql.target import Target
+
+    if target is not None and target.read:
+        return target.dialect
+    return Target.named(getattr(schema, "dialect", None)).dialect
+
+
 def shareable_engine_error(
-    error: Any, sql: str | None, schema: Any, dialect: str | None = None, tree: Any = None
+    error: Any, sql: str | None, schema: Any, target: Target | None = None, tree: Any = None
 ) -> Any:
     """A copy of an engine error (``cadet_magic.errors.EngineError`` as its engine's table
-    read it) holding only what the model may see below ``samples``."""
+    read it) holding only what the model may see below ``samples``; the query is read in
+    ``target``'s dialect (else the schema's) unless its ``tree`` is given."""
     kind = str(getattr(getattr(error, "kind", None), "value", "") or "unknown")
     names = schema_names(schema)
-    referred = quoted_names(sql, dialect or getattr(schema, "dialect", None), tree)
+    referred = quoted_names(sql, _read_in(target, schema), tree)
 
     def ours(field: Any) -> Any:
         if field is None:
@@ -129,7 +142,7 @@ def shareable_code_error(error: Any) -> Any:
 
 
 def shareable(
-    failure: Any, *, sql: str | None, schema: Any, dialect: str | None = None, tree: Any = None
+    failure: Any, *, sql: str | None, schema: Any, target: Target | None = None, tree: Any = None
 ) -> Any:
     """``failure`` as the model may see it below ``samples`` (see the module's description);
     failures that hold nothing from the engine or the child are returned as they are.
@@ -139,7 +152,7 @@ def shareable(
     if isinstance(failure, CodeFailed):
         return CodeFailed(shareable_code_error(failure.error), _shown(failure.columns, schema, sql))
     if hasattr(failure, "with_fields") and hasattr(failure, "candidates"):
-        return shareable_engine_error(failure, sql, schema, dialect, tree)
+        return shareable_engine_error(failure, sql, schema, target, tree)
     return failure
 
 
@@ -148,7 +161,7 @@ def _shown(columns: Iterable[str], schema: Any, sql: str | None) -> tuple[str, .
     SELECT's own names for them, by position."""
     from cadet_magic.provenance import shareable_columns
 
-    return shareable_columns(list(columns), schema, sql, getattr(schema, "dialect", None), None)
+    return shareable_columns(list(columns), schema, sql, _read_in(None, schema), None)
 
 
 def with_shared_feedback(
@@ -157,7 +170,7 @@ def with_shared_feedback(
     *,
     share: str,
     sql: str | None,
-    target: Target | str | None,
+    target: Target | None,
     schema: Any,
     query: Any = None,
 ) -> Any:
@@ -166,9 +179,8 @@ def with_shared_feedback(
     query, when there is one (its tree is read)."""
     if share == "samples":
         return diagnosis
-    dialect = getattr(target, "read", None) if not isinstance(target, str) else target
     tree = getattr(query, "tree", None)
-    shared = shareable(failure, sql=sql, schema=schema, dialect=dialect, tree=tree)
+    shared = shareable(failure, sql=sql, schema=schema, target=target, tree=tree)
     if shared is failure:
         return diagnosis
     from cadet_magic.diagnose.failures import diagnose

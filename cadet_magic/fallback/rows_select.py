@@ -25,7 +25,8 @@ Example:
     ...     Table("items", (Column("order_id", "INTEGER"), Column("price", "REAL")),
     ...           (ForeignKey(("order_id",), "orders", ("order_id",)),)),
     ... ))
-    >>> plan = fetch_select(s, ["items", "orders"], "sqlite")
+    >>> from cadet_magic.sql.target import Target
+    >>> plan = fetch_select(s, ["items", "orders"], Target.named("sqlite"))
     >>> print(plan.sql)
     SELECT items.order_id AS order_id, items.price AS price, orders.day AS day FROM items JOIN orders ON items.order_id = orders.order_id
     >>> plan.sources
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from cadet_magic.schema.model import Schema, Table
-from cadet_magic.sql.dialect import resolve_dialect
+from cadet_magic.sql.target import Target
 
 #: Tables between two chosen ones a join may pass through, at most.
 MAX_HOPS = 2
@@ -114,14 +115,13 @@ def _root(schema: Schema, tables: Sequence[str]) -> str:
     return max(tables, key=lambda n: (refs(n), -list(tables).index(n)))
 
 
-def fetch_select(schema: Schema, tables: Sequence[str], dialect: str | None) -> FetchPlan | None:
+def fetch_select(schema: Schema, tables: Sequence[str], target: Target) -> FetchPlan | None:
     """Every column of ``tables`` (and of the tables between them), joined along foreign keys;
-    None when none of ``tables`` is in the schema."""
+    None when none of ``tables`` is in the schema. Its text is in ``target``'s dialect."""
     known = [t.name for name in tables if (t := schema.table(name)) is not None]
     known = list(dict.fromkeys(known))
     if not known:
         return None
-    read = resolve_dialect(dialect)
     order = [_root(schema, known)]
     joins: list[tuple[str, str, list[tuple[str, str]]]] = []
     for name in known:
@@ -158,7 +158,7 @@ def fetch_select(schema: Schema, tables: Sequence[str], dialect: str | None) -> 
     for src, dst, pairs in joins:
         on = exp.and_(*(exp.column(a, table=src).eq(exp.column(b, table=dst)) for a, b in pairs))
         select = select.join(exp.to_table(dst), on=on)
-    sql = select.sql(dialect=read, identify=False)
+    sql = select.sql(dialect=target.dialect, identify=False)
     return FetchPlan(
         sql=sql,
         tables=tuple(order),

@@ -10,11 +10,13 @@ columns the text does not list (a star over a ``PIVOT``, DuckDB's ``COLUMNS(...)
 last columns. A name is never looked for in the query's text: a literal can hold every value.
 
 Example:
-    >>> output_names("SELECT status, count(*) AS n, amount * 2 FROM orders", "duckdb", 3)
+    >>> from cadet_magic.sql.dialect import dialect_of
+    >>> duckdb = dialect_of("duckdb")
+    >>> output_names("SELECT status, count(*) AS n, amount * 2 FROM orders", duckdb, 3)
     ('status', 'n', None)
-    >>> output_names("SELECT *, amount AS a FROM (PIVOT t ON k USING sum(v))", "duckdb", 4)
+    >>> output_names("SELECT *, amount AS a FROM (PIVOT t ON k USING sum(v))", duckdb, 4)
     (None, None, None, 'a')
-    >>> output_names("PIVOT t ON k USING sum(v)", "duckdb", 2)
+    >>> output_names("PIVOT t ON k USING sum(v)", duckdb, 2)
     (None, None)
 """
 
@@ -25,7 +27,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.sql.dialect import dialect_of, quiet_sqlglot, resolve_dialect
+from cadet_magic.sql.dialect import quiet_sqlglot
 
 #: Functions one projection of which makes several columns (or none) of names the text does
 #: not give: DuckDB's star expressions and unnesting, Spark's generators.
@@ -92,13 +94,13 @@ def names_of(tree: exp.Expression, count: int) -> tuple[str | None, ...]:
     return tuple(head) + (None,) * (count - len(head) - len(tail)) + tuple(tail)
 
 
-def tree_of(sql: str | None, dialect: str | None) -> exp.Expression | None:
-    """The tree of ``sql`` read in ``dialect``, None when it does not parse as one statement."""
+def tree_of(sql: str | None, dialect: sqlglot.Dialect | None) -> exp.Expression | None:
+    """The tree of ``sql`` read in ``dialect`` (sqlglot's dialect object), None when it does not parse as one statement."""
     if not sql:
         return None
     try:
         with quiet_sqlglot():
-            trees = sqlglot.parse(sql, dialect=dialect_of(resolve_dialect(dialect)))
+            trees = sqlglot.parse(sql, dialect=dialect)
     except Exception:  # noqa: BLE001 - not read: no names known
         return None
     if len(trees) != 1 or not isinstance(trees[0], exp.Expression):
@@ -106,7 +108,9 @@ def tree_of(sql: str | None, dialect: str | None) -> exp.Expression | None:
     return trees[0]
 
 
-def output_names(sql: str | None, dialect: str | None, count: int) -> tuple[str | None, ...]:
+def output_names(
+    sql: str | None, dialect: sqlglot.Dialect | None, count: int
+) -> tuple[str | None, ...]:
     """:func:`names_of` the tree of ``sql`` read in ``dialect`` (all None when it does not
     parse as one statement)."""
     tree = tree_of(sql, dialect)

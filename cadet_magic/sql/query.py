@@ -107,7 +107,7 @@ def _stub(value: object) -> object:
     return value
 
 
-def _head(node: exp.Func, read: str | sqlglot.Dialect | None) -> str:
+def _head(node: exp.Func, read: sqlglot.Dialect | None) -> str:
     """The name ``read`` writes ``node`` with, read from the node alone: its arguments stand as
     placeholders (:func:`_stub`), so each node costs its own size, not its subtree's (writing each
     node whole made a 1,500-term ``OR`` cost minutes)."""
@@ -118,14 +118,15 @@ def _head(node: exp.Func, read: str | sqlglot.Dialect | None) -> str:
 
 
 def renamed_in(
-    trees: list[exp.Expression], read: str | sqlglot.Dialect | None, written: str
+    trees: list[exp.Expression], read: sqlglot.Dialect | None, written: str
 ) -> dict[str, str]:
     """Functions of ``trees`` that the dialect ``read`` writes otherwise than ``written`` has
     them: ``{RUN_AS: WRITTEN}``; work linear in the trees' size.
 
     Example:
         >>> trees = [sqlglot.parse_one("SELECT median(a) FROM t WHERE b = 1 OR b = 2")]
-        >>> renamed_in(trees, "sqlite", "SELECT median(a) FROM t WHERE b = 1 OR b = 2")
+        >>> from cadet_magic.sql.dialect import dialect_of
+        >>> renamed_in(trees, dialect_of("sqlite"), "SELECT median(a) FROM t WHERE b = 1 OR b = 2")
         {'PERCENTILE_CONT': 'MEDIAN'}
     """
     upper = written.upper()

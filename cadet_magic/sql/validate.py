@@ -47,7 +47,7 @@ from cadet_magic.sql.dialect import generate, parse_statements, quiet_sqlglot
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery, renamed_in
 from cadet_magic.sql.quotes import ansi_identifiers, single_quoted
-from cadet_magic.sql.target import Target, as_target
+from cadet_magic.sql.target import Target
 
 __all__ = ["CheckedQuery", "Issue", "Validation", "renamed_functions", "validate_sql"]
 
@@ -249,7 +249,7 @@ def _validate(sql: str, target: Target) -> Validation:
     return Validation(True, [], query)
 
 
-def renamed_functions(sql: str, dialect: Target | str | None) -> dict[str, str]:
+def renamed_functions(sql: str, target: Target) -> dict[str, str]:
     """Functions the checked SQL spells differently from the model: ``{RUN_AS: WRITTEN}``.
 
     What runs is regenerated from the checked tree, and sqlglot writes some functions in the
@@ -257,14 +257,14 @@ def renamed_functions(sql: str, dialect: Target | str | None) -> dict[str, str]:
     the engine then rejects a function, the diagnosis names the one the model wrote.
 
     Example:
-        >>> renamed_functions("SELECT median(amount) FROM orders", "sqlite")
+        >>> sqlite = Target.named("sqlite")
+        >>> renamed_functions("SELECT median(amount) FROM orders", sqlite)
         {'PERCENTILE_CONT': 'MEDIAN'}
-        >>> renamed_functions("SELECT max(amount) FROM orders", "sqlite")
+        >>> renamed_functions("SELECT max(amount) FROM orders", sqlite)
         {}
     """
     if isinstance(sql, CheckedQuery):  # the check's tree: not parsed again
         return dict(sql.renamed)
-    target = as_target(dialect)
     try:
         with quiet_sqlglot():
             trees = parse_statements(sql, target.dialect)

@@ -5,6 +5,7 @@ import doctest
 
 import cadet_magic.agent.fallback_prompts as prompts
 from cadet_magic.result import Attempt
+from cadet_magic.sql.target import Target
 
 
 def test_doctests():
@@ -17,7 +18,9 @@ def test_the_first_prompt_shows_the_failed_sql_and_asks_for_both_blocks():
         Attempt(1, sql=long_sql, outcome="error", error="no such column: c7\nsecond line"),
         Attempt(2, sql=None, outcome="error", category="no_sql"),
     ]
-    system, human = prompts.build_fallback_messages("Top?", "sqlite", "t(a)", failed, [])
+    system, human = prompts.build_fallback_messages(
+        "Top?", Target.named("sqlite"), "t(a)", failed, []
+    )
     assert "SQLite SQL and pandas" in system[1] and "```python" in system[1]
     assert "t(a)" in system[1]
     assert "Attempt 1:" in human[1] and "no such column: c7" in human[1]
@@ -38,7 +41,7 @@ def test_a_retry_shows_the_earlier_fallback_attempts_and_the_feedback():
             phase="fallback",
         )
     ]
-    _, human = prompts.build_fallback_messages("Top?", "duckdb", "t(a)", [], earlier)
+    _, human = prompts.build_fallback_messages("Top?", Target.named("duckdb"), "t(a)", [], earlier)
     text = human[1]
     assert "Fallback attempt 1:" in text and "result = df['b']" in text
     assert "What to fix now:\ndf holds the columns of your SELECT: a." in text

@@ -16,6 +16,7 @@ from cadet_magic.agent.prompts import fence_tag, system_prompt
 from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.render import COMPACT, REPRESENTATION, quote_name, render_schema
 from cadet_magic.sql.dialect import dialect_of
+from cadet_magic.sql.target import Target
 
 CASES = json.loads((Path(__file__).with_name("name_cases.json")).read_text())["cases"]
 ROWS = [(c["name"], d, q) for c in CASES for d, q in c["quoted"].items()]
@@ -39,7 +40,7 @@ def test_schema_text_holds_the_exact_name_inside_the_fence(case: dict) -> None:
     for rep, want in expected.items():
         text = render_schema(schema, rep)
         assert text == want
-        prompt = system_prompt("postgres", text)
+        prompt = system_prompt(Target.named("postgres"), text)
         tag = fence_tag(text)
         opened = prompt.index(f"<{tag}>\n")
         closed = prompt.index(f"\n</{tag}>")

@@ -22,6 +22,7 @@ from cadet_magic.schema.link import link
 from cadet_magic.schema.model import Schema
 from cadet_magic.schema.render import Representation, render_schema, render_table
 from cadet_magic.sql.dialect import dialect_of
+from cadet_magic.sql.target import Target
 from tests.helpers import CountingModel, fake_model, sql_reply
 
 HERE = Path(__file__).parent
@@ -55,7 +56,7 @@ def test_no_content_breaks_the_fence_or_the_rows_comment(rep):
             assert "</schema" not in low and "<schema" not in low and "```" not in low
             marks = re.findall(r"/\*|\*/", text)  # every comment closes once, where it should
             assert marks == ["/*", "*/"] * (len(marks) // 2), text
-    prompt = system_prompt("duckdb", render_schema(schema_from(tables), rep))
+    prompt = system_prompt(Target.named("duckdb"), render_schema(schema_from(tables), rep))
     assert prompt.count("</schema>") == 1 and prompt.count("<schema>") == 1
 
 
@@ -123,8 +124,8 @@ def test_rows_are_read_only_when_the_representation_shows_them(monkeypatch):
 def test_a_retry_starts_with_the_first_prompt(place):
     text = render_schema(Schema.from_mapping({"t": ["name"]}), Representation("create", "rows"))
     a = Attempt(1, "SELECT nme FROM t", "error", error="no such column: nme", feedback="Use name.")
-    first = build_messages("Names?", "sqlite", text, [], place=place)
-    retry = build_messages("Names?", "sqlite", text, [a], place=place)
+    first = build_messages("Names?", Target.named("sqlite"), text, [], place=place)
+    retry = build_messages("Names?", Target.named("sqlite"), text, [a], place=place)
     assert retry[: len(first)] == first and len(retry) == len(first) + 2
     assert [role for role, _ in first] == (["system", "human"] if place == "system" else ["human"])
 

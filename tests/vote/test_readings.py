@@ -34,7 +34,9 @@ def test_a_summary_names_a_few_aspects_at_most():
 
 
 def test_dialect_is_read_once_for_every_query():
-    found = summaries(['SELECT "name" FROM t LIMIT 2', 'SELECT "name" FROM t'], dialect=dialect_of("duckdb"))
+    found = summaries(
+        ['SELECT "name" FROM t LIMIT 2', 'SELECT "name" FROM t'], dialect=dialect_of("duckdb")
+    )
     assert found == ("first 2 rows", "all rows")
     assert shape("SELECT TOP 3 a FROM t ORDER BY a", dialect_of("tsql")).limit == "3"
 
