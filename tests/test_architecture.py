@@ -75,8 +75,11 @@ def _resolve(target: str, modules: dict[str, Path] = MODULES) -> str | None:
     return target or None
 
 
-def imports(name: str, modules: dict[str, Path] = MODULES) -> list[tuple[str, bool]]:
-    """(imported name, at module level) for every import of module ``name``."""
+def imports(
+    name: str, modules: dict[str, Path] = MODULES, type_only: bool = False
+) -> list[tuple[str, bool]]:
+    """(imported name, at module level) for every import of module ``name`` (with
+    ``type_only``, those under ``if TYPE_CHECKING:`` too)."""
     path = modules[name]
     tree = ast.parse(path.read_text(), str(path))
     is_pkg = path.name == "__init__.py"
@@ -84,7 +87,11 @@ def imports(name: str, modules: dict[str, Path] = MODULES) -> list[tuple[str, bo
 
     def visit(node: ast.AST, top: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            if (
+                isinstance(child, ast.If)
+                and "TYPE_CHECKING" in ast.unparse(child.test)
+                and not type_only
+            ):
                 for sub in child.orelse:
                     visit(sub, top)
                 continue
@@ -107,12 +114,15 @@ def imports(name: str, modules: dict[str, Path] = MODULES) -> list[tuple[str, bo
     return out
 
 
-def graph(modules: dict[str, Path] = MODULES, package: str = "cadet_magic") -> dict[str, set[str]]:
-    """Module -> the modules of ``package`` it imports (a package's own __init__ excluded)."""
+def graph(
+    modules: dict[str, Path] = MODULES, package: str = "cadet_magic", type_only: bool = False
+) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports (a package's own __init__ excluded;
+    with ``type_only``, the imports for the type checker count too)."""
     edges: dict[str, set[str]] = {}
     for name in modules:
         targets = set()
-        for target, _ in imports(name, modules):
+        for target, _ in imports(name, modules, type_only):
             if target.split(".")[0] != package:
                 continue
             resolved = _resolve(target, modules)
@@ -245,16 +255,16 @@ def test_the_sql_phase_declares_no_field_of_a_later_phase():
     assert not own & {f.name for f in fields(AskState)}
 
 
-def package_graph() -> dict[str, set[str]]:
+def package_graph(type_only: bool = False) -> dict[str, set[str]]:
     """Package -> the packages it imports (``agent`` for every ``cadet_magic.agent.*``; a
-    top-level module counts as its own package)."""
+    top-level module counts as its own package; ``type_only``: as :func:`graph`)."""
 
     def package(module: str) -> str:
         parts = module.split(".")
         return parts[1] if len(parts) > 1 else parts[0]
 
     edges: dict[str, set[str]] = {}
-    for name, targets in graph().items():
+    for name, targets in graph(type_only=type_only).items():
         edges.setdefault(package(name), set()).update(
             package(t) for t in targets if package(t) != package(name)
         )
@@ -270,6 +280,15 @@ def test_no_package_cycles():
     for core in ("diagnose", "fallback"):
         assert "agent" not in edges[core], core
     assert "fallback" not in edges["diagnose"] and "diagnose" not in edges["fallback"]
+
+
+def test_no_package_cycle_through_the_type_checkers_imports():
+    """Not even an import for the type checker alone closes a circle between packages: the
+    dialect layer (``sql/``) declares what it reads of a schema (``sql.target.KnownSchema``)
+    rather than importing ``schema/``, which builds on it."""
+    edges = package_graph(type_only=True)
+    assert "sql" in edges["schema"]  # the walk sees the schema's imports of the dialect layer
+    assert cycles(edges) == []
 
 
 def test_the_diagnosis_holds_no_engine_wording():

@@ -22,10 +22,10 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import sqlglot
 
@@ -33,10 +33,31 @@ from cadet_magic.sql.dialect import dialect_key, dialect_of, resolve_dialect
 from cadet_magic.sql.engine_facts import EngineFacts, facts_for
 from cadet_magic.sql.functions import FunctionCatalog
 
-if TYPE_CHECKING:
-    from cadet_magic.schema.model import Schema
+__all__ = ["KnownSchema", "Target", "as_target"]
 
-__all__ = ["Target", "as_target"]
+
+class _KnownTable(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def column_names(self) -> list[str]: ...
+
+
+class KnownSchema(Protocol):
+    """What a :class:`Target` reads of a schema (a :class:`~cadet_magic.schema.model.Schema`
+    is one): the dialect layer declares it, so that it imports nothing of ``schema/``, which
+    builds on it."""
+
+    @property
+    def tables(self) -> Sequence[_KnownTable]: ...
+
+    @property
+    def functions(self) -> Any: ...
+
+    @property
+    def ansi_quotes(self) -> bool: ...
+
+    def table_names(self) -> list[str]: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +124,7 @@ class Target:
             ansi_quotes=ansi_quotes,
         )
 
-    def with_schema(self, schema: Schema) -> Target:
+    def with_schema(self, schema: KnownSchema) -> Target:
         """A copy knowing ``schema``'s names: its tables (None when it has none: the schema
         could not be read), their columns, its function catalog and its ``ansi_quotes``.
 
