@@ -2,7 +2,7 @@
 SQL-value keywords (``user``, ``session_user``, written without parentheses) and the casts to
 object-identifier types (``'t'::regclass``). The rule :mod:`cadet_magic.sql.checks.server_facts`
 refuses them with these tables; the ``to_reg*`` functions share their wording
-(:data:`CATALOG_NAMES`, used by :mod:`cadet_magic.sql.function_rules`).
+(:data:`CATALOG_NAMES`, used by :mod:`cadet_magic.sql.functions`).
 
 Example:
     >>> PG_KEYWORD_CALLS["user"], OBJECT_ID_TYPES["regconfig"] is None
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 #: PostgreSQL's SQL-value keywords written without parentheses (sqlglot reads some of them as
 #: a bare column name): the function each one calls, decided by that function's entry in
-#: :data:`cadet_magic.sql.function_rules.NEVER`.
+#: :data:`cadet_magic.sql.functions.NEVER`.
 #: ``current_catalog`` (the database you connected to) and ``current_schema`` (the first schema
 #: of the search path) stay allowed: they name what the schema already shows.
 PG_KEYWORD_CALLS: dict[str, str] = {
