@@ -2,9 +2,11 @@
 (docstrings, comments and blank lines do not count: a module is not split for explaining
 itself), and no function above complexity 15 (ruff's C901, configured in pyproject.toml).
 
-A module that grows past the limit is split along its seams (one module per job, named after
-it, sqlglot optimizer style), the old names re-exported where callers import them. A module
-that must stay long goes into :data:`ALLOWED` with the reason; the list is meant to stay empty.
+A module holds one job and is named after it; the limit is a backstop, set high enough that a
+cohesive module is never split by length alone (two halves of one job in two modules are
+harder to read than one long module). A module that passes it holds more than one job: it is
+split along its seams, the old names re-exported where callers import them. A module that must
+stay long goes into :data:`ALLOWED` with the reason; the list is meant to stay empty.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ import tokenize
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import cadet_magic
 from tests.conftest import need
 
 PACKAGE = Path(cadet_magic.__file__).parent
 REPO = PACKAGE.parent
-#: Lines of code a module of the package may have at most.
-MAX_LINES = 400
+#: Lines of code a module of the package may have at most (the longest had 351 when it was set).
+MAX_LINES = 600
 #: The most complex a function may be (ruff's mccabe ``max-complexity``).
 MAX_COMPLEXITY = 15
 #: Modules (paths under cadet_magic/) allowed above MAX_LINES, each with its reason.
@@ -88,13 +92,27 @@ def test_the_size_rule_sees_a_long_module(tmp_path):
     assert lines(long) > MAX_LINES
 
 
-def test_the_size_rule_counts_code_not_explanations(tmp_path):
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # docstrings, comments and blank lines are explanations
+        (
+            '"""A docstring\n\nof three lines."""\n\n# a comment\n'
+            'def f():\n    """Its docstring."""\n    return 1  # code\n',
+            2,
+        ),
+        ('class C:\n    """Its docstring\n    on two lines."""\n\n    x = 1\n', 2),
+        # a string that is a value, not a docstring, is code on each of its lines
+        ('"""Doc."""\nSQL = """\nSELECT 1\n"""\n', 3),
+        # a statement spread over lines counts each of them
+        ("x = f(\n    1,\n    2,\n)\n", 4),
+        ("\n\n# only comments\n\n", 0),
+    ],
+)
+def test_the_size_rule_counts_code_not_explanations(tmp_path, text, code):
     module = tmp_path / "explained.py"
-    module.write_text(
-        '"""A docstring\n\nof three lines."""\n\n# a comment\n'
-        'def f():\n    """Its docstring."""\n    return 1  # code\n'
-    )
-    assert lines(module) == 2
+    module.write_text(text)
+    assert lines(module) == code
 
 
 def test_ruff_limits_complexity_to_15():
