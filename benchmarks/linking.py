@@ -61,9 +61,9 @@ def _samples(con: sqlite3.Connection, table: str, column: str) -> tuple[str, ...
 
 def _rows_of(con: sqlite3.Connection | None, table: Table) -> tuple:
     """A few rows of ``table`` when the prompt's representation shows rows (the runners'
-    policy, :mod:`cadet_magic.schema.sample_rows`)."""
+    policy, :func:`cadet_magic.schema.samples.read_rows`)."""
     from cadet_magic.schema import render
-    from cadet_magic.schema.sample_rows import read_rows
+    from cadet_magic.schema.samples import read_rows
 
     if con is None or render.REPRESENTATION.samples not in ("rows", "both"):
         return ()

@@ -1,10 +1,17 @@
-"""Sample values for low-cardinality text columns: which columns, what SQL, what to keep.
+"""What the schema read samples of the data: values of low-cardinality text columns and a few
+rows of each table (portable: stdlib + sqlglot).
 
-Portable (stdlib + sqlglot): a runner asks :func:`sample_sql` for one query per
-text column, runs it on its connection, and hands the rows to
-:func:`samples_from_rows`; :func:`with_samples` puts the values into the schema.
-The same policy feeds the prompt (a few values per column, see
+Values: a runner asks :func:`sample_sql` for one query per text column, runs it on its
+connection, and hands the rows to :func:`samples_from_rows`; :func:`with_samples` puts the
+values into the schema. The same policy feeds the prompt (a few values per column, see
 :mod:`cadet_magic.schema.render`) and the linker (values the question mentions).
+
+Rows, for a representation that shows them
+(:class:`~cadet_magic.schema.render.Representation`): one bounded query per table (its columns
+named in catalog order, ``LIMIT`` :data:`ROWS`), through the runner's own read-only ``fetch``;
+each value kept as text (None for NULL), cut to :data:`MAX_CELL_CHARS`. Views are not read
+(their query may be costly); a table whose query fails, or any after the time budget, keeps no
+rows. :func:`read_samples` reads both.
 
 Example:
     >>> print(sample_sql("orders", "status", dialect_of("sqlite")))
@@ -13,6 +20,14 @@ Example:
     ('paid', 'open')
     >>> samples_from_rows([(f"v{i}", 1) for i in range(21)])  # not low-cardinality
     ()
+    >>> import sqlite3
+    >>> con = sqlite3.connect(":memory:")
+    >>> _ = con.executescript("CREATE TABLE t (id INT, name TEXT); INSERT INTO t VALUES (1, 'a'), (2, NULL);")
+    >>> s = read_rows(Schema.from_mapping({"t": ["id", "name"]}, "sqlite"), lambda q: con.execute(q).fetchall())
+    >>> s.table("t").rows
+    (('1', 'a'), ('2', None))
+    >>> print(rows_sql(s.table("t"), dialect_of("duckdb")))
+    SELECT "id", "name" FROM "t" LIMIT 3
 """
 
 from __future__ import annotations
@@ -25,7 +40,7 @@ from dataclasses import replace
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.schema.model import Column, Schema
+from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.sql.dialect import dialect_of
 
 #: A column with more distinct values than this (in the rows scanned) gets no samples.
@@ -38,8 +53,17 @@ MAX_VALUE_CHARS = 40
 SCAN_ROWS = 10_000
 #: At most this many columns are sampled per schema read (catalog order).
 MAX_COLUMNS = 200
-#: Sampling stops after this many seconds (the columns left get no samples).
+#: Sampling stops after this many seconds (the columns left get no samples); reading rows
+#: has a budget as long again (the tables left keep none).
 TIME_BUDGET = 0.3
+#: Rows read per table.
+ROWS = 3
+#: Characters of a row's value kept at most.
+MAX_CELL_CHARS = 80
+#: Tables whose rows are read at most, in catalog order (a catalog of a few dozen tables gets
+#: rows on every table; on a 1,000-table catalog the rows add about 50 ms to the schema read,
+#: not 0.3 s).
+MAX_ROW_TABLES = 50
 
 _TEXT_TYPES = ("char", "text", "string", "clob", "enum", "citext", "name")
 
@@ -241,8 +265,8 @@ def read_samples(
     scan_rows: int = SCAN_ROWS,
 ) -> Schema:
     """``schema`` with sample values read through ``fetch`` (one bounded query per column), and
-    a few rows per table when the prompt's representation shows rows
-    (:mod:`cadet_magic.schema.sample_rows`, within its own ``time_budget``).
+    a few rows per table when the prompt's representation shows rows (:func:`read_rows`,
+    within its own ``time_budget``).
 
     Cost is bounded three ways: each query looks at ``scan_rows`` rows at most,
     at most ``max_columns`` columns are sampled, and no new query starts after
@@ -318,7 +342,6 @@ def _with_rows(
 ) -> Schema:
     """``schema`` with a few rows per table when the prompt's representation shows rows."""
     from cadet_magic.schema.render import REPRESENTATION
-    from cadet_magic.schema.sample_rows import read_rows
 
     if REPRESENTATION.samples not in ("rows", "both"):
         return schema
@@ -374,3 +397,61 @@ def sample_table_sql(
         for i, column in enumerate(columns)
     ]
     return " UNION ALL ".join(parts)
+
+
+def cell_text(value: object) -> str | None:
+    """A value as the rows show it.
+
+    Example:
+        >>> [cell_text(v) for v in (None, 3, 2.5, b"\\x00\\x01", "x" * 100)][:4]
+        [None, '3', '2.5', '<2 bytes>']
+        >>> len(cell_text("x" * 100))
+        80
+    """
+    if value is None:
+        return None
+    if isinstance(value, bytes | bytearray | memoryview):
+        return f"<{len(bytes(value))} bytes>"
+    text = str(value)
+    return text if len(text) <= MAX_CELL_CHARS else text[:MAX_CELL_CHARS]
+
+
+def rows_sql(table: Table, dialect: sqlglot.Dialect | None = None, n: int = ROWS) -> str:
+    """The query reading ``n`` rows of ``table``, its columns in catalog order."""
+    parts = [exp.to_identifier(p, quoted=True) for p in table.name.split(".")]
+    kinds = dict(zip(("this", "db", "catalog"), reversed(parts), strict=False))
+    if table.schema and "db" not in kinds:
+        kinds["db"] = exp.to_identifier(table.schema, quoted=True)
+    columns = [exp.column(c.name, quoted=True) for c in table.columns]
+    return exp.select(*columns).from_(exp.Table(**kinds)).limit(n).sql(dialect=dialect)
+
+
+def read_rows(
+    schema: Schema,
+    fetch: Callable[[str], Iterable[Sequence[object]]],
+    *,
+    skip: Collection[str] = (),
+    time_budget: float = TIME_BUDGET,
+    n: int = ROWS,
+) -> Schema:
+    """``schema`` with ``n`` rows on each table (not on those in ``skip``: views)."""
+    deadline = time.monotonic() + time_budget
+    skipped = {name.lower() for name in skip}
+    tables = []
+    for i, table in enumerate(schema.tables):
+        if (
+            table.name.lower() in skipped
+            or not table.columns
+            or i >= MAX_ROW_TABLES
+            or time.monotonic() > deadline
+        ):
+            tables.append(table)
+            continue
+        try:
+            got = list(fetch(rows_sql(table, dialect_of(schema.dialect), n)))[:n]
+        except Exception:  # noqa: BLE001 - a table whose rows cannot be read shows none
+            tables.append(table)
+            continue
+        rows = tuple(tuple(cell_text(v) for v in row) for row in got)
+        tables.append(replace(table, rows=rows))
+    return replace(schema, tables=tuple(tables), _index={})

@@ -4,7 +4,12 @@ import pytest
 
 from cadet_magic.schema.model import Schema
 from cadet_magic.schema.samples import (
+    MAX_CELL_CHARS,
+    MAX_ROW_TABLES,
+    cell_text,
     is_text_type,
+    read_rows,
+    read_samples,
     sample_sql,
     samples_from_rows,
     text_columns,
@@ -81,3 +86,50 @@ def test_with_samples_copies():
     assert t.table("t").columns[1].samples == ("x",)
     assert s.table("t").columns[1].samples == ()
     assert [c.name for _, c in text_columns(t)] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, None),
+        (3, "3"),
+        (2.5, "2.5"),
+        (b"\x00\x01", "<2 bytes>"),
+        ("x" * (MAX_CELL_CHARS + 5), "x" * MAX_CELL_CHARS),
+    ],
+)
+def test_cell_text(value, text):
+    assert cell_text(value) == text
+
+
+def _tables(n):
+    con = sqlite3.connect(":memory:")
+    for i in range(n):
+        con.execute(f"CREATE TABLE t{i} (id INT, status TEXT)")
+        con.execute(f"INSERT INTO t{i} VALUES (1, 'paid'), (2, 'open'), (3, 'paid'), (4, 'void')")
+    return con, Schema.from_mapping({f"t{i}": ["id", "status"] for i in range(n)}, "sqlite")
+
+
+def test_the_schema_read_gets_values_and_rows():
+    con, schema = _tables(2)
+    got = read_samples(schema, lambda q: con.execute(q).fetchall(), skip=("t1",))
+    t0, t1 = got.table("t0"), got.table("t1")
+    assert t0.columns[1].samples == ("paid", "open", "void")
+    assert t0.rows == (("1", "paid"), ("2", "open"), ("3", "paid"))
+    assert t1.columns[1].samples == () and t1.rows == ()  # views are skipped
+
+
+def test_rows_are_read_for_the_first_tables_only():
+    con, schema = _tables(MAX_ROW_TABLES + 1)
+    got = read_rows(schema, lambda q: con.execute(q).fetchall(), time_budget=60)
+    assert all(t.rows for t in got.tables[:MAX_ROW_TABLES])
+    assert got.tables[MAX_ROW_TABLES].rows == ()
+
+
+def test_a_table_whose_rows_fail_keeps_none():
+    con, schema = _tables(1)
+
+    def fetch(sql):
+        raise sqlite3.OperationalError("no")
+
+    assert read_rows(schema, fetch).table("t0").rows == ()
