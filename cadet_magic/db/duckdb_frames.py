@@ -61,7 +61,7 @@ class FramesRunner(DuckDBRunner):
         self.frames = dict(frames)
         connection = duckdb.connect(":memory:", config=dict(DUCKDB_CONFIG))
         if session is None:  # a schema cache of its own: the frames' schema dies with it
-            session = DbSession(SchemaCache(), current().watchdog, current().kept)
+            session = DbSession(SchemaCache(), current().watchdog, current().reused_connections)
         super().__init__(_Registered(connection, self.frames), label=label, session=session)
 
     def _read_schema(self) -> Schema:

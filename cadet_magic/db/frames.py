@@ -153,10 +153,10 @@ def frames_runner(con: Any, *, engine: str | None = None) -> Runner:
 
 
 def private_session() -> DbSession:
-    """The current session's watchdog and kept connections with a schema cache of the
+    """The current session's watchdog and reused connections with a schema cache of the
     runner's own: the frames' schema is read once per question and dies with the runner."""
     session = current()
-    return DbSession(SchemaCache(), session.watchdog, session.kept)
+    return DbSession(SchemaCache(), session.watchdog, session.reused_connections)
 
 
 def frame_bytes(frame: Any) -> int:

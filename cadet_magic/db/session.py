@@ -24,19 +24,19 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from cadet_magic.db.cache import SCHEMA_CACHE, SchemaCache
-from cadet_magic.db.kept import KeptConnections
+from cadet_magic.db.reused_connections import ReusedConnections
 from cadet_magic.db.watchdog import WATCHDOG, Watchdog
 
 
 @dataclass
 class DbSession:
     """The schema cache (one schema read per connection until it changes), the watchdog
-    thread that fires query deadlines and the agent's SQLite connections kept between
+    thread that fires query deadlines and the agent's SQLite connections reused between
     questions (JupyterLite's drive), owned together."""
 
     schema_cache: SchemaCache = field(default_factory=SchemaCache)
     watchdog: Watchdog = field(default_factory=Watchdog)
-    kept: KeptConnections = field(default_factory=KeptConnections)
+    reused_connections: ReusedConnections = field(default_factory=ReusedConnections)
 
 
 #: The session of code that runs outside a magic; its objects are ``SCHEMA_CACHE`` and

@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
-from cadet_magic.db.kept import Stamp, stamp, unchanging
+from cadet_magic.db.reused_connections import Stamp, stamp, unchanging
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.sqlite_errors import sqlite_error
 from cadet_magic.errors import EngineError, ResultTooLarge
@@ -185,11 +185,11 @@ class SQLiteRunner(BaseRunner):
         #: question: schema, query, value checks), with the read-only authorizer (queries) and
         #: without it (catalog reads); closed with the runner. Each open reads the file's header
         #: and looks for its journal: in JupyterLite, where /drive is served by the page, a round
-        #: of requests each time, so there they are kept in the session instead (below).
+        #: of requests each time, so there they stay open in the session instead (below).
         self._opened: dict[bool, sqlite3.Connection] = {}
         weakref.finalize(self, _close_all, self._opened)
-        #: In JupyterLite's drive the connections are kept in the session instead, for later
-        #: questions, with the file's stamp (:mod:`cadet_magic.db.kept`), read once per runner.
+        #: In JupyterLite's drive the connections stay open in the session instead, for later
+        #: questions, with the file's stamp (:mod:`cadet_magic.db.reused_connections`), read once per runner.
         self._stamp: Stamp | None | bool = False
 
     def _own(self, timeout: float, authorizer: bool = True) -> sqlite3.Connection | None:
@@ -200,8 +200,8 @@ class SQLiteRunner(BaseRunner):
             return None
         path = str(self._file)
         con = self._opened.get(authorizer)
-        if con is None and unchanging(path):  # kept from an earlier question, file unchanged
-            con = self.session.kept.get(path, authorizer, self._file_stamp(path))
+        if con is None and unchanging(path):  # opened by an earlier question, file unchanged
+            con = self.session.reused_connections.get(path, authorizer, self._file_stamp(path))
         if con is not None:  # this run's wait for a writer's lock
             con.set_authorizer(None)
             con.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
@@ -214,7 +214,7 @@ class SQLiteRunner(BaseRunner):
             return None
         now = self._file_stamp(path) if unchanging(path) else None
         if now is not None:
-            self.session.kept.put(path, authorizer, now, con)
+            self.session.reused_connections.put(path, authorizer, now, con)
         else:
             self._opened[authorizer] = con
         return con

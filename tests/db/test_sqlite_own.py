@@ -53,7 +53,7 @@ def test_immutable_only_on_jupyterlites_drive(monkeypatch, pyodide, path, expect
 
 @pytest.fixture
 def on_drive(monkeypatch):
-    """Every file counts as JupyterLite's drive (connections immutable and kept); the opens of
+    """Every file counts as JupyterLite's drive (connections immutable and reused); the opens of
     the agent's own connections are counted."""
     opened = []
     real = db.open_read_only
@@ -77,7 +77,7 @@ def question(user: sqlite3.Connection, session: DbSession) -> list:
         runner.close()
 
 
-def test_drive_connections_are_kept_between_questions(shop, on_drive):
+def test_drive_connections_are_reused_between_questions(shop, on_drive):
     user, session = sqlite3.connect(shop), DbSession()
     assert question(user, session) == [(1,), (2,)]
     assert len(on_drive) == 2  # one for the catalog, one for the queries
@@ -102,7 +102,7 @@ def test_a_changed_file_is_opened_again(shop, on_drive):
     assert len(on_drive) == 4
 
 
-def test_kept_connections_still_refuse_writes(shop, on_drive):
+def test_reused_connections_still_refuse_writes(shop, on_drive):
     user, session = sqlite3.connect(shop), DbSession()
     question(user, session)
     runner = db.SQLiteRunner(user, session=session)
@@ -119,4 +119,4 @@ def test_outside_the_drive_each_question_opens_its_own(shop, monkeypatch):
     user, session = sqlite3.connect(shop), DbSession()
     question(user, session)
     question(user, session)
-    assert len(opened) == 4 and len(session.kept) == 0
+    assert len(opened) == 4 and len(session.reused_connections) == 0
