@@ -71,7 +71,7 @@ def quickstart_fallback() -> tuple[str, str, str]:
 def quickstart_frame() -> Any:
     """The fallback SELECT's rows on the quickstart database, as the agent builds ``df``."""
     from cadet_magic.examples.shop import create_shop
-    from cadet_magic.fallback.run import make_frame
+    from cadet_magic.fallback.in_process import make_frame
 
     _, sql, _ = quickstart_fallback()
     # The deterministic shop the quickstart builds into shop.duckdb, here in memory.
@@ -87,7 +87,7 @@ def quickstart_frame() -> Any:
 _FIRST_SCRIPT = """
 import sys, time
 from benchmarks.isolation import quickstart_fallback, quickstart_frame
-from cadet_magic.fallback.run import run_code
+from cadet_magic.fallback.in_process import run_code
 from cadet_magic.fallback.worker import run_isolated
 _, _, code = quickstart_fallback()
 df = quickstart_frame()
@@ -121,7 +121,7 @@ def first_run(sessions: int) -> tuple[float, float]:
 
 def later_runs(reps: int) -> tuple[float, float, int]:
     """Median seconds of warm isolated runs and of in-process runs, interleaved."""
-    from cadet_magic.fallback.run import run_code
+    from cadet_magic.fallback.in_process import run_code
     from cadet_magic.fallback.worker import run_isolated, shutdown
 
     _, _, code = quickstart_fallback()

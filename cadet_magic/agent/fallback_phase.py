@@ -54,8 +54,8 @@ from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.diagnose.shared import with_shared_feedback
 from cadet_magic.fallback.check import CodeCheck
 from cadet_magic.fallback.check import check_code as check_python
+from cadet_magic.fallback.in_process import CodeError, CodeRun
 from cadet_magic.fallback.rows_select import MAX_SCHEMA_TABLES, FetchPlan, fetch_select
-from cadet_magic.fallback.run import CodeError, CodeRun
 from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
 from cadet_magic.result_check.check import EMPTY_WARNING
@@ -119,11 +119,11 @@ def code_runner(ctx: Context) -> Callable[..., CodeRun]:
 
 
 def frame_maker(ctx: Context) -> Callable[[list[str], list[tuple]], Any]:
-    """The run's ``df`` builder (default :func:`cadet_magic.fallback.run.make_frame`, which
+    """The run's ``df`` builder (default :func:`cadet_magic.fallback.in_process.make_frame`, which
     imports pandas only then)."""
     if ctx.frame_maker is not None:
         return ctx.frame_maker
-    from cadet_magic.fallback.run import make_frame
+    from cadet_magic.fallback.in_process import make_frame
 
     return make_frame
 

@@ -109,7 +109,7 @@ def run_agent(
     ``code_runner(code, df, timeout=..., memory=..., unconfined=..., row_limit=...,
     result_bytes=...)``, default :func:`cadet_magic.fallback.default.run_fallback_code`: an
     isolated worker process, in-process on Pyodide; ``df`` made from the SELECT's rows by
-    ``frame_maker(columns, rows)``, default :func:`cadet_magic.fallback.run.make_frame`) with
+    ``frame_maker(columns, rows)``, default :func:`cadet_magic.fallback.in_process.make_frame`) with
     its own ``max_attempts``; the fallback SELECT may fetch
     ``fallback_row_limit`` rows and its code allocate ``fallback_memory`` bytes.
     Every result holds at most about ``result_bytes`` bytes of values (then it is truncated).

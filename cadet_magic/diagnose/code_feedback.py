@@ -6,7 +6,7 @@ fallback: a reply without both blocks, a SELECT that is not simple, too many row
 pandas code, a Python error (type, message, line), the time limit and a missing ``result``.
 
 Example:
-    >>> from cadet_magic.fallback.run import CodeError
+    >>> from cadet_magic.fallback.in_process import CodeError
     >>> print(python_error(CodeError("error", "KeyError", "'amout'", 2), ["customer", "amount"]))
     Your pandas code raised KeyError at line 2: 'amout': it uses a name df does not have. df has exactly these columns: customer, amount. Use only these names (or add the missing column to the SELECT).
 """
@@ -95,7 +95,7 @@ def python_error(
     error -> their dtypes; otherwise the error and the columns.
 
     Example:
-        >>> from cadet_magic.fallback.run import CodeError
+        >>> from cadet_magic.fallback.in_process import CodeError
         >>> e = CodeError("error", "TypeError", "Can only use .dt accessor with datetimelike values", 1)
         >>> print(python_error(e, ["d"], [("d", "object")], fetched=True))
         Your pandas code raised TypeError at line 1: Can only use .dt accessor with datetimelike values. A value's type does not fit the operation: df's columns and dtypes are d (object). Convert first where needed (pd.to_datetime, pd.to_numeric, .astype) and fix the code.

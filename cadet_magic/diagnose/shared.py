@@ -25,7 +25,7 @@ The attempt's record keeps the whole failure for the user; only the feedback sen
 this way (:func:`with_shared_feedback`, called by the SQL and fallback phases' diagnose steps).
 
 Example:
-    >>> from cadet_magic.fallback.run import CodeError
+    >>> from cadet_magic.fallback.in_process import CodeError
     >>> e = CodeError("error", "Secret_123_45_6789", "invalid literal: '123-45-6789'", 2)
     >>> shareable_code_error(e)
     CodeError(kind='error', type='Exception', message='(not shared at this sharing level)', line=None)

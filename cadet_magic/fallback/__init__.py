@@ -1,6 +1,6 @@
 """The fallback's pandas code: checked on its syntax tree, run in a fresh namespace (portable).
 
-:mod:`.check` is standard library only (it runs in Pyodide without pandas); :mod:`.run`
+:mod:`.check` is standard library only (it runs in Pyodide without pandas); :mod:`.in_process`
 imports pandas and numpy lazily, inside the functions that need them.
 
 Example:

@@ -5,7 +5,7 @@ connections are refused (stdlib only).
 A second line of defence behind the syntax check, for what the check cannot see (pandas
 dispatching a method name built at run time, ``df.agg("to_" + "csv", ...)``). The hook is
 installed once per process (audit hooks cannot be removed) and acts only while :data:`ACTIVE`
-is set, i.e. while the fallback's code runs (:mod:`cadet_magic.fallback.run` sets it).
+is set, i.e. while the fallback's code runs (:mod:`cadet_magic.fallback.in_process` sets it).
 
 Example:
     >>> _open_allowed("/tmp/out.csv", "w"), _listing_allowed(None) in (True, False)

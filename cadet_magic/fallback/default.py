@@ -1,7 +1,7 @@
 """The agent's default code runner: where the fallback's pandas code runs.
 
 Everywhere but Pyodide that is the confined worker process (:mod:`cadet_magic.fallback.worker`);
-in Pyodide, which has no processes, :func:`cadet_magic.fallback.run.run_code` in the kernel.
+in Pyodide, which has no processes, :func:`cadet_magic.fallback.in_process.run_code` in the kernel.
 This module sits above both (they never import it), so the package has no import cycle.
 
 Example:
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from cadet_magic.fallback.run import CodeRun, run_code
+from cadet_magic.fallback.in_process import CodeRun, run_code
 
 #: Whether the fallback's code runs in an isolated worker process (everywhere but Pyodide,
 #: which has no processes).

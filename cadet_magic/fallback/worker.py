@@ -43,6 +43,7 @@ from typing import Any
 
 from cadet_magic.fallback.arrow import ResultRefused, from_ipc, to_ipc
 from cadet_magic.fallback.check import check_code
+from cadet_magic.fallback.in_process import CodeError, CodeRun, refused
 from cadet_magic.fallback.protocol import (
     FrameError,
     PayloadTooLarge,
@@ -52,7 +53,6 @@ from cadet_magic.fallback.protocol import (
     read_payload_from,
     reported_line,
 )
-from cadet_magic.fallback.run import CodeError, CodeRun, refused
 from cadet_magic.fallback.warm import (
     ERROR_LINES,
     ERROR_WIDTH,
@@ -161,7 +161,7 @@ def run_isolated(
         row_limit, result_bytes: the result's bounds (rows, decoded bytes) in the kernel.
 
     Returns:
-        A :class:`~cadet_magic.fallback.run.CodeRun` like the in-process runner's; the extra
+        A :class:`~cadet_magic.fallback.in_process.CodeRun` like the in-process runner's; the extra
         error kinds are ``memory`` (the memory limit), ``unavailable`` (the confinement is not
         available and ``unconfined`` is False: nothing ran), ``worker`` (the worker failed or
         the confinement could not be applied: nothing ran) and ``crashed`` (the child ended

@@ -123,7 +123,13 @@ def library_import(filename: str) -> Any:
 
 
 def execute(request: dict, payload: bytes, pd: Any, np: Any, pa: Any) -> tuple[dict, bytes]:
-    from cadet_magic.fallback.run import FILENAME, _first_line, _user_line, safe_builtins, to_frame
+    from cadet_magic.fallback.in_process import (
+        FILENAME,
+        _first_line,
+        _user_line,
+        safe_builtins,
+        to_frame,
+    )
 
     df = frame_from_ipc(payload, pa)
     del payload

@@ -304,7 +304,7 @@ def main() -> None:
         import pyarrow
         import pyarrow.ipc  # noqa: F401
 
-        import cadet_magic.fallback.run  # noqa: F401
+        import cadet_magic.fallback.in_process  # noqa: F401
     except ImportError as e:
         write_frame(out, {"event": "failed", "message": f"cannot import {e.name}: {e}"})
         return

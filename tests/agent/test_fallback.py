@@ -14,7 +14,7 @@ from cadet_magic.agent.events import RunDone
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.duckdb import DuckDBRunner
 from cadet_magic.db.sqlite import SQLiteRunner
-from cadet_magic.fallback.run import run_code
+from cadet_magic.fallback.in_process import run_code
 from tests.helpers import CountingModel, fake_model, sql_reply
 
 SCHEMA = (

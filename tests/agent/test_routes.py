@@ -9,7 +9,7 @@ from cadet_magic.agent.routes import decide, route
 from cadet_magic.agent.state import initial_state
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.fallback.check import CodeCheck
-from cadet_magic.fallback.run import CodeError, CodeRun
+from cadet_magic.fallback.in_process import CodeError, CodeRun
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt
 from cadet_magic.runner import RunResult

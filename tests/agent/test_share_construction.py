@@ -58,7 +58,7 @@ def people(engine: str):
 
 def in_process(code, df, **limits):
     """The fallback's code run in this process (the product's own JupyterLite path)."""
-    from cadet_magic.fallback.run import run_code
+    from cadet_magic.fallback.in_process import run_code
 
     return run_code(code, df, timeout=limits.get("timeout", 10))
 

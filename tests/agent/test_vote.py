@@ -36,7 +36,7 @@ def frame_maker(columns, rows):
 
 
 def in_process(code, df, **limits):
-    from cadet_magic.fallback.run import run_code
+    from cadet_magic.fallback.in_process import run_code
 
     return run_code(code, df, timeout=limits.get("timeout", 10))
 

@@ -17,7 +17,7 @@ from cadet_magic.diagnose.failures import (
     combine,
     diagnose,
 )
-from cadet_magic.fallback.run import CodeError
+from cadet_magic.fallback.in_process import CodeError
 from cadet_magic.result import Outcome
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.validate import Issue

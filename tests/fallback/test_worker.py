@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from cadet_magic.fallback import warm, worker
-from cadet_magic.fallback.run import CodeRun
+from cadet_magic.fallback.in_process import CodeRun
 from tests.conftest import need
 from tests.fallback.hostile_corpus import (
     DF_SECRET,

@@ -233,7 +233,7 @@ def fallback_check() -> dict:
         ],
     }
     try:
-        from cadet_magic.fallback.run import run_code
+        from cadet_magic.fallback.in_process import run_code
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("cadet_magic.fallback"):
             return out
@@ -252,27 +252,27 @@ def fallback_check() -> dict:
 
 def fallback_guards() -> dict:
     """The code runner's time limit and audit hook, without pandas (``execute_checked``, the
-    layer of ``cadet_magic.fallback.run`` below ``run_code``)."""
-    from cadet_magic.fallback import run as fallback_run
+    layer of ``cadet_magic.fallback.in_process`` below ``run_code``)."""
+    from cadet_magic.fallback import in_process
 
     needed = ("execute_checked", "install_audit_hook", "safe_builtins", "FILENAME", "USE_THREADS")
-    missing = [n for n in needed if not hasattr(fallback_run, n)]
+    missing = [n for n in needed if not hasattr(in_process, n)]
     if missing:
         return {"available": False, "missing": missing}
 
     def execute(code: str, extra: dict, timeout: float) -> tuple[str | None, float]:
-        namespace = {"__builtins__": fallback_run.safe_builtins(), **extra}
-        compiled = compile(code, fallback_run.FILENAME, "exec", dont_inherit=True)
+        namespace = {"__builtins__": in_process.safe_builtins(), **extra}
+        compiled = compile(code, in_process.FILENAME, "exec", dont_inherit=True)
         t = time.perf_counter()
-        error = fallback_run.execute_checked(compiled, namespace, timeout)
+        error = in_process.execute_checked(compiled, namespace, timeout)
         return (None if error is None else f"{error.kind}: {error}"), time.perf_counter() - t
 
-    fallback_run.install_audit_hook()
+    in_process.install_audit_hook()
     loop_error, loop_seconds = execute("n = 0\nwhile True:\n    n += 1", {}, 0.3)
     list_error, _ = execute("result = listdir('/')", {"listdir": os.listdir}, 5)
     return {
         "available": True,
-        "use_threads": fallback_run.USE_THREADS,
+        "use_threads": in_process.USE_THREADS,
         "loop": {"error": loop_error, "seconds": round(loop_seconds, 3)},
         "listdir": {"error": list_error},
         "listdir_after": bool(os.listdir("/")),  # the hook is active only while code runs

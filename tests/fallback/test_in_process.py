@@ -9,8 +9,8 @@ import time
 import pandas as pd
 import pytest
 
-from cadet_magic.fallback import run as fallback_run
-from cadet_magic.fallback.run import CodeRun, run_code, to_frame
+from cadet_magic.fallback import in_process
+from cadet_magic.fallback.in_process import CodeRun, run_code, to_frame
 from tests.helpers import TIME_SLACK
 
 #: An abandoned run returns within this many seconds, well before its 3 s sleep would end.
@@ -30,7 +30,7 @@ def df():
 
 @pytest.fixture(params=[True, False], ids=["threads", "no-threads (emscripten path)"])
 def threads(request, monkeypatch):
-    monkeypatch.setattr(fallback_run, "USE_THREADS", request.param)
+    monkeypatch.setattr(in_process, "USE_THREADS", request.param)
     return request.param
 
 
@@ -58,8 +58,8 @@ def test_the_namespace_is_fresh(df, threads):
 def test_builtins_are_restricted(df, threads):
     for name in ("open", "getattr", "type", "exec", "globals"):
         # The check refuses these by name; at run time they are not there either.
-        assert name not in fallback_run.safe_builtins()
-    assert {"len", "sum", "sorted", "print", "ValueError"} <= set(fallback_run.safe_builtins())
+        assert name not in in_process.safe_builtins()
+    assert {"len", "sum", "sorted", "print", "ValueError"} <= set(in_process.safe_builtins())
 
 
 def test_the_code_works_on_a_copy(df, threads):
@@ -108,7 +108,7 @@ def test_the_time_limit_stops_an_infinite_python_loop(df, threads):
     r = run_code("i = 0\nwhile True:\n    i += 1", df, timeout=0.5)
     elapsed = time.monotonic() - t0
     assert not r.ok and r.error.kind == "timeout" and r.error.line in (2, 3)
-    assert elapsed < 0.5 + fallback_run.GRACE + TIME_SLACK
+    assert elapsed < 0.5 + in_process.GRACE + TIME_SLACK
     assert sys.gettrace() is None or not threads  # nothing left behind in this thread
 
 
@@ -128,7 +128,7 @@ def test_except_exception_cannot_swallow_the_time_limit(df, threads):
 
 
 def test_the_no_thread_path_starts_no_thread(df, monkeypatch):
-    monkeypatch.setattr(fallback_run, "USE_THREADS", False)
+    monkeypatch.setattr(in_process, "USE_THREADS", False)
     before = threading.active_count()
     previous = sys.gettrace()
     r = run_code("i = 0\nwhile True:\n    i += 1", df, timeout=0.3)
@@ -139,10 +139,10 @@ def test_the_no_thread_path_starts_no_thread(df, monkeypatch):
 def test_a_long_single_call_is_abandoned_on_cpython(df, monkeypatch):
     """With threads, a long call the tracer cannot interrupt (one that releases the GIL, as
     many numpy/pandas kernels do; a stand-in sleep here) still gives control back."""
-    monkeypatch.setattr(fallback_run, "USE_THREADS", True)
-    monkeypatch.setattr(fallback_run, "GRACE", 0.2)
-    plain = fallback_run.safe_builtins
-    monkeypatch.setattr(fallback_run, "safe_builtins", lambda: {**plain(), "pause": time.sleep})
+    monkeypatch.setattr(in_process, "USE_THREADS", True)
+    monkeypatch.setattr(in_process, "GRACE", 0.2)
+    plain = in_process.safe_builtins
+    monkeypatch.setattr(in_process, "safe_builtins", lambda: {**plain(), "pause": time.sleep})
     t0 = time.monotonic()
     r = run_code("pause(3)\nresult = 1", df, timeout=0.2)
     assert not r.ok and r.error.kind == "timeout" and "abandoned" in r.error.message
@@ -150,12 +150,12 @@ def test_a_long_single_call_is_abandoned_on_cpython(df, monkeypatch):
 
 
 def test_emscripten_means_no_threads():
-    assert fallback_run.USE_THREADS == (sys.platform != "emscripten")
+    assert in_process.USE_THREADS == (sys.platform != "emscripten")
 
 
 def test_the_audit_hook_blocks_files_even_past_the_check(df, threads, tmp_path, monkeypatch):
     """Defence in depth: if a write slipped past the check, the run-time hook refuses it."""
-    monkeypatch.setattr(fallback_run, "check_code", lambda code: fallback_run.CodeCheck(True))
+    monkeypatch.setattr(in_process, "check_code", lambda code: in_process.CodeCheck(True))
     target = tmp_path / "x.csv"
     r = run_code(f"df.to_csv({str(target)!r})\nresult = 1", df, timeout=5)
     assert not r.ok and r.error.type == "PermissionError" and not target.exists()
@@ -213,9 +213,9 @@ def test_computed_method_names_are_stopped_at_run_time(df, threads, tmp_path, ca
         "n = 'to_' + 'csv'\nm = 'ev' + 'al'\ns = 'to_' + 's' + 'ql'\n"
         f"result = {call.format(path=path)}"
     )
-    verdict = fallback_run.check_code(code)
+    verdict = in_process.check_code(code)
     assert not verdict.ok and verdict.issues[0].code == "dispatch"
-    monkeypatch.setattr(fallback_run, "check_code", lambda code: fallback_run.CodeCheck(True))
+    monkeypatch.setattr(in_process, "check_code", lambda code: in_process.CodeCheck(True))
     r = run_code(code, df, timeout=10)
     assert not r.ok and r.error.type == "PermissionError" and r.error.line == 4
     assert list(tmp_path.iterdir()) == []
@@ -224,12 +224,12 @@ def test_computed_method_names_are_stopped_at_run_time(df, threads, tmp_path, ca
 def test_directory_listings_are_refused_while_the_code_runs(df, threads):
     import os
 
-    plain = fallback_run.safe_builtins
+    plain = in_process.safe_builtins
     try:
-        fallback_run.safe_builtins = lambda: {**plain(), "listdir": os.listdir}
+        in_process.safe_builtins = lambda: {**plain(), "listdir": os.listdir}
         r = run_code("result = listdir('/')", df, timeout=5)
     finally:
-        fallback_run.safe_builtins = plain
+        in_process.safe_builtins = plain
     assert not r.ok and r.error.type == "PermissionError"
     assert os.listdir("/")  # outside the fallback, as usual
 
@@ -240,7 +240,7 @@ def test_no_thread_available_falls_back_to_the_tracer(df, monkeypatch):
     def refuse(self):
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(fallback_run, "USE_THREADS", True)
+    monkeypatch.setattr(in_process, "USE_THREADS", True)
     monkeypatch.setattr(th.Thread, "start", refuse)
     r = run_code("while True:\n    pass", df, timeout=0.3)
     assert not r.ok and r.error.kind == "timeout"
