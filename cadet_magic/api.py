@@ -62,7 +62,7 @@ def ask(
         namespace: the notebook's variables, for a model given by variable name.
         code_runner: runs the fallback's pandas code as ``code_runner(code, df, timeout=...,
             memory=..., unconfined=..., row_limit=..., result_bytes=...)`` (default
-            :func:`cadet_magic.fallback.default.run_fallback_code`: checked, then run in a
+            :func:`cadet_magic.fallback.code_runner.run_fallback_code`: checked, then run in a
             confined worker process; in-process on Pyodide).
         metrics: where the run is counted (default :data:`cadet_magic.metrics.SESSION`, the
             process's; the ``%%ask`` magic passes the one it holds).

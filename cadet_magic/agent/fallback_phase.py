@@ -109,11 +109,11 @@ def prepare(ctx: Context) -> None:
 
 
 def code_runner(ctx: Context) -> Callable[..., CodeRun]:
-    """The run's code runner (default :func:`cadet_magic.fallback.default.run_fallback_code`: a
+    """The run's code runner (default :func:`cadet_magic.fallback.code_runner.run_fallback_code`: a
     confined worker process, in-process on Pyodide; ``memory=`` is passed when it takes it)."""
     if ctx.code_runner is not None:
         return ctx.code_runner
-    from cadet_magic.fallback.default import run_fallback_code
+    from cadet_magic.fallback.code_runner import run_fallback_code
 
     return run_fallback_code
 

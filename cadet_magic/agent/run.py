@@ -107,7 +107,7 @@ def run_agent(
     When every SQL attempt failed on a retryable error and ``fallback`` is set, the model is
     asked once per fallback attempt for a simple SELECT plus pandas code (run by
     ``code_runner(code, df, timeout=..., memory=..., unconfined=..., row_limit=...,
-    result_bytes=...)``, default :func:`cadet_magic.fallback.default.run_fallback_code`: an
+    result_bytes=...)``, default :func:`cadet_magic.fallback.code_runner.run_fallback_code`: an
     isolated worker process, in-process on Pyodide; ``df`` made from the SELECT's rows by
     ``frame_maker(columns, rows)``, default :func:`cadet_magic.fallback.in_process.make_frame`) with
     its own ``max_attempts``; the fallback SELECT may fetch
