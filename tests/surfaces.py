@@ -383,7 +383,7 @@ def accept_sql(sql: str, target: Any, *args: Any, **kwargs: Any) -> Any:
 
 def accept_code(code: str) -> Any:
     """A stand-in for the Python check that passes every program."""
-    from cadet_magic.fallback.check import CodeCheck
+    from cadet_magic.fallback.code_check import CodeCheck
 
     return CodeCheck(True)
 

@@ -71,9 +71,9 @@ def test_portable_core_imports_nothing_from_the_edges():
         import cadet_magic.agent, cadet_magic.agent.run, cadet_magic.sql.validate, cadet_magic.sql.limit
         import cadet_magic.diagnose, cadet_magic.schema.render, cadet_magic.db.sqlite, cadet_magic.metrics
         import cadet_magic.display.static
-        import cadet_magic.fallback, cadet_magic.fallback.check, cadet_magic.fallback.in_process
+        import cadet_magic.fallback, cadet_magic.fallback.code_check, cadet_magic.fallback.in_process
         import cadet_magic.diagnose.code_feedback, cadet_magic.sql.simple
-        from cadet_magic.fallback.check import check_code
+        from cadet_magic.fallback.code_check import check_code
         import sqlite3
         con = sqlite3.connect(":memory:"); con.execute("CREATE TABLE t (x INT)")
         class M:

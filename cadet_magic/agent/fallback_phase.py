@@ -52,8 +52,8 @@ from cadet_magic.diagnose.failures import (
 from cadet_magic.diagnose.failures import diagnose as diagnose_failure
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.diagnose.shared import with_shared_feedback
-from cadet_magic.fallback.check import CodeCheck
-from cadet_magic.fallback.check import check_code as check_python
+from cadet_magic.fallback.code_check import CodeCheck
+from cadet_magic.fallback.code_check import check_code as check_python
 from cadet_magic.fallback.in_process import CodeError, CodeRun
 from cadet_magic.fallback.rows_select import MAX_SCHEMA_TABLES, FetchPlan, fetch_select
 from cadet_magic.kinds import StepName

@@ -1,6 +1,6 @@
 """The fallback's pandas code: checked on its syntax tree, run in a fresh namespace (portable).
 
-:mod:`.check` is standard library only (it runs in Pyodide without pandas); :mod:`.in_process`
+:mod:`.code_check` is standard library only (it runs in Pyodide without pandas); :mod:`.in_process`
 imports pandas and numpy lazily, inside the functions that need them.
 
 Example:
@@ -11,6 +11,6 @@ Example:
     False
 """
 
-from cadet_magic.fallback.check import CodeCheck, CodeIssue, check_code
+from cadet_magic.fallback.code_check import CodeCheck, CodeIssue, check_code
 
 __all__ = ["CodeCheck", "CodeIssue", "check_code"]

@@ -1,6 +1,6 @@
 """The fallback check's rule tables: which builtins, modules, attributes and strings pandas code
 may not use, and why (standard library only). The visitor in
-:mod:`cadet_magic.fallback.check` applies them on the syntax tree.
+:mod:`cadet_magic.fallback.code_check` applies them on the syntax tree.
 
 Example:
     >>> attr_problem("to_csv")[0], attr_problem("to_frame"), name_problem("open")[0]

@@ -6,7 +6,7 @@ Pyodide kernel, inside the browser's sandbox); everywhere else the agent's defau
 :mod:`cadet_magic.fallback.worker`, which reuses this module's namespace, builtins, error shapes
 and result conversion. Nothing here is a security boundary on its own.
 
-The code runs only after :func:`~cadet_magic.fallback.check.check_code` accepted it, in a
+The code runs only after :func:`~cadet_magic.fallback.code_check.check_code` accepted it, in a
 namespace that holds ``df`` (a copy of the fallback SELECT's rows), ``pd``, ``np`` and a
 small set of safe builtins; never the user's namespace. pandas and numpy are imported here,
 lazily, when code actually runs, so the rest of the agent never needs them.
@@ -52,7 +52,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cadet_magic.fallback.audit import ACTIVE, install_audit_hook
-from cadet_magic.fallback.check import CodeCheck, check_code
+from cadet_magic.fallback.code_check import CodeCheck, check_code
 from cadet_magic.text import first_line
 
 #: The file name the model's code is compiled under (how its frames are recognised).

@@ -42,7 +42,7 @@ import time
 from typing import Any
 
 from cadet_magic.fallback.arrow import ResultRefused, from_ipc, to_ipc
-from cadet_magic.fallback.check import check_code
+from cadet_magic.fallback.code_check import check_code
 from cadet_magic.fallback.in_process import CodeError, CodeRun, refused
 from cadet_magic.fallback.protocol import (
     FrameError,

@@ -24,7 +24,7 @@ FALLBACK = json.loads((Path(__file__).parent / "data" / "fallback_code_replies.j
 @pytest.mark.parametrize("case", FALLBACK["cases"], ids=[c["id"] for c in FALLBACK["cases"]])
 def test_fallback_code_without_imports_of_given_names(case):
     from cadet_magic.agent.reply import extract_code
-    from cadet_magic.fallback.check import check_code
+    from cadet_magic.fallback.code_check import check_code
 
     code = extract_code(case["reply"])
     assert code == case["code"]

@@ -8,7 +8,7 @@ from cadet_magic.agent.phases import PHASES
 from cadet_magic.agent.routes import decide, route
 from cadet_magic.agent.state import initial_state
 from cadet_magic.diagnose.model import Diagnosis
-from cadet_magic.fallback.check import CodeCheck
+from cadet_magic.fallback.code_check import CodeCheck
 from cadet_magic.fallback.in_process import CodeError, CodeRun
 from cadet_magic.options import AskOptions
 from cadet_magic.result import Attempt

@@ -27,7 +27,7 @@ import pytest
 from cadet_magic.api import ask
 from cadet_magic.display import mimebundle
 from cadet_magic.fallback import confine, warm, worker
-from cadet_magic.fallback.check import check_code
+from cadet_magic.fallback.code_check import check_code
 from tests.conftest import need
 from tests.fallback.hostile_corpus import RSS_SLACK, rss
 from tests.helpers import fake_model, sql_reply

@@ -217,7 +217,7 @@ def result_summary(r, model: ScriptedModel) -> dict:
 def fallback_check() -> dict:
     """The fallback's code check, and its code runner, called directly."""
     try:
-        from cadet_magic.fallback.check import check_code
+        from cadet_magic.fallback.code_check import check_code
     except ModuleNotFoundError as e:
         if e.name and e.name.startswith("cadet_magic.fallback"):
             return {"available": False, "reason": f"pending: {e}"}

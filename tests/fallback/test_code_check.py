@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.fallback.check import CodeCheck, check_code
+from cadet_magic.fallback.code_check import CodeCheck, check_code
 
 HERE = Path(__file__).parent
 HOSTILE = json.loads((HERE / "hostile.json").read_text())
@@ -95,7 +95,7 @@ def test_query_strings_are_checked_inside():
     ("module", "expected"),
     [
         (
-            "check.py",
+            "code_check.py",
             [
                 "from __future__ import annotations",
                 "import ast",
