@@ -315,8 +315,8 @@ def report_only(
     question_set: str = "fixed",
 ) -> object:
     """The figures of what the results files hold (no model is called)."""
+    from cadet_magic.eval.evaluation import Evaluation, ModeRun, mode_path, read_results
     from cadet_magic.eval.report import summary_markdown, write_chart
-    from cadet_magic.eval.run import Evaluation, ModeRun, mode_path, read_results
 
     dataset, chosen = questions(n, seed, limit, question_set)
     runs = {}
@@ -382,7 +382,7 @@ def results_out(modes: Sequence[str]) -> Path:
     """What the run passes to ``evaluate`` as ``out``: for several modes the name their files
     are made from, for one mode that mode's own file, so that a run of one mode resumes and
     reports from the file ``--report-only`` reads (``spider.MODE.jsonl``) whatever modes ran."""
-    from cadet_magic.eval.run import mode_path
+    from cadet_magic.eval.evaluation import mode_path
 
     base = OUT_DIR / "spider.jsonl"
     if len(modes) > 1:
@@ -459,7 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         OUT_DIR = args.out_dir
     write = not args.no_write and OUT_DIR.resolve() == REFERENCE.resolve()
     from cadet_magic.eval import evaluate
-    from cadet_magic.eval.run import _modes
+    from cadet_magic.eval.evaluation import _modes
     from cadet_magic.options import AskOptions
 
     modes = _modes(args.feedback)

@@ -55,7 +55,7 @@ class Approach:
 def product(mode: str, first: bool = False, folder: Path | None = None) -> Approach:
     """The product's answers in ``mode`` (``first``: its first attempts) from the evaluation's
     reference run (or the run in ``folder``)."""
-    from cadet_magic.eval.run import mode_path, read_results
+    from cadet_magic.eval.evaluation import mode_path, read_results
 
     path = mode_path((folder or REFERENCE) / "spider.jsonl", mode, True)
     recs = {k: r for k, r in read_results(path).items() if not r.get("error")}

@@ -112,7 +112,7 @@ def run_in_kernel(limit: int, out_dir: Path) -> None:
     import datetime as _dt
     import json
 
-    from cadet_magic.eval.run import evaluate
+    from cadet_magic.eval.evaluation import evaluate
     from cadet_magic.llm.local import load_local
     from cadet_magic.options import AskOptions
 

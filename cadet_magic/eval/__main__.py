@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from cadet_magic.errors import CadetError
-from cadet_magic.eval.run import MODES, evaluate
+from cadet_magic.eval.evaluation import MODES, evaluate
 from cadet_magic.options import DEFAULTS, AskOptions
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from cadet_magic.eval.figures import LEVELS, Accuracy, figures
 
 if TYPE_CHECKING:
-    from cadet_magic.eval.run import Evaluation
+    from cadet_magic.eval.evaluation import Evaluation
 
 _COLOURS = ("#9bb7d4", "#3d7ab8", "#2a5a8c", "#1d3f66")
 

@@ -30,7 +30,7 @@ from cadet_magic.eval.figures import (  # noqa: F401 - the figures stay importab
 from cadet_magic.eval.stats import Gain
 
 if TYPE_CHECKING:
-    from cadet_magic.eval.run import Evaluation
+    from cadet_magic.eval.evaluation import Evaluation
 
 
 def first_differences(runs: dict) -> str:

@@ -9,7 +9,7 @@ import json
 
 from benchmarks import eval as bench
 from cadet_magic.eval import KEYS
-from cadet_magic.eval.run import mode_path, read_results
+from cadet_magic.eval.evaluation import mode_path, read_results
 
 
 def test_the_sample_is_fixed_and_covers_every_database(shared_data, monkeypatch):
@@ -137,7 +137,7 @@ def test_eval_change_pairs_the_questions_both_sides_hold(tmp_path):
 
 def test_a_run_of_one_mode_writes_the_file_the_report_reads(monkeypatch, tmp_path):
     from benchmarks import eval as bench
-    from cadet_magic.eval.run import mode_path
+    from cadet_magic.eval.evaluation import mode_path
 
     monkeypatch.setattr(bench, "OUT_DIR", tmp_path)
     one = bench.results_out(["targeted"])

@@ -13,7 +13,7 @@ from cadet_magic.api import ask
 from cadet_magic.errors import ConfigurationError
 from cadet_magic.eval import KEYS, evaluate
 from cadet_magic.eval.__main__ import main
-from cadet_magic.eval.run import MODEL_ERROR, mode_path
+from cadet_magic.eval.evaluation import MODEL_ERROR, mode_path
 from cadet_magic.llm import ScriptedModel
 from cadet_magic.options import AskOptions
 from tests.eval.conftest import TINY, make_spider, scripted_replies
