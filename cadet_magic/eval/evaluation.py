@@ -14,7 +14,7 @@ that could not run because the model could not be called, which run again.
 
 This module is the loop; the rows it compares are read in :mod:`cadet_magic.eval.rows`, the
 results lines written and read back in :mod:`cadet_magic.eval.results`, the progress line
-drawn by :mod:`cadet_magic.eval.progress`.
+drawn by :mod:`cadet_magic.eval.progress_line`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from cadet_magic.api import ask
 from cadet_magic.errors import CadetError, ConfigurationError
 from cadet_magic.eval.data import Dataset, Question, load, sample
 from cadet_magic.eval.match import has_outer_order
-from cadet_magic.eval.progress import Progress
+from cadet_magic.eval.progress_line import Progress
 from cadet_magic.eval.results import (  # noqa: F401 - the results-file names stay importable here
     KEYS,
     MODEL_ERROR,
