@@ -37,7 +37,7 @@ from cadet_magic.errors import LocalModelError
 from cadet_magic.local.cache import write_record
 from cadet_magic.local.files import drop_planted, open_file, sha256_of
 from cadet_magic.local.pin import ModelPin
-from cadet_magic.local.progress import Progress
+from cadet_magic.local.progress_bar import Progress
 from cadet_magic.local.sources import CHUNK, Source
 
 #: Times a part that does not match the pin is fetched again before the install stops.
