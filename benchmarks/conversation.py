@@ -244,7 +244,7 @@ def run_examples_and_share(r: Runner, parts: Sequence[str]) -> None:
 
 
 def summary(path: Path) -> str:
-    from cadet_magic.eval.stats import wilson
+    from cadet_magic.eval.significance import wilson
 
     records = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     rows = []

@@ -344,7 +344,7 @@ def figures(evaluation: Any, stamp: Stamp | None = None) -> list[Row]:
     """The rows of BENCHMARKS.md from the targeted mode (the product's default): the shares
     of the wrong and of the right answers given that carry a warning."""
     from cadet_magic.eval.figures import figures as mode_figures
-    from cadet_magic.eval.stats import wilson
+    from cadet_magic.eval.significance import wilson
 
     run = evaluation.runs.get("targeted")
     if run is None:

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmarks.report import shown, write_history
-from cadet_magic.eval.stats import gain, percentile, wilson
+from cadet_magic.eval.significance import gain, percentile, wilson
 
 MODES = ("targeted", "raw", "none")
 

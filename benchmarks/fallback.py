@@ -261,7 +261,7 @@ def run(
 
 
 def _rate(k: int, n: int) -> str:
-    from cadet_magic.eval.stats import wilson
+    from cadet_magic.eval.significance import wilson
 
     if n == 0:
         return "n = 0"
@@ -282,7 +282,7 @@ def paired_rows(records: dict, engine: str, subset: str) -> list[tuple[dict, dic
 
 
 def figures(records: dict, engine: str, subset: str) -> dict[str, Any]:
-    from cadet_magic.eval.stats import gain
+    from cadet_magic.eval.significance import gain
 
     pairs = paired_rows(records, engine, subset)
     on = [p[0] for p in pairs]

@@ -18,7 +18,7 @@ from benchmarks.peers_langchain import MAX_ITERATIONS
 from benchmarks.report import Row, Stamp, row, table, write_page
 from benchmarks.sample import REFERENCE
 from cadet_magic.eval.data import Question
-from cadet_magic.eval.stats import Gain, gain, percentile, wilson
+from cadet_magic.eval.significance import Gain, gain, percentile, wilson
 
 Key = tuple[str, str, str]
 

@@ -5,7 +5,7 @@ as a user's would be, measured by execution match.
 docs/evaluation.md. Modules: :mod:`~cadet_magic.eval.data` (the layouts and
 the sample), :mod:`~cadet_magic.eval.match` (the execution-match rule),
 :mod:`~cadet_magic.eval.evaluation` (the loop and its results files),
-:mod:`~cadet_magic.eval.usage` (calls and tokens), :mod:`~cadet_magic.eval.stats` and
+:mod:`~cadet_magic.eval.usage` (calls and tokens), :mod:`~cadet_magic.eval.significance` and
 :mod:`~cadet_magic.eval.report` (the figures, the Markdown and the chart).
 """
 

@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cadet_magic.eval.stats import Gain, gain, percentile, wilson
+from cadet_magic.eval.significance import Gain, gain, percentile, wilson
 
 #: The three accuracies, in order, with their labels.
 LEVELS = (

@@ -3,7 +3,7 @@ the accuracy table, the gains, where answers are lost, the categories and the co
 figures :mod:`cadet_magic.eval.figures` counts; the SVG chart is :mod:`cadet_magic.eval.chart`'s.
 
 Example:
-    >>> from cadet_magic.eval.stats import gain
+    >>> from cadet_magic.eval.significance import gain
     >>> gain_text(gain([False, True], [True, True]))[:9]
     '+50.0 pts'
 """
@@ -27,7 +27,7 @@ from cadet_magic.eval.figures import (  # noqa: F401 - the figures stay importab
     paired,
     valid,
 )
-from cadet_magic.eval.stats import Gain
+from cadet_magic.eval.significance import Gain
 
 if TYPE_CHECKING:
     from cadet_magic.eval.evaluation import Evaluation

@@ -16,7 +16,7 @@ from cadet_magic.eval import execution_match, has_outer_order, load, sample
 from cadet_magic.eval.data import Question
 from cadet_magic.eval.evaluation import Evaluation, ModeRun
 from cadet_magic.eval.report import RAN_WRONG, chart_svg, figures, summary_markdown
-from cadet_magic.eval.stats import gain, mcnemar, percentile, wilson
+from cadet_magic.eval.significance import gain, mcnemar, percentile, wilson
 from tests.eval.conftest import DATA, make_database
 
 MATCH = json.loads((DATA / "match_cases.json").read_text())
