@@ -338,7 +338,7 @@ class AskMagic(Magics, OptionTraits):
         becomes the answer (no model call)."""
         command = line.strip() or "stats"
         if command == "stats":
-            from cadet_magic.display.stats import StatsView
+            from cadet_magic.display.stats_table import StatsView
 
             return StatsView(self.metrics, self.prices)
         if command == "reset":
