@@ -161,7 +161,7 @@ def answer_record(result: AskResult, share: str = "samples") -> dict[str, Any]:
 def answer_text(result: AskResult, share: str = "samples") -> str:
     """The answer as text for a model or a person: its SQL, its rows (the first
     :data:`TEXT_ROWS`), the agreement, the warnings and the readings; or why there is none."""
-    from cadet_magic.display.text import table_text
+    from cadet_magic.display.plain_text import table_text
 
     record = answer_record(result, share)
     if not record["ok"]:

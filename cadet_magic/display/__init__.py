@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from cadet_magic.display.static import metadata, mimebundle
-from cadet_magic.display.text import render_text
+from cadet_magic.display.plain_text import render_text
 from cadet_magic.result import AskResult
 
 

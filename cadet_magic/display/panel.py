@@ -30,16 +30,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 from cadet_magic.agent.events import AttemptProvisional, Event, RunDone, StepDone
 from cadet_magic.display.actions import ActionBar, lab_frontend
 from cadet_magic.display.context import context_html, prompts_html
-from cadet_magic.display.static import (
-    answer_html,
-    attempt_body_html,
-    competing_body_html,
-    fallback_summary_html,
-    header_html,
-    readings_html,
-)
-from cadet_magic.display.status_line import StatusLine
-from cadet_magic.display.text import (
+from cadet_magic.display.plain_text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,
     FALLBACK_RUNNING_BANNER,
@@ -51,6 +42,15 @@ from cadet_magic.display.text import (
     progress_text,
     usage_text,
 )
+from cadet_magic.display.static import (
+    answer_html,
+    attempt_body_html,
+    competing_body_html,
+    fallback_summary_html,
+    header_html,
+    readings_html,
+)
+from cadet_magic.display.status_line import StatusLine
 from cadet_magic.result import AskResult, Attempt, Phase, sql_cell  # noqa: F401 - importable here
 
 log = logging.getLogger("cadet_magic")

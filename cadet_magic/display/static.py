@@ -21,7 +21,7 @@ from html import escape
 from typing import Any
 
 from cadet_magic.display.context import context_html, prompts_html
-from cadet_magic.display.text import (
+from cadet_magic.display.plain_text import (
     CHOOSE_HINT,
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,

@@ -114,8 +114,8 @@ def test_suspect_runs(case, engine, connect):
 
 @pytest.mark.filterwarnings("ignore:Traits should be given as instances:DeprecationWarning")
 def test_warnings_in_every_display():
+    from cadet_magic.display.plain_text import render_text
     from cadet_magic.display.static import render_html
-    from cadet_magic.display.text import render_text
 
     case = next(c for c in RUNS if c["id"].startswith("retries_spent"))
     r, _, events = ask(_sqlite(), case["replies"], max_attempts=2)

@@ -157,8 +157,8 @@ REPORT_SHAPES = {
 def test_a_hostile_usage_report_never_breaks_the_answer(count, shape):
     """A **scripted** model whose replies carry the report: the query runs, the answer, its
     provenance, its panel and its text all come out, the count that is not one as None."""
+    from cadet_magic.display.plain_text import render_text
     from cadet_magic.display.static import render_html
-    from cadet_magic.display.text import render_text
 
     class Reporting:
         cadet_scripted = True

@@ -443,7 +443,7 @@ def test_results_stop_at_the_byte_budget(any_runner):
 
 def test_ask_says_the_byte_budget_cut_the_answer(tmp_path):
     import cadet_magic
-    from cadet_magic.display.text import render_text
+    from cadet_magic.display.plain_text import render_text
     from cadet_magic.llm import ScriptedModel
 
     con = duckdb.connect()

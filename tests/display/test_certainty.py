@@ -5,9 +5,9 @@ answers. Results are built here (the vote that fills them is tested in tests/age
 
 from __future__ import annotations
 
+from cadet_magic.display.plain_text import PREVIEW_ROWS, render_text
 from cadet_magic.display.static import render_html
 from cadet_magic.display.stats_table import StatsView
-from cadet_magic.display.text import PREVIEW_ROWS, render_text
 from cadet_magic.metrics import SessionMetrics
 from cadet_magic.result import AskResult, Attempt
 from cadet_magic.vote.answers import Agreement, Competing

@@ -11,7 +11,7 @@ import pytest
 
 from cadet_magic.display import live, render_text
 from cadet_magic.display.live import WIDGET_VIEW
-from cadet_magic.display.text import READINGS_QUESTION
+from cadet_magic.display.plain_text import READINGS_QUESTION
 from cadet_magic.llm import ScriptedModel
 from tests.display.results import sqlite_shop
 from tests.display.test_live import Handle

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
+from cadet_magic.display.plain_text import answered_by_fallback, first_line, render_text
 from cadet_magic.display.static import mimebundle, render_html
-from cadet_magic.display.text import answered_by_fallback, first_line, render_text
 from tests.display.results import (
     CORRECTED,
     FALLBACK,

@@ -12,7 +12,7 @@ import pytest
 
 from cadet_magic.api import ask
 from cadet_magic.display import mimebundle
-from cadet_magic.display.text import render_text
+from cadet_magic.display.plain_text import render_text
 from tests.helpers import fake_model, sql_reply
 
 #: What a terminal would act on: OSC 52 (clipboard), a window title, clear screen, a carriage

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cadet_magic.api import ask
+from cadet_magic.display.plain_text import render_text
 from cadet_magic.display.static import render_html
-from cadet_magic.display.text import render_text
 from cadet_magic.errors import ConfigurationError
 from cadet_magic.metrics import SessionMetrics, check_prices, cost_of, price_for
 from cadet_magic.result import AskResult, Attempt, Tokens

@@ -19,8 +19,8 @@ import pytest
 from cadet_magic.agent.reply import extract_sql
 from cadet_magic.api import ask
 from cadet_magic.diagnose.model import Category
+from cadet_magic.display.plain_text import attempt_label, render_text, tokens_text
 from cadet_magic.display.static import render_html
-from cadet_magic.display.text import attempt_label, render_text, tokens_text
 from cadet_magic.examples.shop import create_shop
 from cadet_magic.result import OUTCOMES, AskResult, StopReason
 from tests.conftest import need
