@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from cadet_magic.schema.model import Schema, Table
-from cadet_magic.schema.text import STOPWORDS, likeness, stem, words
+from cadet_magic.schema.words import STOPWORDS, likeness, stem, words
 
 # How much a word counts, by where it occurs in the table.
 _W_TABLE = 1.0
