@@ -29,7 +29,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 
 from cadet_magic.agent.events import AttemptProvisional, Event, RunDone, StepDone
 from cadet_magic.display.actions import ActionBar, lab_frontend
-from cadet_magic.display.context import context_html, prompts_html
+from cadet_magic.display.answer_context import context_html, prompts_html
 from cadet_magic.display.plain_text import (
     FALLBACK_BANNER,
     FALLBACK_FAILED_BANNER,

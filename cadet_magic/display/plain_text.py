@@ -394,7 +394,7 @@ def render_text(result: AskResult) -> str:
     ]
     if result.scripted:
         lines.append(f"NOTE: SCRIPTED. {SCRIPTED_NOTE}")
-    from cadet_magic.display.context import context_lines
+    from cadet_magic.display.answer_context import context_lines
 
     lines += context_lines(result)
     for a in result.attempts:

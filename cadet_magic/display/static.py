@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from cadet_magic.display.context import context_html, prompts_html
+from cadet_magic.display.answer_context import context_html, prompts_html
 from cadet_magic.display.plain_text import (
     CHOOSE_HINT,
     FALLBACK_BANNER,

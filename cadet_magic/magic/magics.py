@@ -349,7 +349,7 @@ class AskMagic(Magics, OptionTraits):
         if command.split()[0] == "choose":
             return self._choose(command.split()[1:])
         if command == "examples":
-            from cadet_magic.display.context import ExamplesView
+            from cadet_magic.display.answer_context import ExamplesView
             from cadet_magic.kept_answers import own_key, read_examples
 
             if not self.examples_path:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cadet_magic.api import ask
-from cadet_magic.display.context import prompts_html, prompts_text
+from cadet_magic.display.answer_context import prompts_html, prompts_text
 from tests.helpers import CountingModel, fake_model, sql_reply
 
 DATA = json.loads((Path(__file__).parent / "share_echo_cases.json").read_text())
