@@ -143,7 +143,7 @@ def options_record(options: Any) -> dict[str, Any]:
     it for a model that samples (the feedback is set per mode)."""
     import dataclasses
 
-    from cadet_magic.vote.default import candidates_for
+    from cadet_magic.vote.default_size import candidates_for
 
     resolved = candidates_for(options, stand_in=False)
     secret = {f.name for f in dataclasses.fields(resolved) if f.metadata.get("secret")}

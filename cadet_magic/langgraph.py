@@ -284,7 +284,7 @@ def _begin(
     from cadet_magic.llm import is_scripted, load_model
     from cadet_magic.llm.sampling import sampler_for
     from cadet_magic.runner import target_of
-    from cadet_magic.vote.default import candidates_for
+    from cadet_magic.vote.default_size import candidates_for
 
     started = time.perf_counter()
     chat_model = load_model(

@@ -36,7 +36,7 @@ from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner, target_of
 from cadet_magic.schema.model import Schema
 from cadet_magic.text import first_line
-from cadet_magic.vote.default import candidates_for
+from cadet_magic.vote.default_size import candidates_for
 
 
 def without_generate(phase: PhaseSpec) -> PhaseSpec:
