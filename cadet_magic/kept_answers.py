@@ -294,7 +294,7 @@ def result_digest(columns: Any, rows: Any) -> str:
         >>> result_digest(["n"], [(1,), (2.0,)]) == result_digest(["m"], [(2,), (1,)])
         True
     """
-    from cadet_magic.vote.match import normalise_rows
+    from cadet_magic.vote.execution_match import normalise_rows
 
     rows = sorted(normalise_rows(rows), key=repr)
     text = json.dumps([len(list(columns)), [repr(r) for r in rows]])

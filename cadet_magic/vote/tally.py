@@ -3,7 +3,7 @@
 Each candidate answer that ran is a :class:`Ballot` (its place among the candidates, 0 being
 the first answer the agent found, its SQL and its rows). Two ballots are the same answer when
 their results are, compared as the evaluation compares an answer with the gold one
-(:func:`~cadet_magic.vote.match.execution_match`: rows as multisets, numbers by value, the
+(:func:`~cadet_magic.vote.execution_match.execution_match`: rows as multisets, numbers by value, the
 columns in any order); a result cut at the row limit agrees only with another cut one. A
 :class:`Tally` holds the groups, the most votes first and, on a tie, the group holding the
 earliest candidate (the first answer, made greedily, wins its ties), and counts every
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cadet_magic.vote.answers import Agreement
-from cadet_magic.vote.match import execution_match
+from cadet_magic.vote.execution_match import execution_match
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Comparing two results has a hard bound on its work (``vote/match.py``): wide results whose
+"""Comparing two results has a hard bound on its work (``vote/execution_match.py``): wide results whose
 columns all look interchangeable (``data/wide_results.json``, answers a **scripted** model
 writes) are compared by a search that counts the orders it tries and the rows it examines,
 never timed; the search gives the answers every order of their columns would (checked against
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.vote import match
-from cadet_magic.vote.match import MAX_WORK, column_order, execution_match
+from cadet_magic.vote import execution_match as match_module
+from cadet_magic.vote.execution_match import MAX_WORK, column_order, execution_match
 
 WIDE = json.loads((Path(__file__).parent / "data" / "wide_results.json").read_text())["cases"]
 #: Orders the search may try on a 12-column, 2- or 3-row comparison (a few per column).
@@ -102,13 +102,13 @@ def test_two_wide_candidates_of_the_vote_are_compared_within_the_bound(monkeypat
     same = query([0] * 12, [1] * 12)
     turned = query([0] * 6 + [1] * 6, [1] * 6 + [0] * 6)
     searches = []
-    counted = match.column_order
+    counted = match_module.column_order
 
     def spy(*args, **kwargs):
         searches.append(counted(*args, **kwargs))
         return searches[-1]
 
-    monkeypatch.setattr(match, "column_order", spy)
+    monkeypatch.setattr(match_module, "column_order", spy)
     question = "Which flags?"
     model = ScriptedModel({question: [sql_reply(q) for q in (same, turned, turned, same)]})
     con = connect_with("duckdb", ["CREATE TABLE flags (id INTEGER)"])
