@@ -89,8 +89,8 @@ def done(path: Path) -> set[tuple[str, str, str]]:
 def record(
     part: str, mode: str, db_id: str, question: str, gold_rows: list, result: Any, db: Any
 ) -> dict:
-    from cadet_magic.eval.match import execution_match, has_outer_order
     from cadet_magic.eval.rows import answer_rows, first_rows
+    from cadet_magic.vote.execution_match import execution_match, has_outer_order
 
     ordered = has_outer_order(result.final_sql or "") if result.final_sql else False
     final = answer_rows(result, db, 30.0)

@@ -4,7 +4,7 @@ by the evaluation's own rule, and the model behind the reply store.
 
 Every answer is scored as :mod:`cadet_magic.eval` scores the product's: its SQL passes the
 safety check and runs through the read-only runner (:func:`cadet_magic.eval.rows.run_rows`),
-and its rows are compared with the gold query's by :func:`cadet_magic.eval.match.execution_match`
+and its rows are compared with the gold query's by :func:`cadet_magic.vote.execution_match.execution_match`
 (ordered when the gold query sorts its outer rows).
 
 A results line (:class:`Line`): the question's key (``db_id``, ``question``, ``gold``), the SQL
@@ -33,10 +33,10 @@ from typing import Any
 from benchmarks.reply_cache import ReplyCache
 from benchmarks.report import ROOT
 from cadet_magic.eval.data import Question
-from cadet_magic.eval.match import execution_match, has_outer_order
 from cadet_magic.eval.rows import Database, gold_rows, run_rows
 from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.text import first_line
+from cadet_magic.vote.execution_match import execution_match, has_outer_order
 
 #: Characters of a model's reply a results line keeps.
 REPLY_CHARS = 4000

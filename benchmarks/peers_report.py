@@ -312,7 +312,7 @@ def write_report(chosen: Sequence[Question], write: bool = True, measured: bool 
             "Every approach runs on the evaluation's fixed sample (Spider dev, seed 0) with the "
             "same model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M, llama-cpp-python's OpenAI-compatible "
             "server, temperature 0, 8192-token context) and is scored by the same rule "
-            "(`cadet_magic.eval.match`: the SQL passes the safety check and runs read-only, its "
+            "(`cadet_magic.vote.execution_match`: the SQL passes the safety check and runs read-only, its "
             "rows compared with the gold query's). The one-shot prompt is the papers' "
             "(`benchmarks/peers_oneshot.py`): every `CREATE TABLE` statement as SQLite keeps it, "
             "three rows per table in a comment, the question; one call, no retry. LangChain's "

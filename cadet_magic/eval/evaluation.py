@@ -31,7 +31,6 @@ from typing import IO, Any
 from cadet_magic.api import ask
 from cadet_magic.errors import CadetError, ConfigurationError
 from cadet_magic.eval.data import Dataset, Question, load, sample
-from cadet_magic.eval.match import has_outer_order
 from cadet_magic.eval.progress_line import Progress
 from cadet_magic.eval.results import (  # noqa: F401 - the results-file names stay importable here
     KEYS,
@@ -56,6 +55,7 @@ from cadet_magic.options import AskOptions
 from cadet_magic.result import AskResult
 from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.text import first_line
+from cadet_magic.vote.execution_match import has_outer_order
 
 #: The feedback modes, in the order they run and are shown.
 MODES = ("targeted", "raw", "none")

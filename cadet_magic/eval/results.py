@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from cadet_magic.eval.data import Question
-from cadet_magic.eval.match import execution_match
 from cadet_magic.eval.rows import Database, answer_rows, first_rows, run_rows, sql_phase_rows
 from cadet_magic.eval.usage import Usage
 from cadet_magic.result import AskResult
 from cadet_magic.text import first_line
+from cadet_magic.vote.execution_match import execution_match
 
 #: The keys of one results line, in order.
 KEYS = (

@@ -2,7 +2,7 @@
 outer ORDER BY.)
 
 The evaluation scores an answer against the gold query's result with it
-(:mod:`cadet_magic.eval.match`), and the agent's vote groups its candidates by it
+(:mod:`cadet_magic.eval`), and the agent's vote groups its candidates by it
 (:mod:`cadet_magic.vote.tally`): one rule, so that candidates agree exactly when the
 evaluation would call their answers the same. The rule (docs/evaluation.md states it too):
 
