@@ -98,8 +98,8 @@ def large_catalog(n_tables: int = 1000, reps: int = 5, budget: int = BUDGET) -> 
     """Schema read (cache miss) plus linking, and the cache-hit path, on ``n_tables`` tables."""
     import duckdb
 
-    from cadet_magic.db.cache import SCHEMA_CACHE
     from cadet_magic.db.connect import resolve_runner
+    from cadet_magic.db.schema_cache import SCHEMA_CACHE
     from cadet_magic.schema.link import link
 
     tables = [name for name, _, _ in synthetic_catalog(n_tables)]

@@ -15,7 +15,7 @@ from benchmarks.measure import Measure
 def model_calls(n_questions: int | None = None) -> Measure:
     """Model calls per answered question when the first SQL is right (scripted gold SQL)."""
     import cadet_magic
-    from cadet_magic.db.cache import SCHEMA_CACHE
+    from cadet_magic.db.schema_cache import SCHEMA_CACHE
     from cadet_magic.llm import ScriptedModel
 
     items = spider_gold(n_questions)

@@ -361,7 +361,7 @@ def test_no_fallback_option_stops_after_the_sql_attempts(duck):
 def test_schema_read_once_per_jupysql_connection(duck):
     """Two asks on %sql's connection read the schema once; a table created with %%sql is seen.
     The cache is the magic's own (its DbSession), not a module-level one."""
-    from cadet_magic.db.cache import SCHEMA_CACHE
+    from cadet_magic.db.schema_cache import SCHEMA_CACHE
 
     SCHEMA_CACHE.clear()
     cache = duck.magics_manager.registry["AskMagic"].db.schema_cache

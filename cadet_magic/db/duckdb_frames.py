@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cadet_magic.db.cache import SchemaCache
 from cadet_magic.db.duckdb import DuckDBRunner
+from cadet_magic.db.schema_cache import SchemaCache
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.schema.model import Schema
 

@@ -43,7 +43,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from cadet_magic.db.cache import SchemaCache
+from cadet_magic.db.schema_cache import SchemaCache
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import NoConnectionError
 from cadet_magic.runner import Runner

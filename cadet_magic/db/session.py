@@ -23,8 +23,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from cadet_magic.db.cache import SCHEMA_CACHE, SchemaCache
 from cadet_magic.db.reused_connections import ReusedConnections
+from cadet_magic.db.schema_cache import SCHEMA_CACHE, SchemaCache
 from cadet_magic.db.watchdog import WATCHDOG, Watchdog
 
 

@@ -14,8 +14,8 @@ import duckdb
 import pytest
 import sqlalchemy as sa
 
-from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.db.schema_cache import SCHEMA_CACHE
 from cadet_magic.sql.functions import HARMLESS_VOLATILE, FunctionCatalog
 from cadet_magic.sql.validate import validate_sql
 from workloads import gold as bench

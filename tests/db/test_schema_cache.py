@@ -10,8 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 import cadet_magic
-from cadet_magic.db.cache import SCHEMA_CACHE, SchemaCache
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.db.schema_cache import SCHEMA_CACHE, SchemaCache
 from cadet_magic.llm import ScriptedModel
 from cadet_magic.schema.link import rank_tables
 from cadet_magic.schema.render import COMPACT, render_schema

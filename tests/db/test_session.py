@@ -6,8 +6,8 @@ import sqlite3
 
 import duckdb
 
-from cadet_magic.db.cache import SCHEMA_CACHE
 from cadet_magic.db.connect import resolve_runner
+from cadet_magic.db.schema_cache import SCHEMA_CACHE
 from cadet_magic.db.session import DEFAULT, DbSession, current, using
 from cadet_magic.db.watchdog import WATCHDOG
 

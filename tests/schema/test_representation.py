@@ -79,7 +79,7 @@ SHOPS = (
 
 
 def first_prompt(rep, share, monkeypatch):
-    from cadet_magic.db.cache import SCHEMA_CACHE
+    from cadet_magic.db.schema_cache import SCHEMA_CACHE
 
     monkeypatch.setattr(render, "REPRESENTATION", rep)
     SCHEMA_CACHE.clear()  # the rows are read with the schema
@@ -106,8 +106,8 @@ def test_the_sharing_levels_hold_for_every_representation(rep, monkeypatch):
 
 
 def test_rows_are_read_only_when_the_representation_shows_them(monkeypatch):
-    from cadet_magic.db.cache import SCHEMA_CACHE
     from cadet_magic.db.connect import resolve_runner
+    from cadet_magic.db.schema_cache import SCHEMA_CACHE
 
     con = duckdb.connect()
     con.execute(SHOPS + "CREATE VIEW lyon AS SELECT * FROM shops WHERE city = 'Lyon';")
@@ -133,8 +133,8 @@ def test_a_retry_starts_with_the_first_prompt(place):
 def test_the_runners_read_each_tables_own_statement():
     import sqlite3
 
-    from cadet_magic.db.cache import SCHEMA_CACHE
     from cadet_magic.db.connect import resolve_runner
+    from cadet_magic.db.schema_cache import SCHEMA_CACHE
 
     SCHEMA_CACHE.clear()
     duck = duckdb.connect()
