@@ -40,7 +40,7 @@ CORE_MODULES = (
     "kept_answers",
     "shared_files",
     "db.base",
-    "db.fetch",
+    "db.bounded_fetch",
     "db.error_table",
     "db.error_reader",
 )

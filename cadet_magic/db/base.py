@@ -6,7 +6,7 @@ for every engine: it opens the engine's read-only transaction (:meth:`~BaseRunne
 always rolled back, the user's connection left as found), arms the deadline on the session's
 watchdog (or lets the engine stop itself), routes Ctrl-C to the engine, executes the statement
 (:meth:`~BaseRunner.execute`), fetches at most ``limit`` rows and about ``max_bytes`` bytes
-(:func:`~cadet_magic.db.fetch.fetch_bounded`), and turns a failure into what the agent expects:
+(:func:`~cadet_magic.db.bounded_fetch.fetch_bounded`), and turns a failure into what the agent expects:
 :class:`~cadet_magic.errors.QueryTimeout`, :class:`~cadet_magic.errors.ResultTooLarge`, a
 ``KeyboardInterrupt``, or the engine's error read into one portable
 :class:`~cadet_magic.errors.EngineError` (:meth:`~BaseRunner.engine_error`). Each runner module
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from cadet_magic.db.bounded_fetch import FIRST_CHUNK, fetch_bounded, rows_bytes
 from cadet_magic.db.error_reader import read, table_for
 from cadet_magic.db.error_table import ErrorTable
-from cadet_magic.db.fetch import FIRST_CHUNK, fetch_bounded, rows_bytes
 from cadet_magic.errors import (
     CadetError,
     EngineError,
@@ -65,7 +65,7 @@ def read_exception(error: BaseException, **fields: Any) -> EngineError:
 @dataclass(frozen=True)
 class Statement:
     """A statement the engine is running: its columns, how to fetch its next rows, how to
-    size them (:func:`~cadet_magic.db.fetch.rows_bytes` or a column sizer), how many rows the
+    size them (:func:`~cadet_magic.db.bounded_fetch.rows_bytes` or a column sizer), how many rows the
     first fetch asks for (fewer when a row's values may be large), and what to close once the
     rows are in."""
 

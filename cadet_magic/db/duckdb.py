@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
+from cadet_magic.db.bounded_fetch import FIRST_CHUNK, column_sizer
 from cadet_magic.db.duckdb_defined import (
     defined_uses,
     engine_first,
@@ -56,7 +57,6 @@ from cadet_magic.db.duckdb_schema import (
     duckdb_view_definitions,
     rollback_quietly,
 )
-from cadet_magic.db.fetch import FIRST_CHUNK, column_sizer
 from cadet_magic.db.functions import duckdb_functions, with_functions
 from cadet_magic.db.oslimit import data_limit
 from cadet_magic.db.session import DbSession, current

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
-from cadet_magic.db.fetch import column_sizer, rows_bytes
+from cadet_magic.db.bounded_fetch import column_sizer, rows_bytes
 from cadet_magic.db.functions import postgres_functions, with_functions
 from cadet_magic.db.postgres import (
     FILE_FDW,

@@ -26,7 +26,7 @@ PORTABLE_MODULES = (
     "runner.py",
     "provenance.py",
     "db/base.py",
-    "db/fetch.py",
+    "db/bounded_fetch.py",
     "db/sqlite.py",
 )
 
