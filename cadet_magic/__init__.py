@@ -44,7 +44,7 @@ def __getattr__(name: str) -> Any:
 
         return validate_sql
     if name == "diagnose_error":  # an engine's error read by its engine's reader, diagnosed
-        from cadet_magic.db.errors import diagnose_error
+        from cadet_magic.db.driver_errors import diagnose_error
 
         return diagnose_error
     if name in (

@@ -13,7 +13,7 @@ import pytest
 
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db import error_reader
-from cadet_magic.db.errors import diagnose_error
+from cadet_magic.db.driver_errors import diagnose_error
 from cadet_magic.diagnose import diagnose
 from cadet_magic.diagnose.found import said
 from cadet_magic.errors import EngineError

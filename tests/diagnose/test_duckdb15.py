@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import diagnose_error
+from cadet_magic.db.driver_errors import diagnose_error
 
 HERE = Path(__file__).parent / "data"
 SCHEMA = json.loads((HERE / "engine_cases.json").read_text())["schema"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import diagnose_error
+from cadet_magic.db.driver_errors import diagnose_error
 from tests.conftest import need
 
 DATA = json.loads((Path(__file__).parent / "data" / "engine_cases.json").read_text())

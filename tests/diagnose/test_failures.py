@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 
 import cadet_magic.diagnose.failures as failures
-from cadet_magic.db.errors import diagnose_error, engine_error
+from cadet_magic.db.driver_errors import diagnose_error, engine_error
 from cadet_magic.diagnose.failures import (
     CodeFailed,
     CodeRefused,

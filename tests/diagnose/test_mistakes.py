@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import diagnose_error, engine_error
+from cadet_magic.db.driver_errors import diagnose_error, engine_error
 from cadet_magic.diagnose import diagnose
 from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 

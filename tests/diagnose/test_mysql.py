@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import diagnose_error, engine_error
+from cadet_magic.db.driver_errors import diagnose_error, engine_error
 
 HERE = Path(__file__).parent / "data"
 SHARED = json.loads((HERE / "engine_cases.json").read_text())

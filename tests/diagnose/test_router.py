@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cadet_magic.db import error_table
-from cadet_magic.db.errors import diagnose_error
+from cadet_magic.db.driver_errors import diagnose_error
 from cadet_magic.diagnose import Category, Diagnosis, diagnose, no_sql_feedback
 from cadet_magic.errors import QueryTimeout
 from cadet_magic.schema.model import Schema

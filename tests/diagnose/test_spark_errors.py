@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cadet_magic.db.errors import diagnose_error
+from cadet_magic.db.driver_errors import diagnose_error
 
 pytestmark = pytest.mark.spark
 
