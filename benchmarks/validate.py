@@ -112,7 +112,11 @@ def engine_catalogs() -> dict[str, object]:
 
     import duckdb
 
-    from cadet_magic.db.functions import duckdb_functions, postgres_functions, sqlite_functions
+    from cadet_magic.db.function_catalogs import (
+        duckdb_functions,
+        postgres_functions,
+        sqlite_functions,
+    )
 
     catalogs: dict[str, object] = {
         "sqlite": sqlite_functions(sqlite3.connect(":memory:")),

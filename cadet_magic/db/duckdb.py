@@ -57,7 +57,7 @@ from cadet_magic.db.duckdb_schema import (
     duckdb_view_definitions,
     rollback_quietly,
 )
-from cadet_magic.db.functions import duckdb_functions, with_functions
+from cadet_magic.db.function_catalogs import duckdb_functions, with_functions
 from cadet_magic.db.oslimit import data_limit
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import QueryTimeout, ResultTooLarge

@@ -68,7 +68,7 @@ class FramesRunner(DuckDBRunner):
         """The frames as tables (DuckDB lists a registered frame as a temporary view): their
         columns and types as DuckDB scans them, with samples, and DuckDB's function catalog."""
         from cadet_magic.db.duckdb_schema import schema_from_rows, with_samples
-        from cadet_magic.db.functions import duckdb_functions, with_functions
+        from cadet_magic.db.function_catalogs import duckdb_functions, with_functions
         from cadet_magic.schema.samples import TIME_BUDGET
 
         cur = self.connection.cursor()

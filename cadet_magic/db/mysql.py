@@ -45,7 +45,7 @@ from dataclasses import replace
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
-from cadet_magic.db.functions import with_functions
+from cadet_magic.db.function_catalogs import with_functions
 from cadet_magic.db.mysql_driver import (
     CHARSET,
     DRIVERS,

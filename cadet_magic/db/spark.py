@@ -45,7 +45,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
-from cadet_magic.db.functions import with_functions
+from cadet_magic.db.function_catalogs import with_functions
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.spark_errors import is_cancel, is_out_of_memory, spark_error
 from cadet_magic.db.spark_plan import (

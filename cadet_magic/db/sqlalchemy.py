@@ -17,7 +17,7 @@ from typing import Any
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
 from cadet_magic.db.bounded_fetch import column_sizer, rows_bytes
-from cadet_magic.db.functions import postgres_functions, with_functions
+from cadet_magic.db.function_catalogs import postgres_functions, with_functions
 from cadet_magic.db.postgres import (
     FILE_FDW,
     GUARD_COLUMNS,

@@ -29,7 +29,11 @@ from typing import Any
 from urllib.parse import quote
 
 from cadet_magic.db.base import BaseRunner, RunControl, Statement
-from cadet_magic.db.functions import sqlite_function_allowed, sqlite_functions, with_functions
+from cadet_magic.db.function_catalogs import (
+    sqlite_function_allowed,
+    sqlite_functions,
+    with_functions,
+)
 from cadet_magic.db.reused_connections import Stamp, stamp, unchanging
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.sqlite_errors import sqlite_error

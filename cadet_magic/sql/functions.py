@@ -3,7 +3,7 @@
 The engines know which of their functions cannot change anything: PostgreSQL marks
 them ``immutable`` or ``stable`` in ``pg_proc.provolatile`` (and forbids writes inside
 them), DuckDB reports a ``stability`` in ``duckdb_functions()``, SQLite flags its
-deterministic built-ins in ``pragma_function_list``. The edge (``cadet_magic.db.functions``)
+deterministic built-ins in ``pragma_function_list``. The edge (``cadet_magic.db.function_catalogs``)
 reads those rows; this module turns them into a :class:`FunctionCatalog`:
 
 - allowed: the engine's own state-free functions, plus :data:`HARMLESS_VOLATILE` (random

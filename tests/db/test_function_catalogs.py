@@ -149,7 +149,7 @@ def test_with_the_check_bypassed_the_engine_refuses_what_it_can(runner) -> None:
 
 def test_harmless_volatile_functions_stay_allowed_where_the_engine_has_them() -> None:
     con = duckdb.connect()
-    from cadet_magic.db.functions import duckdb_functions, sqlite_functions
+    from cadet_magic.db.function_catalogs import duckdb_functions, sqlite_functions
 
     for catalog in (duckdb_functions(con), sqlite_functions(sqlite3.connect(":memory:"))):
         assert catalog is not None
