@@ -38,8 +38,8 @@ def child(n_ctx: int, repack: bool) -> dict:
     from cadet_magic.examples.shop import create_shop
     from cadet_magic.llm.llamacpp import load_gguf
     from cadet_magic.llm.local import LABEL, LocalChatModel, check_file
-    from cadet_magic.local.cache import model_file
     from cadet_magic.local.machine import threads
+    from cadet_magic.local.model_store import model_file
 
     path = model_file()
     check_file(path)

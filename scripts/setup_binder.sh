@@ -25,7 +25,7 @@ if [ -z "$PYRT" ]; then
   exit 0
 fi
 # this machine's llama-cpp-python wheel (build_wheel reuses the one the local install built)
-built="$("$PY" -c 'from cadet_magic.local.cache import wheel_dir; print(wheel_dir())')"
+built="$("$PY" -c 'from cadet_magic.local.model_store import wheel_dir; print(wheel_dir())')"
 if ! ls "$built"/llama_cpp_python-*.whl >/dev/null 2>&1; then need_compiler setup_binder; fi
 "$PY" - "$LOCAL" <<'PYEOF'
 import shutil
@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 from cadet_magic.errors import CadetError
-from cadet_magic.local.cache import wheel_dir
+from cadet_magic.local.model_store import wheel_dir
 from cadet_magic.local.runtime import build_wheel
 
 try:

@@ -79,7 +79,7 @@ def real_local_folder() -> Iterator[None]:
 def installed_local_model() -> Path:
     """The local model file the user (or the tests' set-up, scripts/setup_llm.sh) installed,
     checked against the pin; skips the test without it, or fails it under CI."""
-    from cadet_magic.local.cache import checked_record, model_file
+    from cadet_magic.local.model_store import checked_record, model_file
 
     with real_local_folder():
         path = model_file()

@@ -21,7 +21,7 @@ from typing import Any
 
 from cadet_magic.errors import LocalModelError, NoModelError
 from cadet_magic.llm.llamacpp import LlamaCppChatModel, load_gguf
-from cadet_magic.local.cache import checked_record, model_file, write_record
+from cadet_magic.local.model_store import checked_record, model_file, write_record
 from cadet_magic.local.pin import PIN
 
 #: The spec.

@@ -9,7 +9,7 @@ from cadet_magic.errors import CadetError
 
 
 def parser() -> argparse.ArgumentParser:
-    from cadet_magic.local.cache import DIR_VAR
+    from cadet_magic.local.model_store import DIR_VAR
     from cadet_magic.local.pin import PIN
     from cadet_magic.local.sources import SOURCE_VAR
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from cadet_magic.errors import LocalModelError
-from cadet_magic.local.cache import write_record
 from cadet_magic.local.files import drop_planted, open_file, sha256_of
+from cadet_magic.local.model_store import write_record
 from cadet_magic.local.pin import ModelPin
 from cadet_magic.local.progress_bar import Progress
 from cadet_magic.local.sources import CHUNK, Source

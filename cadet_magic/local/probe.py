@@ -5,7 +5,7 @@ cache) may die at its first matrix product with SIGILL or SIGSEGV, and would tak
 with it. The probe loads the model in a child process and generates one token; its answer is
 kept in the cache folder's ``runtime.json`` for the installed libraries and this CPU, so the
 kernel asks once. The folder may be shared, so the record is keyed as the model's check record
-and ``wheels/BUILD`` are (:func:`~cadet_magic.local.cache.seal`) and read without following a
+and ``wheels/BUILD`` are (:func:`~cadet_magic.local.model_store.seal`) and read without following a
 link: a verdict someone else wrote (``ok`` for a library that would crash the kernel) does not
 verify, and the probe runs again.
 
@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from cadet_magic.errors import LocalModelError
-from cadet_magic.local.cache import cache_dir
 from cadet_magic.local.machine import cpu_fingerprint, threads
+from cadet_magic.local.model_store import cache_dir
 from cadet_magic.local.runtime import library_key
 
 PROMPT = (
@@ -58,9 +58,9 @@ def _record() -> Path:
 
 def last_probe() -> Probe | None:
     """The recorded probe for the installed libraries on this CPU, if any, when the record is
-    this user's (keyed: :func:`~cadet_magic.local.cache.sealed`)."""
+    this user's (keyed: :func:`~cadet_magic.local.model_store.sealed`)."""
     from cadet_magic.errors import ConfigurationError
-    from cadet_magic.local.cache import sealed
+    from cadet_magic.local.model_store import sealed
     from cadet_magic.shared_files import read_bytes
 
     key = library_key()
@@ -100,8 +100,8 @@ def run_probe(model: Path) -> Probe:
 def _write(probe: Probe) -> None:
     """Keeps ``probe`` in ``runtime.json``, keyed (without the user's key, nothing is kept and
     the next kernel probes again); a link or other file planted there is removed first."""
-    from cadet_magic.local.cache import seal
     from cadet_magic.local.files import drop_planted, open_file
+    from cadet_magic.local.model_store import seal
 
     mac = seal(asdict(probe))
     if mac is None:

@@ -10,7 +10,7 @@ them unchecked). The installer builds the wheel once (in a folder of
 its own, then moved into the cache folder's ``wheels/``; pip's own wheel cache is never used:
 its key ignores the build flags) and installs it into this interpreter's environment; the flags,
 the CPU it was built for and the wheel's SHA-256 are kept beside it in ``BUILD``, keyed
-(:func:`~cadet_magic.local.cache.seal`: a wheel or a record someone else put in the folder is
+(:func:`~cadet_magic.local.model_store.seal`: a wheel or a record someone else put in the folder is
 not installed, it is built again), and a wheel built otherwise is built again. The wheel is
 installed from a private copy whose hash is checked, with ``--no-index --no-deps`` (nothing of
 the same name from an index can stand in for it); its dependencies then come from the index as
@@ -112,8 +112,8 @@ def library_key() -> str | None:
 
 def _built(wheels: Path, stamp: dict[str, Any]) -> tuple[Path, str] | None:
     """The wheel ``BUILD`` says was built here with ``stamp``, and its SHA-256 as recorded,
-    when the record is this user's (:func:`~cadet_magic.local.cache.sealed`)."""
-    from cadet_magic.local.cache import sealed
+    when the record is this user's (:func:`~cadet_magic.local.model_store.sealed`)."""
+    from cadet_magic.local.model_store import sealed
     from cadet_magic.shared_files import read_bytes
 
     try:
@@ -149,9 +149,9 @@ def _cached_wheel(wheels: Path, stamp: dict[str, Any]) -> Path | None:
 
 
 def _record_build(wheels: Path, stamp: dict[str, Any], wheel: Path) -> None:
-    from cadet_magic.local.cache import seal
     from cadet_magic.local.fetch import file_sha256
     from cadet_magic.local.files import open_file
+    from cadet_magic.local.model_store import seal
 
     made = {"stamp": stamp, "wheel": wheel.name, "sha256": file_sha256(wheel)}
     (wheels / "BUILD").unlink(missing_ok=True)

