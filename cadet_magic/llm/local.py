@@ -63,7 +63,7 @@ def check_file(path: Path) -> None:
             f"The local model file {path} has {size:,} bytes, not the pinned {PIN.size:,}: "
             f"it is incomplete or another file; run {INSTALL} to download it again."
         )
-    from cadet_magic.local.fetch import file_sha256
+    from cadet_magic.local.download import file_sha256
 
     if file_sha256(path) != PIN.sha256:
         raise LocalModelError(

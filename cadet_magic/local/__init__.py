@@ -3,7 +3,7 @@
 ``python -m cadet_magic.local install`` downloads the pinned model (:mod:`~cadet_magic.local.pin`:
 Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, 1.1 GB) into the user's cache folder
 (:mod:`~cadet_magic.local.model_store`), resuming an interrupted download and checking every part
-against its SHA-256 (:mod:`~cadet_magic.local.fetch`, :mod:`~cadet_magic.local.sources`), and
+against its SHA-256 (:mod:`~cadet_magic.local.download`, :mod:`~cadet_magic.local.sources`), and
 installs llama-cpp-python (the ``local`` extra), compiled once for this machine
 (:mod:`~cadet_magic.local.runtime`). ``python -m cadet_magic.local status`` says what is
 installed and where.

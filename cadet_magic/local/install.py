@@ -1,7 +1,7 @@
 """``python -m cadet_magic.local install`` and ``status``: the local model set up, and said.
 
 ``install`` puts the pinned model in the cache folder (downloaded, resumed, checked:
-:mod:`cadet_magic.local.fetch`), installs llama-cpp-python into this interpreter's environment
+:mod:`cadet_magic.local.download`), installs llama-cpp-python into this interpreter's environment
 (built once for this machine: :mod:`cadet_magic.local.runtime`), then runs the model once in a
 child process (:mod:`cadet_magic.local.probe`); when llama.cpp crashes there and was not built
 here, it is built here and tried again. ``status`` says what is installed, where, and what a
@@ -59,7 +59,7 @@ def install_model(source: str | None = None, say: Say = _say, quiet: bool = Fals
 
 
 def _install_model(source: str | None, say: Say, quiet: bool) -> Path:
-    from cadet_magic.local.fetch import fetch, file_sha256
+    from cadet_magic.local.download import fetch, file_sha256
     from cadet_magic.local.files import drop_planted
     from cadet_magic.local.sources import FileSource, source_for
 

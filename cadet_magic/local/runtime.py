@@ -137,7 +137,7 @@ def _built(wheels: Path, stamp: dict[str, Any]) -> tuple[Path, str] | None:
 def _cached_wheel(wheels: Path, stamp: dict[str, Any]) -> Path | None:
     """The wheel built here with ``stamp`` (:func:`_built`) when the file is the one recorded,
     by its hash (read without following a link)."""
-    from cadet_magic.local.fetch import file_sha256
+    from cadet_magic.local.download import file_sha256
 
     built = _built(wheels, stamp)
     if built is None:
@@ -149,7 +149,7 @@ def _cached_wheel(wheels: Path, stamp: dict[str, Any]) -> Path | None:
 
 
 def _record_build(wheels: Path, stamp: dict[str, Any], wheel: Path) -> None:
-    from cadet_magic.local.fetch import file_sha256
+    from cadet_magic.local.download import file_sha256
     from cadet_magic.local.files import open_file
     from cadet_magic.local.model_store import seal
 
@@ -313,7 +313,7 @@ def install_runtime(
             stdin=subprocess.DEVNULL,
             check=False,
         )
-    from cadet_magic.local.fetch import file_sha256
+    from cadet_magic.local.download import file_sha256
 
     recorded = _built(wheels, build_stamp(portable))
     with tempfile.TemporaryDirectory(prefix="cadet-wheel-") as own:

