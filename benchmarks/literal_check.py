@@ -5,7 +5,7 @@ it stays silent; time it. Spider dev, on DuckDB, SQLite and PostgreSQL.
 For each Spider dev gold query (19 SQLite databases, copied into DuckDB and PostgreSQL by
 :mod:`benchmarks.corruption_data`) that passes the safety check and runs on an engine:
 
-* the check (:func:`cadet_magic.result_check.check.check_result`) runs on the gold query
+* the check (:func:`cadet_magic.result_check.probe_database.check_result`) runs on the gold query
   exactly as the agent runs it after a successful attempt: through the engine's runner (its
   read-only path), with the schema the runner read (samples included) and the 200 ms budget.
   Every value it reports missing is verified by scanning the column in Python (engine
@@ -50,7 +50,7 @@ from sqlglot import exp
 
 from benchmarks.corruption_data import ENGINES, Database, close, open_spider, spider_sources
 from benchmarks.report import Row, row, table, write_page
-from cadet_magic.result_check.check import ValueCheck, check_result
+from cadet_magic.result_check.probe_database import ValueCheck, check_result
 from cadet_magic.result_check.values import Filter, literal_filters
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.validate import validate_sql

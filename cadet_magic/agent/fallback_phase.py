@@ -58,7 +58,7 @@ from cadet_magic.fallback.in_process import CodeError, CodeRun
 from cadet_magic.fallback.rows_select import MAX_SCHEMA_TABLES, FetchPlan, fetch_select
 from cadet_magic.kinds import StepName
 from cadet_magic.result import Attempt, Fallback, Phase, StopReason
-from cadet_magic.result_check.check import EMPTY_WARNING
+from cadet_magic.result_check.probe_database import EMPTY_WARNING
 from cadet_magic.schema.queried import tables_read
 from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.normalize import sql_diff

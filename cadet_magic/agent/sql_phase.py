@@ -55,7 +55,6 @@ from cadet_magic.diagnose.repeat import repeated
 from cadet_magic.diagnose.shared import with_shared_feedback
 from cadet_magic.kinds import Outcome, StepName, StopReason
 from cadet_magic.result import Attempt, Phase
-from cadet_magic.result_check.check import EMPTY_WARNING, check_through
 from cadet_magic.result_check.computation import (
     MissingComputation,
     engine_lacks,
@@ -63,6 +62,7 @@ from cadet_magic.result_check.computation import (
     missing_computation,
 )
 from cadet_magic.result_check.findings import ValueCheck
+from cadet_magic.result_check.probe_database import EMPTY_WARNING, check_through
 from cadet_magic.schema.share import shared_attempts
 from cadet_magic.sql.refusal import SafetyRefusal
 

@@ -118,7 +118,7 @@ class CodeFailed:
 @dataclass(frozen=True)
 class SuspectResult:
     """The query ran, but a value it filters on does not occur while a close one does
-    (``check`` the :class:`~cadet_magic.result_check.check.ValueCheck` that found it,
+    (``check`` the :class:`~cadet_magic.result_check.probe_database.ValueCheck` that found it,
     ``sql`` the query as the model wrote it)."""
 
     check: ValueCheck

@@ -1,6 +1,7 @@
 """The result check (portable core): after a query ran, do the values it filters on occur?
 
-- :mod:`.check`: :func:`~.check.check_result`, asking the database within its budget;
+- :mod:`.probe_database`: :func:`~.probe_database.check_result`, asking the database within its
+  budget;
 - :mod:`.values`: the text filters, read on the checked tree (each column resolved to its base
   table); :mod:`.number_filters`: comparisons with numbers;
 - :mod:`.probe_sql`: the small read-only queries it sends;

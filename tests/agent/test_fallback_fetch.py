@@ -175,7 +175,7 @@ def test_the_pandas_prompt_shows_values_only_at_the_samples_level(share):
 
 
 def test_an_empty_fallback_answer_warns_as_an_empty_sql_answer_does():
-    from cadet_magic.result_check.check import EMPTY_WARNING
+    from cadet_magic.result_check.probe_database import EMPTY_WARNING
 
     sql = "SELECT AVG(quantity * price) AS median FROM items"
     empty = "result = df[df['quantity'] > 99][['quantity']]"

@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from cadet_magic.db.connect import resolve_runner
-from cadet_magic.result_check.check import check_result
+from cadet_magic.result_check.probe_database import check_result
 from cadet_magic.schema.model import Schema
 from cadet_magic.sql.validate import validate_sql
 

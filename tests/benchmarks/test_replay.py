@@ -187,7 +187,7 @@ def test_two_replays_under_a_slow_clock_are_the_same(tmp_path, monkeypatch):
     timeout) checks the value in both runs and writes the same requests and results."""
     import time
 
-    from cadet_magic.result_check import check
+    from cadet_magic.result_check import probe_database
 
     data = spider(tmp_path / "spider")
     dev = json.loads((data / "dev.json").read_text())
@@ -203,7 +203,7 @@ def test_two_replays_under_a_slow_clock_are_the_same(tmp_path, monkeypatch):
     ticks = iter(range(10**9))
     slow = lambda: float(next(ticks))  # noqa: E731 - one second per reading
     monkeypatch.setattr(time, "perf_counter", slow)
-    monkeypatch.setitem(check.check_values.__kwdefaults__, "clock", slow)
+    monkeypatch.setitem(probe_database.check_values.__kwdefaults__, "clock", slow)
 
     options = replay.recorded_options(rec).replace(candidates=1)
     for out in ("a", "b"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import sqlglot
 
-from cadet_magic.result_check.check import (
+from cadet_magic.result_check.probe_database import (
     candidates_sql,
     check_result,
     check_values,
@@ -177,7 +177,7 @@ def test_failed_check_query_claims_nothing():
 
 
 def test_suspect_feedback_shows_the_sql_and_stays_short():
-    from cadet_magic.result_check.check import Finding, ValueCheck
+    from cadet_magic.result_check.probe_database import Finding, ValueCheck
 
     sql = "SELECT id FROM country WHERE name = 'France' AND continent = 'europe'"
     vc = ValueCheck(
