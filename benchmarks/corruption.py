@@ -50,7 +50,7 @@ from benchmarks.corruption_data import (
 from benchmarks.corruption_mutate import MUTATIONS, REALISTIC, Mutant
 from benchmarks.report import Row, row, table, write_page
 from cadet_magic.db.driver_errors import diagnose_error
-from cadet_magic.schema.model import ForeignKey, Schema
+from cadet_magic.schema.structure import ForeignKey, Schema
 
 TARGET_OVERALL = 0.97
 TARGET_CATEGORY = 0.90

@@ -23,7 +23,7 @@ from benchmarks.corruption_data import (
     _pg_schema,
     _schema_sqlite,
 )
-from cadet_magic.schema.model import ForeignKey, Schema
+from cadet_magic.schema.structure import ForeignKey, Schema
 
 BIRD = DATA / "bird-minidev"
 _TYPES = {"integer": "BIGINT", "real": "DOUBLE", "date": "DATE", "datetime": "TIMESTAMP"}

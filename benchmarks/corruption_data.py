@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.structure import Column, Schema, Table
 from workloads.gold import DATA
 
 SPIDER = DATA / "spider-dev"

@@ -26,7 +26,7 @@ from typing import Any
 from benchmarks import corruption, corruption_mutate
 from benchmarks.corruption_data import DATA, Database, Source, _load, spider_sources
 from benchmarks.report import write_page
-from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.structure import Column, Schema, Table
 
 ENGINE = "mariadb"
 BIRD = DATA / "bird-minidev"

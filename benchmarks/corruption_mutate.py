@@ -7,7 +7,7 @@ names a good suggestion must contain) or None when it does not apply to that que
 
 Example:
     >>> import random, sqlglot
-    >>> from cadet_magic.schema.model import Schema
+    >>> from cadet_magic.schema.structure import Schema
     >>> s = Schema.from_mapping({"singer": ["singer_id", "name", "age"]})
     >>> tree = sqlglot.parse_one("SELECT name FROM singer WHERE age > 20", read="sqlite")
     >>> m = wrong_table(tree, s, random.Random(0), "sqlite")
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.tokens import Tokenizer
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 
 SQLGLOT = {"duckdb": "duckdb", "sqlite": "sqlite", "postgresql": "postgres"}
 SQLGLOT["spark"] = "spark"

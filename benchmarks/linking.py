@@ -28,9 +28,9 @@ from sqlglot import exp
 
 from benchmarks.report import Row, row, table, write_page
 from cadet_magic.schema.link import index_for, link
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.render import render_schema
 from cadet_magic.schema.samples import is_text_type, sample_sql, samples_from_rows
+from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.words import words
 from cadet_magic.sql.dialect import dialect_of
 from workloads.gold import DATA

@@ -52,7 +52,7 @@ from benchmarks.corruption_data import ENGINES, Database, close, open_spider, sp
 from benchmarks.report import Row, row, table, write_page
 from cadet_magic.result_check.probe_database import ValueCheck, check_result
 from cadet_magic.result_check.values import Filter, literal_filters
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.validate import validate_sql
 
 TARGET_FOUND = 0.95

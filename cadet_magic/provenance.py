@@ -8,7 +8,7 @@ columns and types), each attempt's phase, outcome, category, seconds and tokens,
 level and the package version: never a key, a password or a row.
 
 Example:
-    >>> from cadet_magic.schema.model import Schema
+    >>> from cadet_magic.schema.structure import Schema
     >>> s = Schema.from_mapping({"orders": ["id", "amount"]})
     >>> schema_fingerprint(s) == schema_fingerprint(Schema.from_mapping({"ORDERS": ["ID", "AMOUNT"]}))
     True
@@ -102,7 +102,7 @@ def database_fingerprint(dialect: str | None, url: str, schema: Any) -> str:
     names (not their columns, so that a kept answer outlives an added column).
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> a = database_fingerprint("duckdb", "x", Schema.from_mapping({"t": ["a"]}))
         >>> a == database_fingerprint("duckdb", "x", Schema.from_mapping({"t": ["a", "b"]}))
         True
@@ -162,7 +162,7 @@ def shareable_columns(
     SELECT's columns as they were (the same names, in order); else names of the schema only.
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> from cadet_magic.sql.dialect import dialect_of
         >>> s, duckdb = Schema.from_mapping({"people": ["name", "ssn"]}), dialect_of("duckdb")
         >>> shareable_columns(["who", "201"], s, "SELECT name AS who, 1 AS x FROM people",

@@ -34,7 +34,7 @@ from cadet_magic.options import AskOptions, merged
 from cadet_magic.provenance import build as build_provenance
 from cadet_magic.result import AskResult, Attempt, Phase
 from cadet_magic.runner import Runner, target_of
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.text import first_line
 from cadet_magic.vote.default_size import candidates_for
 

@@ -33,7 +33,7 @@ from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.options import AskOptions, merged
 from cadet_magic.result import Attempt, Phase, StopReason, Tokens
 from cadet_magic.runner import RunResult
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target, as_target
 from cadet_magic.sql.validate import Validation

@@ -29,9 +29,9 @@ from cadet_magic.errors import (
 from cadet_magic.kinds import StepName
 from cadet_magic.runner import Runner
 from cadet_magic.schema.link import link
-from cadet_magic.schema.model import Schema
 from cadet_magic.schema.render import prompt_representation, with_shown_comments
 from cadet_magic.schema.share import shared_schema, with_stats
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
 from cadet_magic.text import error_text, first_line

@@ -93,7 +93,7 @@ def diagnose_error(
     printed) read through ``engine``'s own reader (``duckdb``, ``sqlite``, ``postgresql``,
     ``mysql``, ``spark``; a message of an engine not named is read by all of them), then
     diagnosed against the failed ``sql`` and the ``schema`` (a ``{table: [column, ...]}``
-    mapping or a :class:`~cadet_magic.schema.model.Schema`).
+    mapping or a :class:`~cadet_magic.schema.structure.Schema`).
 
     Example:
         >>> d = diagnose_error("no such column: amout", engine="sqlite",

@@ -62,7 +62,7 @@ from cadet_magic.db.oslimit import data_limit
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import QueryTimeout, ResultTooLarge
 from cadet_magic.runner import RunResult
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target

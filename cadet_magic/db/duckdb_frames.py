@@ -21,7 +21,7 @@ from typing import Any
 from cadet_magic.db.duckdb import DuckDBRunner
 from cadet_magic.db.schema_cache import SchemaCache
 from cadet_magic.db.session import DbSession, current
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 
 #: The private connection's settings: no file system, no scans of Python variables by name.
 DUCKDB_CONFIG = {"enable_external_access": False, "python_enable_replacements": False}

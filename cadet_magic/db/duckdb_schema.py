@@ -24,8 +24,8 @@ from typing import Any
 from cadet_magic.db.duckdb_defined import engine_first
 from cadet_magic.db.session import current
 from cadet_magic.db.watchdog import Watchdog
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
 
 #: One row that changes whenever a table, view, column, key or comment does.
 FINGERPRINT_SQL = (

@@ -1,7 +1,7 @@
 """Reads each engine's function catalog (edge); the decision is in :mod:`cadet_magic.sql.functions`.
 
 The catalog is read with the schema and cached with it (it rides on
-:attr:`Schema.functions <cadet_magic.schema.model.Schema>`): PostgreSQL's ``pg_proc``,
+:attr:`Schema.functions <cadet_magic.schema.structure.Schema>`): PostgreSQL's ``pg_proc``,
 DuckDB's ``duckdb_functions()``, SQLite's ``pragma_function_list``. Where a catalog cannot
 be read the schema carries None and the safety check applies its fixed rules only.
 """
@@ -12,7 +12,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.functions import FunctionCatalog
 
 log = logging.getLogger("cadet_magic")

@@ -71,8 +71,8 @@ from cadet_magic.db.mysql_schema import (
 )
 from cadet_magic.db.session import DbSession, current
 from cadet_magic.errors import EngineError
-from cadet_magic.schema.model import Schema
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.quotes import reads_ansi_quotes
 from cadet_magic.sql.views import without_withheld

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
 from cadet_magic.sql.functions import FunctionCatalog
 
 TABLES_SQL = """

@@ -15,7 +15,7 @@ from typing import Any
 from cadet_magic.db.base import read_exception
 from cadet_magic.db.error_table import ErrorTable, Name, Reading, Rule, Said, Value, datetime_state
 from cadet_magic.errors import EngineError, ErrorKind, Fact, exception_chain
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
 
 # PostgreSQL catalog queries: the relations visible through the session's search_path
 # (what an unqualified name resolves to, temporary tables included), not the system catalogs.

@@ -11,7 +11,7 @@ fingerprint differs. Sample values are read with the schema and therefore
 reflect the data at the time of the last schema change.
 
 Example:
-    >>> from cadet_magic.schema.model import Schema
+    >>> from cadet_magic.schema.structure import Schema
     >>> class Con: pass
     >>> con, cache, version = Con(), SchemaCache(), [1]
     >>> read = lambda: Schema.from_mapping({"t": ["a"] * version[0]})
@@ -32,7 +32,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 
 #: Connections that cannot be weakly referenced are remembered strongly, at most this many.
 STRONG_ENTRIES = 8

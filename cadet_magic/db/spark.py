@@ -61,8 +61,8 @@ from cadet_magic.db.spark_plan import (
     view_texts,
 )
 from cadet_magic.errors import CadetError, EngineError
-from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.samples import read_samples
+from cadet_magic.schema.structure import Column, Schema, Table
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.views import without_withheld

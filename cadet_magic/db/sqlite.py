@@ -39,8 +39,8 @@ from cadet_magic.db.session import DbSession, current
 from cadet_magic.db.sqlite_errors import sqlite_error
 from cadet_magic.errors import EngineError, ResultTooLarge
 from cadet_magic.options import RESULT_BYTES
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
 from cadet_magic.schema.samples import TIME_BUDGET, read_samples
+from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.views import without_withheld
 

@@ -35,7 +35,7 @@ from cadet_magic.diagnose.model import Category, Diagnosis
 from cadet_magic.diagnose.router import engine_diagnosis
 from cadet_magic.kinds import Outcome
 from cadet_magic.result_check.findings import ValueCheck
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.checks.context import Issue
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal

@@ -8,7 +8,7 @@ they join the query's tables, and writes the join path from the schema's foreign
 where there are none, from the column names the tables share). Standard library only.
 
 Example:
-    >>> from cadet_magic.schema.model import ForeignKey, Schema, Table, Column
+    >>> from cadet_magic.schema.structure import ForeignKey, Schema, Table, Column
     >>> s = Schema((
     ...     Table("products", (Column("product_id"), Column("category"))),
     ...     Table("order_items", (Column("order_id"), Column("product_id")),
@@ -26,7 +26,7 @@ from collections import deque
 
 from cadet_magic.diagnose.found import MissingJoin
 from cadet_magic.diagnose.suggest import similarity
-from cadet_magic.schema.model import Schema, Table
+from cadet_magic.schema.structure import Schema, Table
 
 #: Column names that look like keys: preferred when tables are joined on shared names.
 _KEYISH = re.compile(r"(^|_)(id|key|code|no|num|number)$|id$", re.I)

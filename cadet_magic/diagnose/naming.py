@@ -15,7 +15,7 @@ from cadet_magic.diagnose import suggest
 from cadet_magic.diagnose.category import Category
 from cadet_magic.diagnose.found import Found, MissingJoin
 from cadet_magic.diagnose.sqlcontext import SqlContext, Where
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.target import Target
 
 
@@ -205,7 +205,7 @@ def aliased(f: Found, at: Where) -> Found:
 
     Example:
         >>> from cadet_magic.diagnose.found import found
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> sch = Schema.coerce({"singer": ["Singer_ID", "Name"], "sic": ["Singer_ID", "cid"]})
         >>> at = Where("SELECT T2.Name FROM singer AS T1 JOIN sic AS T2 ON T1.Singer_ID = T2.Singer_ID",
         ...            schema=sch)

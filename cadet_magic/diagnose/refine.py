@@ -24,7 +24,7 @@ from cadet_magic.diagnose.found import AggregateMistake, Found, MissingJoin, rec
 from cadet_magic.diagnose.joins import missing_join as find_missing_join
 from cadet_magic.diagnose.sqlcontext import SqlContext, Where
 from cadet_magic.errors import Fact
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 
 _DATE_PARTS = frozenset(
     "year years month months day days week weeks hour hours minute minutes second seconds "

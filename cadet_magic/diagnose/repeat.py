@@ -9,7 +9,7 @@ suggestions point to), the smallest slice of the schema around the failing names
 
 Example:
     >>> from cadet_magic.diagnose.model import Diagnosis
-    >>> from cadet_magic.schema.model import Schema
+    >>> from cadet_magic.schema.structure import Schema
     >>> sch = Schema.coerce({"singer": ["Singer_ID", "Name"], "sic": ["Singer_ID", "cid"]})
     >>> d = Diagnosis("column_not_found", True, feedback="Column T2.Name does not exist.")
     >>> r = repeated(d, "SELECT T2.Name FROM sic AS T2", 1, last=True, schema=sch)
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 
 from cadet_magic.diagnose.model import Diagnosis
 from cadet_magic.diagnose.sqlcontext import sql_context
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target
 

@@ -44,7 +44,7 @@ from cadet_magic.diagnose.refine import (
 )
 from cadet_magic.diagnose.sqlcontext import Where
 from cadet_magic.errors import EngineError, ErrorKind, QueryTimeout
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.target import Target

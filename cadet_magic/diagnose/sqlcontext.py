@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from cadet_magic.errors import EngineError
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target
 

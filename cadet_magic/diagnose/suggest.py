@@ -6,7 +6,7 @@ they are resolved to real tables, merged with a similarity search over the schem
 the tables the query uses) and ranked (stdlib only).
 
 Example:
-    >>> from cadet_magic.schema.model import Schema
+    >>> from cadet_magic.schema.structure import Schema
     >>> s = Schema.from_mapping({"orders": ["order_id", "amount"], "customers": ["name"]})
     >>> rank_columns("amout", s, tables=["orders"])
     ['orders.amount']
@@ -20,7 +20,7 @@ import re
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 
 if TYPE_CHECKING:
     from cadet_magic.sql.target import Target

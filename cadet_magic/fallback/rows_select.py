@@ -19,7 +19,7 @@ join: only the first is kept. :class:`FetchPlan` says where each column of ``df`
 for the prompt.
 
 Example:
-    >>> from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+    >>> from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
     >>> s = Schema((
     ...     Table("orders", (Column("order_id", "INTEGER", True), Column("day", "DATE"))),
     ...     Table("items", (Column("order_id", "INTEGER"), Column("price", "REAL")),
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from cadet_magic.schema.model import Schema, Table
+from cadet_magic.schema.structure import Schema, Table
 from cadet_magic.sql.target import Target
 
 #: Tables between two chosen ones a join may pass through, at most.

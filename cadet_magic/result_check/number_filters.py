@@ -12,7 +12,7 @@ from typing import Any
 from sqlglot import exp
 
 from cadet_magic.result_check.values import resolve_column, walk_scopes
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.target import Target
 
 _NUMBER_TYPES = ("int", "real", "float", "double", "numeric", "decimal", "number")
@@ -78,7 +78,7 @@ def number_filters(sql: str, target: Target, schema: Schema) -> list[NumberFilte
     """Every comparison of a numeric column of a catalog table with numbers in ``sql``.
 
     Example:
-        >>> from cadet_magic.schema.model import Column, Schema, Table
+        >>> from cadet_magic.schema.structure import Column, Schema, Table
         >>> s = Schema((Table("t", (Column("age", "INT"), Column("name", "TEXT"))),))
         >>> [f.text() for f in number_filters(
         ...     "SELECT * FROM t WHERE age > 200 AND 5 >= age AND age BETWEEN 1 AND 9", Target.named("sqlite"), s)]

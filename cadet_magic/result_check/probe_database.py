@@ -60,7 +60,7 @@ from cadet_magic.result_check.probe_sql import (  # noqa: F401 - the probe queri
 )
 from cadet_magic.result_check.values import Filter, find_column, literal_filters
 from cadet_magic.runner import Runner
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
@@ -227,7 +227,7 @@ def check_result(
 
     Example:
         >>> import sqlite3
-        >>> from cadet_magic.schema.model import Column, Schema, Table
+        >>> from cadet_magic.schema.structure import Column, Schema, Table
         >>> con = sqlite3.connect(":memory:")
         >>> _ = con.executescript("CREATE TABLE country (name TEXT); INSERT INTO country VALUES ('france');")
         >>> s = Schema((Table("country", (Column("name", "TEXT"),)),))

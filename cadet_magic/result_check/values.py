@@ -6,7 +6,7 @@ A comparison of a column with a string literal (``=``, ``IN``, ``LIKE``) is a :c
 its column's table resolved in the comparison's own scope.
 
 Example:
-    >>> from cadet_magic.schema.model import Column, Schema, Table
+    >>> from cadet_magic.schema.structure import Column, Schema, Table
     >>> s = Schema((Table("country", (Column("id", "INT"), Column("name", "TEXT"))),))
     >>> [(f.table, f.column, f.value, f.op) for f in
     ...  literal_filters("SELECT id FROM country AS c WHERE c.name = 'France'", Target.named("sqlite"), s)]
@@ -32,7 +32,7 @@ from cadet_magic.result_check.close_values import (  # noqa: F401 - the close va
     date_variants,
     one_slip,
 )
-from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.structure import Column, Schema, Table
 from cadet_magic.sql.query import CheckedQuery
 from cadet_magic.sql.target import Target
 
@@ -246,7 +246,7 @@ def literal_filters(sql: str, target: Target, schema: Schema) -> list[Filter]:
     """Every comparison of a text column of a catalog table with a string literal in ``sql``.
 
     Example:
-        >>> from cadet_magic.schema.model import Column, Schema, Table
+        >>> from cadet_magic.schema.structure import Column, Schema, Table
         >>> s = Schema((Table("t", (Column("k", "TEXT"), Column("n", "INT"))),
         ...             Table("u", (Column("k", "TEXT"), Column("m", "TEXT")))))
         >>> sql = ("SELECT * FROM t JOIN u AS x ON t.k = x.k WHERE m IN ('a', 'b') "

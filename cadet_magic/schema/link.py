@@ -20,7 +20,7 @@ is shown is complete enough to query. A schema whose full text fits the budget
 is returned whole and unchanged.
 
 Example:
-    >>> from cadet_magic.schema.model import Schema
+    >>> from cadet_magic.schema.structure import Schema
     >>> s = Schema.from_mapping({
     ...     "singer": ["singer_id", "name", "country"],
     ...     "concert": ["concert_id", "concert_name", "year"],
@@ -58,7 +58,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from cadet_magic.schema import render
-from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.rank import (  # noqa: F401 - ranking names stay importable here
     SchemaIndex,
     _namespace,
@@ -74,6 +73,7 @@ from cadet_magic.schema.render import (
     render_schema,
     render_table,
 )
+from cadet_magic.schema.structure import Column, Schema, Table
 
 if TYPE_CHECKING:
     import sqlglot
@@ -274,7 +274,7 @@ def link(
         A :class:`Linked` with ``len(text) <= budget``.
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> s = Schema.from_mapping(
         ...     {"orders": ["id", "amount"], "users": ["id", "name"], "events": ["id", "kind"]}
         ... )
@@ -306,7 +306,7 @@ def link_schema(schema: Schema, question: str, budget: int | None = DEFAULT_BUDG
     Returns ``schema`` itself when its full text fits the budget.
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> s = Schema.from_mapping(
         ...     {"orders": ["id", "amount"], "users": ["id", "name"], "events": ["id", "kind"]}
         ... )
@@ -322,7 +322,7 @@ def schema_context(schema: Schema, question: str, budget: int | None = DEFAULT_B
     """The schema text for the prompt (``link(...).text``): never over ``budget``.
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> s = Schema.from_mapping(
         ...     {"orders": ["id", "amount"], "users": ["id", "name"], "events": ["id", "kind"]}
         ... )

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from sqlglot import exp
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 
 __all__ = ["tables_in", "tables_read"]
 

@@ -9,7 +9,7 @@ matched tables and, more weakly, tables of the same namespace (``sales.*``).
 :mod:`cadet_magic.schema.link` packs the ranked tables into the prompt's budget.
 
 Example:
-    >>> from cadet_magic.schema.model import Schema
+    >>> from cadet_magic.schema.structure import Schema
     >>> s = Schema.from_mapping({
     ...     "singer": ["singer_id", "name", "country"],
     ...     "concert": ["concert_id", "concert_name", "year"],
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cadet_magic.schema.model import Schema, Table
+from cadet_magic.schema.structure import Schema, Table
 from cadet_magic.schema.words import STOPWORDS, likeness, stem, words
 
 # How much a word counts, by where it occurs in the table.
@@ -82,7 +82,7 @@ class SchemaIndex:
         schema: the catalog.
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> idx = SchemaIndex(Schema.from_mapping({"dept": ["dept_no"], "emp": ["emp_id"]}))
         >>> [n for n, s in idx.rank("How many departments are there?") if s > 0]
         ['dept']
@@ -266,7 +266,7 @@ def index_for(schema: Schema) -> SchemaIndex:
     """The :class:`SchemaIndex` of ``schema``, cached for the last few schema objects.
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> s = Schema.from_mapping({"t": ["a"]})
         >>> index_for(s) is index_for(s)
         True
@@ -283,7 +283,7 @@ def rank_tables(schema: Schema, question: str) -> list[tuple[str, float]]:
     """The schema's tables ranked for the question: ``[(name, score), ...]``, best first.
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> s = Schema.from_mapping({"city": ["name"], "countrylanguage": ["language"]})
         >>> rank_tables(s, "Which languages are spoken in each country?")[0][0]
         'countrylanguage'

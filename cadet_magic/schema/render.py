@@ -9,7 +9,7 @@ identifiers is neutralized here so that it can neither close that fence nor open
 a Markdown code fence, nor spill onto a new line.
 
 Example:
-    >>> from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+    >>> from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
     >>> print(render_schema(Schema.from_mapping({"orders": ["order_id", "amount"]}), COMPACT))
     orders(order_id, amount)
     >>> t = Table(
@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.quoting import (  # noqa: F401 - the names stay importable here
     MAX_SAMPLE_CHARS,
     RESERVED_WORDS,
@@ -52,6 +51,7 @@ from cadet_magic.schema.representation import (  # noqa: F401 - importable here
     TYPED,
     Representation,
 )
+from cadet_magic.schema.structure import Column, Schema, Table
 
 if TYPE_CHECKING:
     import sqlglot
@@ -81,7 +81,7 @@ def with_shown_comments(schema: Schema, representation: Representation | None = 
     linker's index of an unchanged catalog is built once.
 
     Example:
-        >>> from cadet_magic.schema.model import Column, Schema, Table
+        >>> from cadet_magic.schema.structure import Column, Schema, Table
         >>> s = Schema((Table("t", (Column("a", comment="kept in the catalog"),), comment="x"),))
         >>> t = with_shown_comments(s).tables[0]
         >>> t.comment, t.columns[0].comment, with_shown_comments(s) is with_shown_comments(s)
@@ -183,7 +183,7 @@ def render_table(
         The table's lines, without a trailing new line.
 
     Example:
-        >>> from cadet_magic.schema.model import Column, Table
+        >>> from cadet_magic.schema.structure import Column, Table
         >>> t = Table("t", (Column("a", "INT", primary_key=True),))
         >>> print(render_table(t, NAMES, representation=COMPACT))
         t(a PK)
@@ -220,7 +220,7 @@ def render_schema(schema: Schema, representation: Representation | None = None) 
         The prompt text (without ``<schema>`` tags: the system prompt adds them).
 
     Example:
-        >>> from cadet_magic.schema.model import Schema
+        >>> from cadet_magic.schema.structure import Schema
         >>> print(render_schema(Schema.from_mapping({"a": ["x"], "b": ["y", "z"]}), COMPACT))
         a(x)
         b(y, z)

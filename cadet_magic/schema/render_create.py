@@ -1,6 +1,6 @@
 """The schema as ``CREATE TABLE`` statements, the form code models read most (stdlib + sqlglot).
 
-One statement per table, rebuilt from the catalog (:class:`~cadet_magic.schema.model.Table`) so
+One statement per table, rebuilt from the catalog (:class:`~cadet_magic.schema.structure.Table`) so
 that every engine gets the same form: columns with their types and primary key, composite
 primary keys and foreign keys as constraints, comments and a few values of a low-cardinality
 text column as a ``--`` comment after the column, a table's comment above it; then, where the
@@ -13,7 +13,7 @@ statement) is made safe as in :mod:`cadet_magic.schema.render`: one line per val
 can close the schema's fence or the rows' comment, or open a Markdown code fence.
 
 Example:
-    >>> from cadet_magic.schema.model import Column, ForeignKey, Table
+    >>> from cadet_magic.schema.structure import Column, ForeignKey, Table
     >>> from cadet_magic.schema.render import Representation
     >>> t = Table("orders", (Column("id", "INTEGER", primary_key=True),
     ...     Column("status", "TEXT", samples=("paid", "open"), comment="*/ state"),
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cadet_magic.schema.model import Column, Table
+from cadet_magic.schema.structure import Column, Table
 from cadet_magic.schema.quoting import literal, neutralize, quote_name
 from cadet_magic.schema.representation import FULL, NAMES, Representation
 

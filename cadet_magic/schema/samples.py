@@ -40,7 +40,7 @@ from dataclasses import replace
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.structure import Column, Schema, Table
 from cadet_magic.sql.dialect import dialect_of
 
 #: A column with more distinct values than this (in the rows scanned) gets no samples.
@@ -218,7 +218,7 @@ def text_columns(schema: Schema) -> list[tuple[str, Column]]:
     """``(table name, column)`` for every text column, the candidates for samples.
 
     Example:
-        >>> from cadet_magic.schema.model import Table
+        >>> from cadet_magic.schema.structure import Table
         >>> s = Schema((Table("t", (Column("id", "INT"), Column("name", "TEXT"))),))
         >>> [(t, c.name) for t, c in text_columns(s)]
         [('t', 'name')]
@@ -235,7 +235,7 @@ def sample_candidates(
     which neither the prompt nor the linker uses.
 
     Example:
-        >>> from cadet_magic.schema.model import ForeignKey, Table
+        >>> from cadet_magic.schema.structure import ForeignKey, Table
         >>> t = Table("o", (Column("id", "TEXT", True), Column("c", "TEXT"), Column("s", "TEXT")),
         ...           (ForeignKey(("c",), "c", ("id",)),))
         >>> [(n, c.name) for n, c in sample_candidates(Schema((t,)))]

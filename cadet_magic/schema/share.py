@@ -21,7 +21,7 @@ quote a value is replaced by its category-level advice (:func:`shared_attempts`)
 Standard library and sqlglot only.
 
 Example:
-    >>> from cadet_magic.schema.model import Column, Schema, Table
+    >>> from cadet_magic.schema.structure import Column, Schema, Table
     >>> s = Schema((Table("t", (Column("status", "TEXT", samples=("paid",), comment="x"),),
     ...                   comment="who wrote this"),))
     >>> t = shared_schema(s, "schema").tables[0]
@@ -44,7 +44,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.structure import Column, Schema, Table
 from cadet_magic.schema.types import ranged_type, temporal_type, without_labels
 from cadet_magic.sql.dialect import dialect_of
 
@@ -99,7 +99,7 @@ def stats_sql(table: Table, dialect: sqlglot.Dialect) -> tuple[str, list[str]]:
     columns; the SQL and the ranged columns' names.
 
     Example:
-        >>> from cadet_magic.schema.model import Column, Table
+        >>> from cadet_magic.schema.structure import Column, Table
         >>> stats_sql(Table("orders", (Column("id", "INTEGER"), Column("note", "TEXT"))), dialect_of("duckdb"))
         ('SELECT COUNT(*), MIN("id"), MAX("id") FROM "orders"', ['id'])
     """

@@ -44,7 +44,7 @@ class _KnownTable(Protocol):
 
 
 class KnownSchema(Protocol):
-    """What a :class:`Target` reads of a schema (a :class:`~cadet_magic.schema.model.Schema`
+    """What a :class:`Target` reads of a schema (a :class:`~cadet_magic.schema.structure.Schema`
     is one): the dialect layer declares it, so that it imports nothing of ``schema/``, which
     builds on it."""
 
@@ -129,7 +129,7 @@ class Target:
         could not be read), their columns, its function catalog and its ``ansi_quotes``.
 
         Example:
-            >>> from cadet_magic.schema.model import Schema
+            >>> from cadet_magic.schema.structure import Schema
             >>> t = Target.named("sqlite").with_schema(Schema.from_mapping({"t": ["a"]}))
             >>> t.tables, dict(t.columns), t.functions
             (('t',), {'t': ('a',)}, None)

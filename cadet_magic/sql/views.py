@@ -108,7 +108,7 @@ def withheld_views(
 def without_withheld(
     schema: Any, definitions: Mapping[str, str], also: Mapping[str, str] | None = None
 ) -> Any:
-    """``schema`` (a :class:`~cadet_magic.schema.model.Schema` carrying its function catalog)
+    """``schema`` (a :class:`~cadet_magic.schema.structure.Schema` carrying its function catalog)
     without the views :func:`withheld_views` withholds, nor the relations of ``also`` (name ->
     why: a foreign table reading files); ``schema.withheld`` says which, why."""
     reasons = {k.lower(): v for k, v in (also or {}).items()}

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 
 from cadet_magic.db.connect import resolve_runner
 from cadet_magic.result_check.probe_database import check_result
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.validate import validate_sql
 
 DATA = json.loads((Path(__file__).parent / "data" / "value_check_cases.json").read_text())

@@ -8,7 +8,7 @@ import pytest
 import sqlglot
 
 from benchmarks.corruption_mutate import MUTATIONS, typo
-from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.structure import Column, Schema, Table
 
 SCHEMA = Schema(
     (

@@ -206,10 +206,10 @@ def test_sqlite3_connections_are_remembered_without_weak_references():
     cache = SchemaCache(strong_entries=2)
     cons = [sqlite3.connect(":memory:") for _ in range(3)]
     for con in cons:
-        cache.get(con, lambda: 1, lambda: cadet_magic.schema.model.Schema())
-    cache.get(cons[2], lambda: 1, lambda: cadet_magic.schema.model.Schema())
+        cache.get(con, lambda: 1, lambda: cadet_magic.schema.structure.Schema())
+    cache.get(cons[2], lambda: 1, lambda: cadet_magic.schema.structure.Schema())
     assert cache.reads == 3 and cache.hits == 1
-    cache.get(cons[0], lambda: 1, lambda: cadet_magic.schema.model.Schema())
+    cache.get(cons[0], lambda: 1, lambda: cadet_magic.schema.structure.Schema())
     assert cache.reads == 4  # the oldest entry was dropped
 
 

@@ -24,7 +24,7 @@ from cadet_magic.diagnose.found import (
 from cadet_magic.diagnose.model import Category
 from cadet_magic.diagnose.sqlcontext import Where
 from cadet_magic.errors import EngineError, EngineText, ErrorKind
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import validate_sql
 

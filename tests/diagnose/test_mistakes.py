@@ -11,7 +11,7 @@ import pytest
 
 from cadet_magic.db.driver_errors import diagnose_error, engine_error
 from cadet_magic.diagnose import diagnose
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
 
 DATA = json.loads((Path(__file__).parent / "data" / "mistake_cases.json").read_text())
 CASES = DATA["cases"]

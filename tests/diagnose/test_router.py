@@ -11,7 +11,7 @@ from cadet_magic.db import error_table
 from cadet_magic.db.driver_errors import diagnose_error
 from cadet_magic.diagnose import Category, Diagnosis, diagnose, no_sql_feedback
 from cadet_magic.errors import QueryTimeout
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.refusal import SafetyRefusal
 from cadet_magic.sql.target import Target
 from cadet_magic.sql.validate import Issue

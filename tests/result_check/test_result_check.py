@@ -25,7 +25,7 @@ from cadet_magic.result_check.values import (
     literal_filters,
     one_slip,
 )
-from cadet_magic.schema.model import Column, Schema, Table
+from cadet_magic.schema.structure import Column, Schema, Table
 from cadet_magic.sql.target import Target
 
 DATA = json.loads((Path(__file__).parent / "data" / "literal_filter_cases.json").read_text())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cadet_magic.schema.model import Column, ForeignKey, Schema, Table
+from cadet_magic.schema.structure import Column, ForeignKey, Schema, Table
 
 
 def table_from(data: dict) -> Table:

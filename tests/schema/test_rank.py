@@ -8,8 +8,8 @@ import pytest
 from schema_helpers import schema_from
 
 from cadet_magic.schema import link
-from cadet_magic.schema.model import Schema
 from cadet_magic.schema.rank import SchemaIndex, index_for, rank_tables
+from cadet_magic.schema.structure import Schema
 
 HERE = Path(__file__).parent
 CATALOG = schema_from(json.loads((HERE / "link_catalog.json").read_text()))

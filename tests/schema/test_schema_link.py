@@ -5,8 +5,8 @@ import pytest
 from schema_helpers import schema_from
 
 from cadet_magic.schema.link import link, link_schema, rank_tables, schema_context
-from cadet_magic.schema.model import Column, Schema, Table
 from cadet_magic.schema.render import COMPACT, prompt_representation, render_schema
+from cadet_magic.schema.structure import Column, Schema, Table
 
 HERE = Path(__file__).parent
 CATALOG = schema_from(json.loads((HERE / "link_catalog.json").read_text()))

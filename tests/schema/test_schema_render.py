@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 from schema_helpers import table_from
 
-from cadet_magic.schema.model import Schema
 from cadet_magic.schema.render import COMPACT, REPRESENTATION, render_schema, render_table
+from cadet_magic.schema.structure import Schema
 
 # The compact form's cases (the prompt's own form, REPRESENTATION, has its cases in
 # representation_cases.json).

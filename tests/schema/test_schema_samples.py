@@ -2,7 +2,7 @@ import sqlite3
 
 import pytest
 
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.schema.samples import (
     MAX_CELL_CHARS,
     MAX_ROW_TABLES,

@@ -13,7 +13,7 @@ from cadet_magic.agent import steps
 from cadet_magic.agent.run import run_agent
 from cadet_magic.db.sqlite import SQLiteRunner
 from cadet_magic.runner import target_of
-from cadet_magic.schema.model import Schema
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.sql.functions import FunctionCatalog
 from cadet_magic.sql.target import Target, as_target
