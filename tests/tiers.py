@@ -17,8 +17,8 @@ UNIT = (
                                          "router")),
     "display/test_certainty.py",
     *(f"agent/test_{n}.py" for n in ("fallback_prompts", "phases", "record", "reply", "routes")),
-    *(f"test_{n}.py" for n in ("architecture", "docs", "layout", "llm_batched", "no_pandas", "options",
-                               "provenance", "shared_files", "text", "tiers")),
+    *(f"test_{n}.py" for n in ("architecture", "docs", "layout", "llm_batched", "module_names",
+                               "no_pandas", "options", "provenance", "shared_files", "text", "tiers")),
 )  # fmt: skip
 
 
