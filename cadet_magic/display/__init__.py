@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from cadet_magic.display.static import metadata, mimebundle
 from cadet_magic.display.plain_text import render_text
+from cadet_magic.display.static import metadata, mimebundle
 from cadet_magic.result import AskResult
 
 

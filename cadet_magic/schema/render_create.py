@@ -39,9 +39,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cadet_magic.schema.structure import Column, Table
 from cadet_magic.schema.quoting import literal, neutralize, quote_name
 from cadet_magic.schema.representation import FULL, NAMES, Representation
+from cadet_magic.schema.structure import Column, Table
 
 if TYPE_CHECKING:
     import sqlglot

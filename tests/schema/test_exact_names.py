@@ -13,8 +13,8 @@ import duckdb
 import pytest
 
 from cadet_magic.agent.prompts import fence_tag, system_prompt
-from cadet_magic.schema.structure import Column, Schema, Table
 from cadet_magic.schema.render import COMPACT, REPRESENTATION, quote_name, render_schema
+from cadet_magic.schema.structure import Column, Schema, Table
 from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.sql.target import Target
 

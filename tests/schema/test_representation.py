@@ -19,8 +19,8 @@ from cadet_magic.agent.prompts import build_messages, system_prompt
 from cadet_magic.result import Attempt
 from cadet_magic.schema import render
 from cadet_magic.schema.link import link
-from cadet_magic.schema.structure import Schema
 from cadet_magic.schema.render import Representation, render_schema, render_table
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.dialect import dialect_of
 from cadet_magic.sql.target import Target
 from tests.helpers import CountingModel, fake_model, sql_reply

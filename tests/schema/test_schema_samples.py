@@ -2,7 +2,6 @@ import sqlite3
 
 import pytest
 
-from cadet_magic.schema.structure import Schema
 from cadet_magic.schema.samples import (
     MAX_CELL_CHARS,
     MAX_ROW_TABLES,
@@ -15,6 +14,7 @@ from cadet_magic.schema.samples import (
     text_columns,
     with_samples,
 )
+from cadet_magic.schema.structure import Schema
 from cadet_magic.sql.dialect import dialect_of
 
 ROWS = [("paid",)] * 5 + [("open",)] * 3 + [("void",)] + [(None,)] * 2 + [("",)]
