@@ -43,7 +43,7 @@ def _never(state: AskState) -> bool:
     return False
 
 
-def _keeps_nothing(state: AskState) -> Candidate | None:
+def _no_candidate(state: AskState) -> Candidate | None:
     return None
 
 
@@ -84,11 +84,11 @@ class AttemptHooks:
 @dataclass(frozen=True)
 class AnswerHooks:
     """What an attempt gives as an answer. ``answered(state)``: whether it gave the answer;
-    ``keep(state)``: its result as a candidate answer, kept in case no attempt answers (None:
-    nothing to keep); ``warnings(state)``: what the answer's warnings say."""
+    ``candidate(state)``: its result as a candidate answer, held in case no attempt answers
+    (None: it offers none); ``warnings(state)``: what the answer's warnings say."""
 
     answered: Test
-    keep: Callable[[AskState], Candidate | None] = _keeps_nothing
+    candidate: Callable[[AskState], Candidate | None] = _no_candidate
     warnings: Callable[[AskState], tuple[str, ...]] = _no_warnings
 
 
@@ -112,7 +112,7 @@ class Entry:
     ``prepare(ctx)``: lets it get ready while the phase before it still runs; ``enters(state)``:
     whether the run enters it when the phase before hands over (else it goes on to the phase
     after it); ``after_answer``: whether it also follows a phase that found an answer (its
-    ``start`` then finds it: the attempt that answered, or the candidate kept), where a phase
+    ``start`` then finds it: the attempt that answered, or the best candidate), where a phase
     that replaces a failed one (the fallback) follows only a phase that found none. The first
     phase is entered by the run itself: its entry is the default."""
 

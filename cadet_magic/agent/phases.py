@@ -47,7 +47,7 @@ def _never(state: AskState) -> bool:
 
 
 #: The SQL phase: the model's SQL checked, run and its result checked; a suspect result is
-#: kept as a candidate answer.
+#: offered as a candidate answer.
 SQL_PHASE = PhaseSpec(
     name=Phase.sql,
     steps=(
@@ -62,14 +62,15 @@ SQL_PHASE = PhaseSpec(
         provisional=sql.provisional_attempt,
         begin=sql.SqlWork,
     ),
-    answer=AnswerHooks(answered=sql.ran_clean, keep=sql.keep, warnings=sql.warnings),
+    answer=AnswerHooks(answered=sql.ran_clean, candidate=sql.candidate, warnings=sql.warnings),
     ending=Ending(unchanged=sql.unchanged, hands_over=sql.hands_over),
 )
 
 #: The vote: more candidate answers (the SQL phase's first prompt, sampled), each checked, run
 #: and its result checked; every one reaches the tally, which adds its answer to the vote;
 #: drawn while the vote is not clear, up to the ``candidates`` option. The answer most
-#: candidates gave is kept (the pipeline answers with it); with none, the fallback follows.
+#: candidates gave is the vote's candidate (the pipeline answers with it); with none, the
+#: fallback follows.
 VOTE_PHASE = PhaseSpec(
     name=Phase.vote,
     steps=(
@@ -85,7 +86,7 @@ VOTE_PHASE = PhaseSpec(
         provisional=vote.provisional_attempt,
         begin=sql.SqlWork,
     ),
-    answer=AnswerHooks(answered=_never, keep=vote.keep),
+    answer=AnswerHooks(answered=_never, candidate=vote.candidate),
     ending=Ending(unchanged=_never, limit=vote.limit, more=vote.more, hands_over=vote.hands_over),
     entry=Entry(start=vote.start, enters=vote.enters, after_answer=True),
 )

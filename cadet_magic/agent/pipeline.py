@@ -3,7 +3,7 @@
 A phase (:class:`~cadet_magic.agent.phase_spec.PhaseSpec`) is a declaration: its attempt's
 steps in order (generate, the checks, the runs, the result check; each a
 :class:`~cadet_magic.agent.phase_spec.Step` with the test that lets the attempt go on) and its
-hooks: its diagnosis and how it records an attempt, the candidate answer it keeps, when its
+hooks: its diagnosis and how it records an attempt, the candidate answer it offers, when its
 attempts end and whether it hands over, how the run enters it. The phases run in the order of a
 tuple (:data:`cadet_magic.agent.phases.PHASES`); a phase hands over to one after it there.
 Everything else is written once, here and in :mod:`cadet_magic.agent.routes`, for every phase:
@@ -14,13 +14,13 @@ Everything else is written once, here and in :mod:`cadet_magic.agent.routes`, fo
   phase;
 - the retry policy (:func:`cadet_magic.agent.routes.decide`): retry, hand over, or stop;
 - the control steps: :func:`next_attempt` (the failed attempt recorded with its feedback, the
-  next one started, the best candidate kept), :func:`hand_over` (the next phase seeded with
+  next one started, the best candidate held), :func:`hand_over` (the next phase seeded with
   this one's attempts) and :func:`finish` (the last attempt recorded, the stop reason, or the
   best candidate as the answer when no attempt answered); :func:`node` names the function of
   any step.
 
-The pipeline keeps the best candidate a phase's ``answer.keep`` offers (by the candidate's
-rank) without knowing why the phase kept it.
+The pipeline holds the best candidate a phase's ``answer.candidate`` offers (by the candidate's
+rank) without knowing why the phase offered it.
 
 A phase without a ``generate`` step (an attempt whose query is already known, e.g. run again
 without a model) is a declaration like any other: the pipeline starts at its first step.
@@ -40,7 +40,7 @@ import logging
 
 from cadet_magic.agent import record
 from cadet_magic.agent.phase_spec import Phases, PhaseSpec, StepFunction
-from cadet_magic.agent.routes import candidate, decide, following
+from cadet_magic.agent.routes import best_candidate, decide, following
 from cadet_magic.agent.state import AskState
 from cadet_magic.agent.steps import Context
 from cadet_magic.kinds import StepName
@@ -70,31 +70,33 @@ def close(state: AskState, phase: PhaseSpec, feedback_sent: bool) -> Attempt:
 
 def next_attempt(state: AskState, ctx: Context, phase: PhaseSpec) -> AskState:
     """Records the failed attempt with the feedback that goes to the model and starts the next;
-    the best candidate answer so far is kept."""
+    the best candidate answer so far is held."""
     done = record.closed(state, close(state, phase, feedback_sent=True))
-    return done.replace(work=phase.attempt.begin(state.attempt + 1), kept=candidate(state, phase))
+    return done.replace(
+        work=phase.attempt.begin(state.attempt + 1), best_candidate=best_candidate(state, phase)
+    )
 
 
 def hand_over(state: AskState, ctx: Context, phase: PhaseSpec, phases: Phases) -> AskState:
     """The phase ends (its last attempt recorded, without feedback, the best candidate answer
-    kept) and the phase of ``phases`` that follows starts
+    held) and the phase of ``phases`` that follows starts
     (:func:`~cadet_magic.agent.routes.following`), seeded with the attempts so far."""
     answered = phase.answer.answered(state)
-    target = following(phases, phase, state, answered or candidate(state, phase) is not None)
+    target = following(phases, phase, state, answered or best_candidate(state, phase) is not None)
     assert target is not None and target.entry.start is not None  # routed only then
     done = record.closed(state, close(state, phase, feedback_sent=False))
-    return target.entry.start(done.replace(kept=candidate(state, phase)), ctx)
+    return target.entry.start(done.replace(best_candidate=best_candidate(state, phase)), ctx)
 
 
 def finish(state: AskState, ctx: Context, phase: PhaseSpec, phases: Phases) -> AskState:
     """Records the last attempt and why the run stopped; when no attempt answered, the best
-    candidate the phase kept answers (with its warnings)."""
+    candidate the phase offered answers (with its warnings)."""
     done = close(state, phase, feedback_sent=False)
     ended = record.closed(state, done)
-    best = None if phase.answer.answered(state) else candidate(state, phase)
+    best = None if phase.answer.answered(state) else best_candidate(state, phase)
     if best is not None:
-        log.info("[end] answered with the kept result of attempt %d", best.attempt)
-        return ended.replace(kept=best, answer=best, stop_reason=StopReason.success)
+        log.info("[end] answered with the best candidate, from attempt %d", best.attempt)
+        return ended.replace(best_candidate=best, answer=best, stop_reason=StopReason.success)
     if state.work.model_error:
         reason = StopReason.model_error
     elif phase.answer.answered(state):

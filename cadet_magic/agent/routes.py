@@ -10,7 +10,7 @@ model error ends the phase. After a diagnosis (:func:`route_after_diagnose`) the
 policy (:func:`decide`) retries with feedback up to the phase's ``ending.limit`` (the
 ``max_attempts`` option); at the maximum a phase hands over (``"hand_over"``) when it allows
 it and a phase after it follows (:func:`following`: one that replaces a failed phase, such as
-the fallback, follows only when no candidate answer was kept, which answers instead; one that
+the fallback, follows only when there is no candidate answer, which answers instead; one that
 builds on an answer, such as the vote, follows after one too). An attempt that passed every
 step ends the phase (:func:`route_after_answer`), unless the phase asks for more attempts or
 a phase builds on its answer. Non-retryable errors (permission, connection), model errors and
@@ -60,17 +60,17 @@ class Decision(StrEnum):
 HAND_OVER = Decision.hand_over
 
 
-def candidate(state: AskState, phase: PhaseSpec) -> Candidate | None:
-    """The best candidate answer so far: the one kept, or the attempt in progress's (as
-    ``phase.answer.keep`` offers it), whichever ranks better."""
-    return better(state.kept, phase.answer.keep(state))
+def best_candidate(state: AskState, phase: PhaseSpec) -> Candidate | None:
+    """The best candidate answer so far: the state's, or the attempt in progress's (as
+    ``phase.answer.candidate`` offers it), whichever ranks better."""
+    return better(state.best_candidate, phase.answer.candidate(state))
 
 
 def following(
     phases: Phases, phase: PhaseSpec, state: AskState, answered: bool
 ) -> PhaseSpec | None:
     """The phase the run goes on to when ``phase`` ends (``answered``: with an answer, its own
-    or a kept candidate): the first of ``phases`` after it that ``entry.enters`` and, after an
+    or the best candidate): the first of ``phases`` after it that ``entry.enters`` and, after an
     answer, that builds on one (``entry.after_answer``); None: the run ends with ``phase``."""
     for nxt in after(phases, phase):
         if nxt.entry.enters(state) and (nxt.entry.after_answer or not answered):
@@ -92,7 +92,7 @@ def decide(phases: Phases, phase: PhaseSpec, state: AskState) -> StopReason | De
     diagnosis = state.work.diagnosis
     if diagnosis is not None and not diagnosis.retryable:
         return StopReason.not_retryable
-    answered = candidate(state, phase) is not None
+    answered = best_candidate(state, phase) is not None
     ending = phase.ending
     hands_over = ending.hands_over(state) and following(phases, phase, state, answered) is not None
     if state.entry is not None and hands_over:  # the phase gave up early for the one after
@@ -133,7 +133,7 @@ def route_after_answer(phases: Phases, phase: PhaseSpec, state: AskState) -> Ste
     ending = phase.ending
     if ending.more(state) and state.attempt < ending.limit(state):
         return StepName.next_attempt
-    answered = phase.answer.answered(state) or candidate(state, phase) is not None
+    answered = phase.answer.answered(state) or best_candidate(state, phase) is not None
     ready = ending.hands_over(state) and following(phases, phase, state, answered) is not None
     return StepName.hand_over if ready else StepName.finish
 

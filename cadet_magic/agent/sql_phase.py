@@ -5,7 +5,7 @@ model for SQL (:func:`generate`), the safety check (the shared
 :func:`~cadet_magic.agent.steps.check_sql`), the read-only run (:func:`execute`), the result check (:func:`check_result`) and the diagnosis of a failure
 (:func:`diagnose`). Its hooks, named by its declaration
 (:data:`cadet_magic.agent.phases.SQL_PHASE`): the tests that let an attempt go on, its
-provisional record, whether it answered, the candidate answer it keeps (:func:`keep`: a
+provisional record, whether it answered, the candidate answer it offers (:func:`candidate`: a
 suspect result, in case no clean one follows), the answer's warnings, when it repeats itself
 (:func:`unchanged`) and when it hands over to the phase that follows (:func:`hands_over`: the
 vote, or the fallback, each saying itself whether it runs).
@@ -19,7 +19,7 @@ candidates answer the same prompt, with the same lack) and the fallback starts.
 
 A run the result check finds suspect (a value it filters on does not occur while a close one
 does) is diagnosed ``value_not_found`` by :func:`check_result` itself and retried like a
-failure; the pipeline keeps it as a candidate and answers with the best one, with warnings,
+failure; the pipeline holds it as a candidate and answers with the best one, with warnings,
 when no clean answer follows.
 
 Example:
@@ -282,7 +282,7 @@ def provisional_attempt(state: AskState) -> Attempt:
     return _provisional(state, ok=False if suspect_now(state) else None)
 
 
-def keep(state: AskState) -> Candidate | None:
+def candidate(state: AskState) -> Candidate | None:
     """The attempt's result as a candidate answer: a run the result check found suspect
     (fewer missing values, then rows rather than none, then the later one ranks better)."""
     vc, execution = value_check(state), state.work.execution

@@ -126,8 +126,9 @@ class AskState:
     progress. ``work``: the attempt in progress. Done: ``attempts`` (every phase's, in order;
     ``forms``: their SQL's normal forms, made once from the checked tree as each attempt closes,
     to tell a later attempt that writes the same query; ``tables``: the schema's tables each
-    one's checked query reads, read from the same tree), ``kept`` (the best candidate answer so far), ``answer`` (the candidate that answered, when
-    no clean attempt did) and ``stop_reason``; ``vote``: the vote's tally of candidate answers
+    one's checked query reads, read from the same tree), ``best_candidate`` (the best
+    candidate answer so far), ``answer`` (the candidate that answered, when no clean attempt
+    did) and ``stop_reason``; ``vote``: the vote's tally of candidate answers
     (:mod:`cadet_magic.agent.vote_phase`; None until the vote starts). ``entry``: why the SQL
     phase gives up before its attempts are used up, for the fallback (``engine_lacks``,
     ``computation_missing``; None: it does not).
@@ -144,7 +145,7 @@ class AskState:
     attempts: tuple[Attempt, ...] = ()
     forms: tuple[str, ...] = ()
     tables: tuple[tuple[str, ...], ...] = ()
-    kept: Candidate | None = None
+    best_candidate: Candidate | None = None
     answer: Candidate | None = None
     stop_reason: StopReason | None = None
     vote: Tally | None = None

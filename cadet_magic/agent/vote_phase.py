@@ -1,7 +1,7 @@
 """The vote: more candidate answers to the question, and the answer most of them give.
 
 When ``AskMagic.candidates`` is above 1, the SQL phase hands over to this phase when it ends,
-with an answer (the attempt that answered, or the suspect result it kept) or without one
+with an answer (the attempt that answered, or its suspect best candidate) or without one
 (:func:`start`: that answer, or none, is the first candidate). Each attempt of this phase is
 one more candidate: the model answers the SQL phase's first prompt again, sampled at
 :data:`TEMPERATURE` with the attempt's number as its seed (:func:`generate`; a server caching
@@ -15,7 +15,7 @@ cost of one (:func:`together`: the in-kernel model decodes them in one batch, a 
 them in one request or side by side), they come in rounds (:func:`round_size`): the first drawn
 in the answer's own call (:func:`~cadet_magic.agent.steps.ask_model`), the rest in one more.
 
-The answer is the result most candidates gave, the SQL phase's first on a tie (:func:`keep`
+The answer is the result most candidates gave, the SQL phase's first on a tie (:func:`candidate`
 offers it to the pipeline, which answers with it); ``AskResult.agreement`` says how many gave
 it, of how many were drawn, ``AskResult.competing`` the other answers. When another answer
 competed with it and its lead is not clear by the vote's own stop rule, the answer warns so
@@ -90,14 +90,14 @@ def limit(state: AskState) -> int:
 
 def _first_ballot(state: AskState) -> Ballot | None:
     """The SQL phase's answer as the vote's first candidate: its last attempt when it answered,
-    else the suspect result it kept; None when it found none."""
+    else its suspect best candidate; None when it found none."""
     last = state.attempts[-1] if state.attempts else None
     work = state.work
     if last is not None and last.outcome == Outcome.ok and work.execution is not None:
         warnings = sql_phase.warnings(state)
         answer = Candidate(last.number, work.sql, work.execution, (), warnings)
-    elif state.kept is not None:
-        answer = state.kept
+    elif state.best_candidate is not None:
+        answer = state.best_candidate
     else:
         return None
     return ballot(0, answer)
@@ -257,9 +257,9 @@ def more(state: AskState) -> bool:
     return state.vote is not None and not stop(RULE, state.vote, state.options.candidates or 1)
 
 
-def keep(state: AskState) -> Candidate | None:
+def candidate(state: AskState) -> Candidate | None:
     """The answer most candidates gave so far, with its warnings and the vote's (ranked first:
-    the vote decides over any answer kept before it)."""
+    the vote decides over any candidate held before it)."""
     vote = state.vote
     winner = vote.winner if vote is not None else None
     if winner is None:

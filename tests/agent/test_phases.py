@@ -136,7 +136,7 @@ def test_a_phase_without_the_generate_step_runs_a_known_query():
 def test_the_pipeline_knows_no_phase():
     """The pipeline, the routes, the run's state, the shared steps and the attempt records
     import no phase's module, nor the result check (any of it) nor the fallback's code check
-    and run: a phase's candidate answers reach them only through its ``keep`` hook, and a
+    and run: a phase's candidate answers reach them only through its ``candidate`` hook, and a
     phase's own kind of attempt record lives in its module (``sql_phase.SqlWork``)."""
     phases_own = ("sql_phase", "fallback_phase", "vote_phase", "phases")
     checks = ("cadet_magic.result_check", "cadet_magic.fallback")
@@ -150,10 +150,10 @@ def test_the_pipeline_knows_no_phase():
         assert "suspect" not in text, name
 
 
-def test_the_pipeline_answers_with_the_best_candidate_a_phase_kept():
-    """A toy phase whose every attempt fails but keeps its run as a candidate (ranked by how
+def test_the_pipeline_answers_with_the_best_candidate_a_phase_offered():
+    """A toy phase whose every attempt fails but offers its run as a candidate (ranked by how
     far its one value is from 2): the pipeline retries, then answers with the best candidate
-    and its warnings, knowing nothing of why the phase kept it."""
+    and its warnings, knowing nothing of why the phase offered it."""
     from cadet_magic.agent.routes import route
     from cadet_magic.agent.state import Candidate
     from cadet_magic.diagnose.model import Category, Diagnosis
@@ -166,7 +166,7 @@ def test_the_pipeline_answers_with_the_best_candidate_a_phase_kept():
         failed = Diagnosis(Category.unknown, True, feedback="again", error="not yet")
         return state.with_work(sql="SELECT n", execution=run, diagnosis=failed)
 
-    def keep(state):
+    def candidate(state):
         n = state.work.execution.rows[0][0]
         return Candidate(state.attempt, f"SELECT {n}", state.work.execution, (abs(n - 2),), ("?",))
 
@@ -174,7 +174,7 @@ def test_the_pipeline_answers_with_the_best_candidate_a_phase_kept():
     toy = dataclasses.replace(
         sql,
         steps=(phase_spec.Step("generate", generate, lambda s: False),),
-        answer=dataclasses.replace(sql.answer, answered=lambda s: False, keep=keep),
+        answer=dataclasses.replace(sql.answer, answered=lambda s: False, candidate=candidate),
         ending=dataclasses.replace(sql.ending, unchanged=lambda s: False),
     )
     alone = (toy,)
