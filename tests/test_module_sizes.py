@@ -27,7 +27,7 @@ from tests.conftest import need
 
 PACKAGE = Path(cadet_magic.__file__).parent
 REPO = PACKAGE.parent
-#: Lines of code a module of the package may have at most (the longest had 351 when it was set).
+#: Lines of code a module of the package may have at most (the longest, sql/functions.py, has 502).
 MAX_LINES = 600
 #: The most complex a function may be (ruff's mccabe ``max-complexity``).
 MAX_COMPLEXITY = 15
